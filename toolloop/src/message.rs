@@ -1,0 +1,211 @@
+//! Messages and content blocks: the provider-neutral shape of a conversation.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who wrote a message.
+///
+/// The system prompt is not a message: it is configuration of the run and is
+/// sent beside the messages (see [`ModelRequest::system`](crate::ModelRequest)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The caller, tool results, and feedback written by the loop.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a [`Conversation`](crate::Conversation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// What it says, in order.
+    pub content: Vec<ContentBlock>,
+    /// The provider that produced the tool calls in this message (for example
+    /// `"anthropic"`), when it came from a model. A request to another provider
+    /// shows such calls, and their results, as text (see
+    /// [`Conversation::view_for`](crate::Conversation::view_for)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+impl Message {
+    /// A user message holding one text block.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self { role: Role::User, content: vec![ContentBlock::text(text)], provider: None }
+    }
+
+    /// An assistant message holding one text block.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self { role: Role::Assistant, content: vec![ContentBlock::text(text)], provider: None }
+    }
+
+    /// A user message answering tool calls, one block per result, in call order.
+    pub fn tool_results(results: impl IntoIterator<Item = ToolResult>) -> Self {
+        Self { role: Role::User, content: results.into_iter().map(ContentBlock::ToolResult).collect(), provider: None }
+    }
+
+    /// The tool calls in this message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+
+    /// The tool results in this message, in order.
+    pub fn tool_results_iter(&self) -> impl Iterator<Item = &ToolResult> {
+        self.content.iter().filter_map(|block| match block {
+            ContentBlock::ToolResult(result) => Some(result),
+            _ => None,
+        })
+    }
+
+    /// The text blocks of this message joined with newlines.
+    pub fn text(&self) -> String {
+        join_text(&self.content)
+    }
+}
+
+/// Joins the text blocks of `content` with newlines.
+pub(crate) fn join_text(content: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in content {
+        if let ContentBlock::Text { text } = block {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(text);
+        }
+    }
+    out
+}
+
+/// A piece of a message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model asks for a tool to run.
+    ToolCall(ToolCall),
+    /// The answer to a tool call.
+    ToolResult(ToolResult),
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+}
+
+/// A request from the model to run a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for this call; its result must carry the same id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model sent them. Normally a JSON object; when a
+    /// provider received arguments that were not valid JSON it keeps the raw
+    /// text here as a JSON string, so that executing the call reports the
+    /// parse error to the model instead of losing what it wrote.
+    pub input: Value,
+}
+
+impl ToolCall {
+    /// A tool call.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self { id: id.into(), name: name.into(), input }
+    }
+}
+
+/// The answer to a [`ToolCall`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// What the model sees: the tool's output as text, or the error message.
+    pub content: String,
+    /// Why the call failed; `None` when it succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureKind>,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn success(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self { call_id: call_id.into(), content: content.into(), failure: None }
+    }
+
+    /// A failed result; the model sees `message` marked as an error.
+    pub fn failure(call_id: impl Into<String>, kind: FailureKind, message: impl Into<String>) -> Self {
+        Self { call_id: call_id.into(), content: message.into(), failure: Some(kind) }
+    }
+
+    /// Whether the provider should mark this result as an error (`is_error`).
+    pub fn is_error(&self) -> bool {
+        self.failure.is_some()
+    }
+}
+
+/// Why a tool call produced an error result: machine-readable, so that stop
+/// policies and callers never parse messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// The arguments were not valid JSON or did not match the tool's input type.
+    InvalidArguments,
+    /// No tool of that name exists.
+    UnknownTool,
+    /// The tool's handler returned an error.
+    ToolFailed,
+    /// The tool's handler panicked.
+    Panicked,
+    /// The tool did not finish within its timeout.
+    TimedOut,
+    /// A policy denied the call before it ran.
+    Denied,
+    /// An approver was asked and said no.
+    ApprovalDenied,
+    /// The run stopped before the call was executed (a synthetic result).
+    NotExecuted,
+    /// The model's response was cut off (for example at its token limit), so
+    /// the call may be incomplete and was not executed.
+    Incomplete,
+    /// The call is not allowed in this position, for example `submit` before
+    /// any output was proposed.
+    Rejected,
+}
+
+impl FailureKind {
+    /// A short, stable name for logs and metrics (`"invalid_arguments"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid_arguments",
+            Self::UnknownTool => "unknown_tool",
+            Self::ToolFailed => "tool_failed",
+            Self::Panicked => "panicked",
+            Self::TimedOut => "timed_out",
+            Self::Denied => "denied",
+            Self::ApprovalDenied => "approval_denied",
+            Self::NotExecuted => "not_executed",
+            Self::Incomplete => "incomplete",
+            Self::Rejected => "rejected",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

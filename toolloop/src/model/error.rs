@@ -1,0 +1,136 @@
+//! Errors a model call can end with.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+/// What went wrong with a model call, for deciding what to do about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ModelErrorKind {
+    /// The API key is missing or wrong (HTTP 401).
+    Authentication,
+    /// The key may not use this resource (HTTP 403).
+    PermissionDenied,
+    /// The model or endpoint does not exist (HTTP 404).
+    NotFound,
+    /// Too many requests (HTTP 429); see [`ModelError::retry_after`].
+    RateLimited,
+    /// The provider is overloaded (Anthropic 529).
+    Overloaded,
+    /// The provider rejected the request (HTTP 400, 413, 422, ...).
+    InvalidRequest,
+    /// The provider failed (HTTP 5xx).
+    Server,
+    /// No complete response arrived in time.
+    Timeout,
+    /// The connection failed or dropped.
+    Connection,
+    /// The response could not be understood.
+    MalformedResponse,
+    /// A test model was asked for more responses than it was given.
+    ScriptExhausted,
+    /// Anything else.
+    Other,
+}
+
+impl ModelErrorKind {
+    /// A short, stable name (`"rate_limited"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Authentication => "authentication",
+            Self::PermissionDenied => "permission_denied",
+            Self::NotFound => "not_found",
+            Self::RateLimited => "rate_limited",
+            Self::Overloaded => "overloaded",
+            Self::InvalidRequest => "invalid_request",
+            Self::Server => "server",
+            Self::Timeout => "timeout",
+            Self::Connection => "connection",
+            Self::MalformedResponse => "malformed_response",
+            Self::ScriptExhausted => "script_exhausted",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// A failed model call.
+///
+/// It never holds an API key: providers build messages from the API's error
+/// body and the status, not from request headers.
+#[derive(Debug, Clone)]
+pub struct ModelError {
+    kind: ModelErrorKind,
+    provider: Cow<'static, str>,
+    status: Option<u16>,
+    message: String,
+    retry_after: Option<Duration>,
+}
+
+impl ModelError {
+    /// An error of `kind` from `provider` saying `message`.
+    pub fn new(kind: ModelErrorKind, provider: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self { kind, provider: provider.into(), status: None, message: message.into(), retry_after: None }
+    }
+
+    /// Adds the HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// Adds how long the provider asked to wait before trying again.
+    pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ModelErrorKind {
+        self.kind
+    }
+
+    /// The provider that failed.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// The HTTP status, when there was one.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// The provider's message, or a description of the failure.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// How long the provider asked to wait before trying again.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// Whether trying the same request again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            ModelErrorKind::RateLimited
+                | ModelErrorKind::Overloaded
+                | ModelErrorKind::Server
+                | ModelErrorKind::Timeout
+                | ModelErrorKind::Connection
+        )
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} error ({}", self.provider, self.kind.as_str())?;
+        if let Some(status) = self.status {
+            write!(f, ", HTTP {status}")?;
+        }
+        write!(f, "): {}", self.message)
+    }
+}
+
+impl std::error::Error for ModelError {}

@@ -1,0 +1,40 @@
+//! Tools: what a model can call, and how a call is executed.
+
+mod definition;
+mod error;
+mod output;
+pub(crate) mod schema;
+mod set;
+
+use std::future::Future;
+
+use serde_json::Value;
+
+pub use definition::ToolDefinition;
+pub use error::{ArgumentError, ToolError};
+pub use output::ToolOutput;
+pub use set::{DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, ToolExecution, ToolSet};
+
+/// A tool whose arguments are the fields of `Self`.
+///
+/// Implement it with `#[derive(Tool)]` and an inherent `async fn run`; see
+/// the [derive's documentation](macro@crate::Tool). Hand-written
+/// implementations are possible too.
+pub trait Tool: Sized + Send + 'static {
+    /// The name the model calls the tool by.
+    const NAME: &'static str;
+
+    /// What the tool can reach while it runs (a database pool, an HTTP
+    /// client, a counter...). `()` for none. The tool set owns one value of
+    /// it per registered tool; share it with `Arc` when several tools need it.
+    type State: Send + Sync + 'static;
+
+    /// Name, description and input schema; built once per type.
+    fn definition() -> &'static ToolDefinition;
+
+    /// Parses the model's arguments.
+    fn parse(input: &Value) -> Result<Self, ArgumentError>;
+
+    /// Runs the tool.
+    fn call(self, state: &Self::State) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}

@@ -1,0 +1,238 @@
+//! A set of tools looked up by name, and the execution of one tool call.
+
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Tool, ToolDefinition, ToolError, ToolOutput};
+use crate::cancel::Cancelled;
+use crate::message::{FailureKind, ToolCall, ToolResult};
+use crate::model::BoxFuture;
+
+/// How long a tool may run when neither it nor its set says otherwise.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An object-safe tool: a definition and a call from JSON arguments.
+///
+/// Derived tools become one when added to a [`ToolSet`]. Implement it
+/// directly for tools whose names or schemas are only known at run time.
+pub trait DynTool: Send + Sync {
+    /// Name, description and input schema.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Parses `input` and runs the tool.
+    fn call<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// A typed tool together with the state it runs with.
+struct Registered<T: Tool> {
+    state: T::State,
+    tool: PhantomData<fn() -> T>,
+}
+
+impl<T: Tool> DynTool for Registered<T> {
+    fn definition(&self) -> &ToolDefinition {
+        T::definition()
+    }
+
+    fn call<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { T::parse(input)?.call(&self.state).await })
+    }
+}
+
+/// A tool that needs no state, so a [`ToolSet`] can build it with `add`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` needs state to run, so it cannot be added with `add`",
+    label = "this tool declares `#[tool(state = ...)]`",
+    note = "register it with its state instead: `add_with_state::<{Self}>(state)`"
+)]
+pub trait Stateless: Tool<State = ()> {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Tool<State = ()>> Stateless for T {}
+
+/// Two tools of one set share a name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("two tools are named `{0}`: tool names must be unique within an agent")]
+pub struct DuplicateToolName(pub String);
+
+/// The tools a model may call, looked up by name.
+///
+/// ```
+/// use toolloop::{Tool, ToolSet};
+///
+/// /// Add two numbers.
+/// #[derive(Tool)]
+/// struct Add { a: i64, b: i64 }
+///
+/// impl Add {
+///     async fn run(self) -> Result<i64, std::convert::Infallible> { Ok(self.a + self.b) }
+/// }
+///
+/// let mut tools = ToolSet::new();
+/// tools.add::<Add>()?;
+/// assert_eq!(tools.definitions()[0].name, "add");
+/// # Ok::<(), toolloop::DuplicateToolName>(())
+/// ```
+#[derive(Clone)]
+pub struct ToolSet {
+    tools: Vec<Arc<dyn DynTool>>,
+    definitions: Vec<ToolDefinition>,
+    default_timeout: Duration,
+}
+
+impl Default for ToolSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSet")
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .field("default_timeout", &self.default_timeout)
+            .finish()
+    }
+}
+
+impl ToolSet {
+    /// An empty set with the [default timeout](DEFAULT_TOOL_TIMEOUT).
+    pub fn new() -> Self {
+        Self { tools: Vec::new(), definitions: Vec::new(), default_timeout: DEFAULT_TOOL_TIMEOUT }
+    }
+
+    /// Adds a tool that needs no state.
+    pub fn add<T: Stateless>(&mut self) -> Result<&mut Self, DuplicateToolName> {
+        self.add_with_state::<T>(())
+    }
+
+    /// Adds a tool together with the state it runs with.
+    pub fn add_with_state<T: Tool>(&mut self, state: T::State) -> Result<&mut Self, DuplicateToolName> {
+        self.add_dyn(Arc::new(Registered::<T> { state, tool: PhantomData }))
+    }
+
+    /// Adds a tool defined at run time.
+    pub fn add_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, DuplicateToolName> {
+        let definition = tool.definition();
+        if self.get(&definition.name).is_some() {
+            return Err(DuplicateToolName(definition.name.to_string()));
+        }
+        self.definitions.push(definition.clone());
+        self.tools.push(tool);
+        Ok(self)
+    }
+
+    /// Sets how long tools without a timeout of their own may run.
+    pub fn set_default_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The definitions of every tool, in the order they were added.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn DynTool> {
+        // A linear scan beats hashing for the handful of tools an agent has.
+        self.tools.iter().find(|tool| tool.definition().name == name).map(|tool| &**tool)
+    }
+
+    /// The names of every tool, in the order they were added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.definitions.iter().map(|d| &*d.name)
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Executes one tool call.
+    ///
+    /// Every failure of the call becomes an error result the model can read
+    /// (unknown tool, arguments that do not parse, the handler's error, a
+    /// panic, a timeout). Only cancellation is not a result: it returns
+    /// `Err(Cancelled)`, promptly, also while the tool runs.
+    pub async fn execute(&self, call: &ToolCall, cancel: &CancellationToken) -> Result<ToolExecution, Cancelled> {
+        let started = Instant::now();
+        let Some(tool) = self.get(&call.name) else {
+            let message = format!("unknown tool `{}`; the tools are: {}", call.name, self.name_list());
+            return Ok(ToolExecution::failed(call, FailureKind::UnknownTool, message, started));
+        };
+        let timeout = tool.definition().timeout.unwrap_or(self.default_timeout);
+        let run = AssertUnwindSafe(tool.call(&call.input)).catch_unwind();
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(Cancelled),
+            outcome = tokio::time::timeout(timeout, run) => outcome,
+        };
+        Ok(match outcome {
+            Ok(Ok(Ok(output))) => ToolExecution {
+                result: ToolResult::success(&call.id, output.text()),
+                output: Some(output),
+                elapsed: started.elapsed(),
+            },
+            Ok(Ok(Err(ToolError::InvalidArguments(error)))) => {
+                ToolExecution::failed(call, FailureKind::InvalidArguments, error.to_string(), started)
+            }
+            Ok(Ok(Err(ToolError::Failed(message)))) => {
+                ToolExecution::failed(call, FailureKind::ToolFailed, message, started)
+            }
+            Ok(Err(panic)) => {
+                let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
+                ToolExecution::failed(call, FailureKind::Panicked, message, started)
+            }
+            Err(_elapsed) => {
+                let message = format!("tool `{}` did not finish within {timeout:?}", call.name);
+                ToolExecution::failed(call, FailureKind::TimedOut, message, started)
+            }
+        })
+    }
+
+    fn name_list(&self) -> String {
+        if self.is_empty() {
+            return "(none)".to_owned();
+        }
+        self.names().collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// The outcome of executing one tool call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolExecution {
+    /// What the model will see.
+    pub result: ToolResult,
+    /// The tool's structured output, when it succeeded.
+    pub output: Option<ToolOutput>,
+    /// How long the call took.
+    pub elapsed: Duration,
+}
+
+impl ToolExecution {
+    fn failed(call: &ToolCall, kind: FailureKind, message: String, started: Instant) -> Self {
+        Self { result: ToolResult::failure(&call.id, kind, message), output: None, elapsed: started.elapsed() }
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}

@@ -1,0 +1,83 @@
+//! Token usage that adds up across model calls.
+
+use std::iter::Sum;
+use std::ops::{Add, AddAssign};
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens consumed by one or more model calls.
+///
+/// `Usage` adds up with `+`, `+=` and `Iterator::sum`, so a run reports the
+/// sum over every iteration and attempt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input (prompt) tokens billed at the normal rate.
+    pub input_tokens: u64,
+    /// Output (completion) tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Usage with the given input and output tokens and no cache traffic.
+    pub const fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self { input_tokens, output_tokens, cache_read_tokens: 0, cache_write_tokens: 0 }
+    }
+
+    /// All tokens of every kind.
+    pub const fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+}
+
+impl Add for Usage {
+    type Output = Self;
+
+    fn add(mut self, rhs: Self) -> Self {
+        self += rhs;
+        self
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Self) {
+        self.input_tokens += rhs.input_tokens;
+        self.output_tokens += rhs.output_tokens;
+        self.cache_read_tokens += rhs.cache_read_tokens;
+        self.cache_write_tokens += rhs.cache_write_tokens;
+    }
+}
+
+impl Sum for Usage {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::default(), Add::add)
+    }
+}
+
+impl<'a> Sum<&'a Usage> for Usage {
+    fn sum<I: Iterator<Item = &'a Usage>>(iter: I) -> Self {
+        iter.copied().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Usage;
+
+    #[test]
+    fn usage_adds_every_field() {
+        let a = Usage { input_tokens: 1, output_tokens: 2, cache_read_tokens: 3, cache_write_tokens: 4 };
+        let b = Usage { input_tokens: 10, output_tokens: 20, cache_read_tokens: 30, cache_write_tokens: 40 };
+        let sum: Usage = [a, b].iter().sum();
+        assert_eq!(sum, Usage { input_tokens: 11, output_tokens: 22, cache_read_tokens: 33, cache_write_tokens: 44 });
+        assert_eq!(sum.total(), 110);
+        let mut c = a;
+        c += b;
+        assert_eq!(c, a + b);
+    }
+}
