@@ -8,7 +8,7 @@ use crate::ctxt::Ctxt;
 /// The name the framework gives its own submit tool in reflection mode.
 const RESERVED: &[&str] = &["submit"];
 
-/// The tool's name, checked: from `#[tool(name = ...)]` or the snake_case ident.
+/// The tool's name, checked: from `#[tool(name = ...)]` or the `snake_case` ident.
 pub(crate) fn tool_name(cx: &mut Ctxt, ident: &syn::Ident, explicit: Option<&LitStr>) -> String {
     let (name, span) = match explicit {
         Some(literal) => (literal.value(), literal.span()),

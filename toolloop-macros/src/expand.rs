@@ -39,7 +39,8 @@ pub(crate) fn derive_tool(input: &DeriveInput) -> TokenStream {
         }
         (result, _, _) => {
             let errors = result.err().map(|error| error.to_compile_error());
-            let stub = stand_in(&input.ident, &krate, &state);
+            // A generic struct cannot get a plain stand-in without new errors of its own.
+            let stub = input.generics.params.is_empty().then(|| stand_in(&input.ident, &krate, &state));
             quote!(#errors #stub)
         }
     }
@@ -108,17 +109,17 @@ fn expand(
         let (attrs, ident, ty) = (&field.passthrough, field.ident, field.ty);
         quote!(#(#attrs)* #ident: #ty)
     });
-    let timeout = match timeout_millis {
-        Some(millis) => quote!(::core::option::Option::Some(#millis)),
-        None => quote!(::core::option::Option::None),
-    };
+    let timeout = timeout_millis
+        .map_or_else(|| quote!(::core::option::Option::None), |millis| quote!(::core::option::Option::Some(#millis)));
     // Spanned at the struct so that a missing or mistyped `run` is reported there.
     let run = if model.takes_state {
         quote_spanned!(ident.span()=> #ident::run(self, state))
     } else {
         quote_spanned!(ident.span()=> #ident::run(self))
     };
-    let into_result = quote_spanned!(ident.span()=> #krate::__private::IntoToolResult::into_tool_result);
+    let body = quote_spanned!(ident.span()=>
+        async move { #krate::__private::IntoToolResult::into_tool_result(#run.await) }
+    );
 
     quote! {
         const _: () = {
@@ -159,7 +160,7 @@ fn expand(
                 ) -> impl ::core::future::Future<
                     Output = ::core::result::Result<#krate::ToolOutput, #krate::ToolError>,
                 > + ::core::marker::Send {
-                    async move { #into_result(#run.await) }
+                    #body
                 }
             }
         };

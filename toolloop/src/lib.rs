@@ -22,6 +22,70 @@ pub use tool::{
     ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, Tool, ToolDefinition, ToolError,
     ToolExecution, ToolOutput, ToolSet,
 };
+/// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
+/// tool's arguments.
+///
+/// - The struct's doc comment is the description the model reads (or
+///   `#[tool(description = "...")]`); a tool without one does not compile.
+///   Field doc comments describe the properties.
+/// - The name is the struct's name in `snake_case`, or `#[tool(name = "...")]`.
+///   Names must match `[a-zA-Z0-9_-]{1,64}` and may not be `submit`, which
+///   reflection agents reserve.
+/// - The input schema comes from schemars and honours `#[serde(...)]`
+///   (`rename`, `rename_all`, `default`, `skip`, `flatten`,
+///   `deny_unknown_fields`...) and `#[schemars(...)]` (`range`, `length`...)
+///   attributes. You do not derive `Deserialize` or `JsonSchema` yourself, nor
+///   depend on serde or schemars; types used *inside* fields do derive them.
+/// - The behaviour is an inherent `async fn run(self) -> Result<T, E>` where
+///   `T: Serialize` (a `String` reaches the model as plain text, anything else
+///   as JSON) and `E: Display` (your own error type; its message becomes the
+///   error result the model sees).
+///
+/// Attributes, all optional: `#[tool(name = "...", description = "...",
+/// state = Type, timeout = "30s", crate = "path")]`. With `state = Type`, `run`
+/// takes the state too: `async fn run(self, state: &Type)`, and the tool is
+/// added with [`ToolSet::add_with_state`]. `timeout` takes `ms`, `s` or `m`.
+/// `crate` names a renamed `toolloop` dependency.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolloop::{CancellationToken, Tool, ToolCall, ToolSet};
+///
+/// struct Inventory { apples: u32 }
+///
+/// /// Count the items in stock.
+/// #[derive(Tool)]
+/// #[tool(state = Inventory, timeout = "5s")]
+/// struct CountStock {
+///     /// The item to count, e.g. "apples".
+///     item: String,
+/// }
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("we do not sell {0}")]
+/// struct UnknownItem(String);
+///
+/// impl CountStock {
+///     async fn run(self, inventory: &Inventory) -> Result<u32, UnknownItem> {
+///         match self.item.as_str() {
+///             "apples" => Ok(inventory.apples),
+///             _ => Err(UnknownItem(self.item)),
+///         }
+///     }
+/// }
+///
+/// # tokio_test::block_on(async {
+/// let mut tools = ToolSet::new();
+/// tools.add_with_state::<CountStock>(Inventory { apples: 3 })?;
+///
+/// let call = ToolCall::new("call_1", "count_stock", serde_json::json!({"item": "pears"}));
+/// let execution = tools.execute(&call, &CancellationToken::new()).await?;
+/// assert!(execution.result.is_error());
+/// assert_eq!(execution.result.content, "we do not sell pears");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[doc(inline)]
 pub use toolloop_macros::Tool;
 
 /// The common imports: `use toolloop::prelude::*;`.

@@ -64,7 +64,7 @@ pub fn definition<T: schemars::JsonSchema>(
 /// What a tool's `run` may return.
 #[diagnostic::on_unimplemented(
     message = "a tool's `run` must return `Result<T, E>` with `T: Serialize` and `E: Display`, not `{Self}`",
-    label = "returned here",
+    label = "this tool's `run` returns `{Self}`",
     note = "wrap the value: `Ok(value)`; use `std::convert::Infallible` as `E` when the tool cannot fail"
 )]
 pub trait IntoToolResult {

@@ -42,6 +42,11 @@ impl Conversation {
         &self.messages
     }
 
+    /// Iterates over the messages, oldest first.
+    pub fn iter(&self) -> std::slice::Iter<'_, Message> {
+        self.messages.iter()
+    }
+
     /// The newest message.
     pub fn last(&self) -> Option<&Message> {
         self.messages.last()

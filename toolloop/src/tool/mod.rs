@@ -25,8 +25,8 @@ pub trait Tool: Sized + Send + 'static {
     const NAME: &'static str;
 
     /// What the tool can reach while it runs (a database pool, an HTTP
-    /// client, a counter...). `()` for none. The tool set owns one value of
-    /// it per registered tool; share it with `Arc` when several tools need it.
+    /// client, a counter...); `()` for none. It is given to the tool set when
+    /// the tool is added, by value or as an `Arc` shared with other tools.
     type State: Send + Sync + 'static;
 
     /// Name, description and input schema; built once per type.

@@ -183,7 +183,9 @@ fn strip(value: &mut Value, schema: &Value) {
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
-                items.iter_mut().for_each(|item| strip(item, item_schema));
+                for item in items.iter_mut() {
+                    strip(item, item_schema);
+                }
             }
         }
         _ => {}

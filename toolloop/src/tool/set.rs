@@ -33,7 +33,7 @@ pub trait DynTool: Send + Sync {
 
 /// A typed tool together with the state it runs with.
 struct Registered<T: Tool> {
-    state: T::State,
+    state: Arc<T::State>,
     tool: PhantomData<fn() -> T>,
 }
 
@@ -99,7 +99,7 @@ impl fmt::Debug for ToolSet {
         f.debug_struct("ToolSet")
             .field("tools", &self.names().collect::<Vec<_>>())
             .field("default_timeout", &self.default_timeout)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -114,9 +114,10 @@ impl ToolSet {
         self.add_with_state::<T>(())
     }
 
-    /// Adds a tool together with the state it runs with.
-    pub fn add_with_state<T: Tool>(&mut self, state: T::State) -> Result<&mut Self, DuplicateToolName> {
-        self.add_dyn(Arc::new(Registered::<T> { state, tool: PhantomData }))
+    /// Adds a tool together with the state it runs with: the state by value,
+    /// or an `Arc` of it to share one value between several tools.
+    pub fn add_with_state<T: Tool>(&mut self, state: impl Into<Arc<T::State>>) -> Result<&mut Self, DuplicateToolName> {
+        self.add_dyn(Arc::new(Registered::<T> { state: state.into(), tool: PhantomData }))
     }
 
     /// Adds a tool defined at run time.

@@ -1,0 +1,8 @@
+#[derive(toolloop::Tool)]
+#[tool(description = "  ")]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+/// Pick a colour.
+#[derive(toolloop::Tool)]
+enum Colour {
+    Red,
+    Green,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+/// Submit the form.
+#[derive(toolloop::Tool)]
+struct Submit {
+    form_id: String,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+/// Send the form.
+#[derive(toolloop::Tool)]
+#[tool(name = "submit")]
+struct SendForm {
+    form_id: String,
+}
+
+fn main() {}

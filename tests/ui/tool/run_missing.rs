@@ -1,0 +1,7 @@
+/// Look up the weather.
+#[derive(toolloop::Tool)]
+struct Weather {
+    city: String,
+}
+
+fn main() {}

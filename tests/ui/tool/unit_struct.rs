@@ -1,0 +1,5 @@
+/// Ping the server.
+#[derive(toolloop::Tool)]
+struct Ping;
+
+fn main() {}
