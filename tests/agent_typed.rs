@@ -332,4 +332,48 @@ async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
     assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
     let error = Agent::builder().model(ScriptedModel::new()).tool::<Search>().tool::<Search>().build().unwrap_err();
     assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
+
+    // `#[derive(Tool)]` refuses the name `submit` at compile time; a tool
+    // defined at run time is caught when a reflective agent is built.
+    struct Submit(toolloop::ToolDefinition);
+    impl toolloop::DynTool for Submit {
+        fn definition(&self) -> &toolloop::ToolDefinition {
+            &self.0
+        }
+        fn call<'a>(
+            &'a self,
+            _: &'a serde_json::Value,
+        ) -> toolloop::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
+            Box::pin(async { Ok(toolloop::ToolOutput::from("sent")) })
+        }
+    }
+    let submit = || std::sync::Arc::new(Submit(toolloop::ToolDefinition::from_schema("submit", "Send.", json!({}))));
+    let error = Agent::builder()
+        .model(ScriptedModel::new())
+        .tool_dyn(submit())
+        .output::<Report>()
+        .reflection(|r: &Report| r.title.clone())
+        .build()
+        .unwrap_err();
+    assert_eq!(error, toolloop::BuildError::DuplicateToolName("submit".into()));
+    assert!(Agent::builder().model(ScriptedModel::new()).tool_dyn(submit()).output::<Report>().build().is_ok());
+}
+
+#[tokio::test]
+async fn handlers_without_type_annotations_infer_the_output_type() {
+    let model = ScriptedModel::new().respond(output("o1", "T", 5)).respond(submit("s"));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .reflection(|report| format!("{} scored {}", report.title, report.score))
+        .validator(|report| if report.score > 0 { Ok(()) } else { Err("zero") })
+        .async_validator(|report| {
+            let title = report.title.clone();
+            async move { if title.is_empty() { Err("empty") } else { Ok(()) } }
+        })
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    agent.run(&mut conversation).await.unwrap();
+    assert_eq!(results(&conversation)[0].content, "T scored 5");
 }

@@ -11,8 +11,8 @@ use super::error::BuildError;
 use super::output_tool::{SUBMIT_TOOL, SubmitTool, TextSpec};
 use super::spec::{AgentOutput, Check, TypedSpec};
 use super::state::{
-    AsyncValidator, Built, HasModel, NoModel, NoReflection, OutputType, OutputUnset, ReflectionHandler,
-    ReflectionUnset, Reflective, Text, TextConfigured, TextMode, Typed, Validator, WithModel,
+    Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputType, OutputUnset, ReflectionUnset, Reflective,
+    Text, TextConfigured, TextMode, Typed, WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -49,32 +49,6 @@ impl<M, O, R> fmt::Debug for AgentBuilder<M, O, R> {
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
-}
-
-/// Whether two names are equal, at compile time.
-const fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Rejects, at compile time, a derived tool named like the injected `submit`.
-struct NotReserved<T>(PhantomData<T>);
-
-impl<T: Tool> NotReserved<T> {
-    const CHECK: () = assert!(
-        !same_name(T::NAME, SUBMIT_TOOL),
-        "a tool named `submit` collides with the `submit` tool toolloop injects for reflection: rename it with `#[tool(name = \"...\")]`"
-    );
 }
 
 impl AgentBuilder {
@@ -135,7 +109,6 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// Adds a derived tool together with the state it runs with
     /// (`#[tool(state = ...)]`).
     pub fn tool_with_state<T: Tool>(mut self, state: T::State) -> Self {
-        let () = NotReserved::<T>::CHECK;
         if let Err(error) = self.tools.add_with_state::<T>(state) {
             self.tool_error.get_or_insert(BuildError::DuplicateToolName(error.0));
         }
@@ -349,32 +322,41 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// Sets the reflection handler: the output tool returns its rendering of
     /// the proposed output, the model may refine it, and an injected
     /// `submit` tool ends the iteration loop.
-    pub fn reflection(mut self, handler: impl ReflectionHandler<O>) -> AgentBuilder<M, O, Reflective>
+    pub fn reflection<T: 'static, S: Into<String>>(
+        mut self,
+        handler: impl Fn(&T) -> S + Send + Sync + 'static,
+    ) -> AgentBuilder<M, O, Reflective>
     where
-        O: Typed,
+        O: Typed + OutputIs<T>,
         R: ReflectionUnset,
     {
-        self.typed.reflection = Some(Arc::new(handler));
+        self.typed.reflection = O::reflection(Arc::new(handler));
         let typed = std::mem::take(&mut self.typed);
         self.with_state(typed)
     }
 
     /// Adds a validator run on every output that deserialised and met its
     /// schema; its error is fed back to the model.
-    pub fn validator(mut self, validator: impl Validator<O>) -> Self
+    pub fn validator<T: 'static, E: fmt::Display>(
+        mut self,
+        validator: impl Fn(&T) -> Result<(), E> + Send + Sync + 'static,
+    ) -> Self
     where
-        O: Typed,
+        O: Typed + OutputIs<T>,
     {
-        self.typed.checks.push(Check::Sync(Arc::new(validator)));
+        self.typed.checks.extend(O::validator(Arc::new(validator)).map(Check::Sync));
         self
     }
 
     /// Adds an async validator (for checks against a database or a service).
-    pub fn async_validator(mut self, validator: impl AsyncValidator<O>) -> Self
+    pub fn async_validator<T: 'static, E: fmt::Display, F: Future<Output = Result<(), E>> + Send + 'static>(
+        mut self,
+        validator: impl Fn(&T) -> F + Send + Sync + 'static,
+    ) -> Self
     where
-        O: Typed,
+        O: Typed + OutputIs<T>,
     {
-        self.typed.checks.push(Check::Async(Arc::new(validator)));
+        self.typed.checks.extend(O::async_validator(Arc::new(validator)).map(Check::Async));
         self
     }
 
@@ -407,15 +389,21 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 }
 
 /// Options of text agents.
-impl<M, O: TextMode, R> AgentBuilder<M, O, R> {
+impl<M, O, R> AgentBuilder<M, O, R> {
     /// On the first text-only answer, asks the model once to verify that the
     /// task is complete; it may continue with tools or confirm.
-    pub fn double_confirmation(self) -> AgentBuilder<M, TextConfigured, R> {
+    pub fn double_confirmation(self) -> AgentBuilder<M, TextConfigured, R>
+    where
+        O: TextMode,
+    {
         self.double_confirmation_prompt(crate::run::DEFAULT_CONFIRMATION_PROMPT)
     }
 
     /// Double confirmation with your own prompt.
-    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> AgentBuilder<M, TextConfigured, R> {
+    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> AgentBuilder<M, TextConfigured, R>
+    where
+        O: TextMode,
+    {
         self.text.confirmation = Some(prompt.into());
         self.with_state(TypedSpec::default())
     }
@@ -425,7 +413,10 @@ impl<M, O: TextMode, R> AgentBuilder<M, O, R> {
     pub fn terminal_check(
         mut self,
         check: impl Fn(&[ExecutedCall]) -> Option<String> + Send + Sync + 'static,
-    ) -> AgentBuilder<M, TextConfigured, R> {
+    ) -> AgentBuilder<M, TextConfigured, R>
+    where
+        O: TextMode,
+    {
         self.text.terminal = Some(Arc::new(check));
         self.with_state(TypedSpec::default())
     }
@@ -435,24 +426,25 @@ impl<M, O: TextMode, R> AgentBuilder<M, O, R> {
     pub fn on_iteration_limit(
         mut self,
         hook: impl Fn(&LimitReached) -> LimitDecision<String> + Send + Sync + 'static,
-    ) -> AgentBuilder<M, TextConfigured, R> {
+    ) -> AgentBuilder<M, TextConfigured, R>
+    where
+        O: TextMode,
+    {
         self.text.on_limit = Some(Arc::new(hook));
         self.with_state(TypedSpec::default())
     }
 }
 
-impl<M: HasModel, R> AgentBuilder<M, TextConfigured, R> {
-    /// Builds the text agent.
-    pub fn build(self) -> Result<Agent<Text, R>, BuildError> {
-        self.with_state::<M, Text, R>(TypedSpec::default()).build()
-    }
-}
-
-impl<M: HasModel, O: AgentOutput, R> AgentBuilder<M, O, R> {
+impl<M, O, R> AgentBuilder<M, O, R> {
     /// Builds the agent. Fails only on what types cannot catch: two tools
     /// with one name (including the output tool and `submit`), an output
     /// type whose schema is not an object, or a zero limit.
-    pub fn build(self) -> Result<Agent<O, R>, BuildError> {
+    pub fn build(self) -> Result<Agent<O::Output, R>, BuildError>
+    where
+        M: HasModel,
+        O: Buildable,
+    {
+        let typed: TypedSpec<O::Output> = self.typed.convert();
         if let Some(error) = self.tool_error {
             return Err(error);
         }
@@ -463,10 +455,10 @@ impl<M: HasModel, O: AgentOutput, R> AgentBuilder<M, O, R> {
             return Err(BuildError::Zero("max_iterations"));
         }
         let output_definition =
-            O::output_definition(self.typed.name.clone(), self.typed.description.clone()).transpose()?;
+            O::Output::output_definition(typed.name.clone(), typed.description.clone()).transpose()?;
         if let Some(definition) = &output_definition {
             let mut reserved = vec![&*definition.name];
-            if self.typed.reflection.is_some() {
+            if typed.reflection.is_some() {
                 reserved.push(SUBMIT_TOOL);
                 if definition.name == SUBMIT_TOOL {
                     return Err(BuildError::DuplicateToolName(SUBMIT_TOOL.to_owned()));
@@ -487,7 +479,7 @@ impl<M: HasModel, O: AgentOutput, R> AgentBuilder<M, O, R> {
             cancel: self.cancel,
             max_attempts: if output_definition.is_some() { self.max_attempts } else { 1 },
             text: self.text,
-            typed: self.typed,
+            typed,
             output_definition,
             submit_definition: SubmitTool::definition(),
             reflection: PhantomData,

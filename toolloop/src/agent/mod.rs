@@ -42,8 +42,8 @@ pub use error::{AttemptFailure, BuildError, RunError, RunErrorKind};
 pub use output_tool::{DEFAULT_OUTPUT_TOOL, SUBMIT_DESCRIPTION, SUBMIT_TOOL};
 pub use spec::AgentOutput;
 pub use state::{
-    AsyncValidator, Built, HasModel, NoModel, NoReflection, OutputType, OutputUnset, ReflectionHandler,
-    ReflectionUnset, Reflective, Text, TextConfigured, TextMode, Typed, Validator, WithModel,
+    AsyncValidator, Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputType, OutputUnset,
+    ReflectionHandler, ReflectionUnset, Reflective, Text, TextConfigured, TextMode, Typed, Validator, WithModel,
 };
 
 use crate::cancel::CancellationToken;

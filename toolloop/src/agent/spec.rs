@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::error::BuildError;
 use super::output_tool::{DEFAULT_OUTPUT_DESCRIPTION, DEFAULT_OUTPUT_TOOL, OutputTool};
-use super::state::{AsyncValidator, OutputType, ReflectionHandler, Text, Validator};
+use super::state::{AsyncValidator, OutputIs, OutputType, ReflectionHandler, Text, Validator};
 use crate::tool::{DynTool, ToolDefinition};
 
 /// One user check of a typed output.
@@ -41,6 +41,26 @@ impl<T> Default for TypedSpec<T> {
             description: Cow::Borrowed(DEFAULT_OUTPUT_DESCRIPTION),
             reflection: None,
             checks: Vec::new(),
+        }
+    }
+}
+
+impl<T: 'static> TypedSpec<T> {
+    /// The same settings for output type `U`, which is `T` itself (or
+    /// `Text` for a text agent, which has none of them).
+    pub(crate) fn convert<U: OutputIs<T>>(self) -> TypedSpec<U> {
+        TypedSpec {
+            name: self.name,
+            description: self.description,
+            reflection: self.reflection.and_then(U::reflection),
+            checks: self
+                .checks
+                .into_iter()
+                .filter_map(|check| match check {
+                    Check::Sync(validator) => U::validator(validator).map(Check::Sync),
+                    Check::Async(validator) => U::async_validator(validator).map(Check::Async),
+                })
+                .collect(),
         }
     }
 }

@@ -1,8 +1,12 @@
 //! The type states of [`AgentBuilder`](super::AgentBuilder) and the traits
 //! that turn a wrong configuration into a compile error that says what to do.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+
+use super::spec::AgentOutput;
 
 /// The output of a text agent: the model's final answer as a `String`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -102,12 +106,92 @@ impl HasModel for WithModel {}
 )]
 pub trait Built {}
 
+/// Links a handler's argument type `T` to the agent's output type, so that
+/// a reflection handler or validator taking anything else does not compile.
+#[diagnostic::on_unimplemented(
+    message = "this handler takes `&{T}`, but the agent's output type is `{Self}`",
+    label = "expected a handler taking `&{Self}`",
+    note = "reflection handlers and validators receive the agent's output: change the argument type to `&{Self}`"
+)]
+pub trait OutputIs<T>: Sized {
+    #[doc(hidden)]
+    fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>>;
+    #[doc(hidden)]
+    fn validator(validator: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<Self>>>;
+    #[doc(hidden)]
+    fn async_validator(validator: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<Self>>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: OutputType> OutputIs<T> for T {
+    fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<T>>> {
+        Some(handler)
+    }
+    fn validator(validator: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<T>>> {
+        Some(validator)
+    }
+    fn async_validator(validator: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<T>>> {
+        Some(validator)
+    }
+}
+
+// A text agent has no output to hand to a handler; the `Typed` bound next to
+// `OutputIs` reports that, so this impl only keeps a second error away.
+impl<T> OutputIs<T> for Text {
+    fn reflection(_: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>> {
+        None
+    }
+    fn validator(_: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<Self>>> {
+        None
+    }
+    fn async_validator(_: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<Self>>> {
+        None
+    }
+}
+
+impl<T> OutputIs<T> for TextConfigured {
+    fn reflection(_: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>> {
+        None
+    }
+    fn validator(_: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<Self>>> {
+        None
+    }
+    fn async_validator(_: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<Self>>> {
+        None
+    }
+}
+
+/// What `.build()` turns the builder's output state into: [`Text`] for text
+/// agents, the output type for typed ones.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    label = "this agent's output type",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
+)]
+pub trait Buildable: Sized + 'static {
+    /// The agent's output.
+    type Output: AgentOutput + OutputIs<Self>;
+}
+
+impl Buildable for Text {
+    type Output = Text;
+}
+
+impl Buildable for TextConfigured {
+    type Output = Text;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: OutputType> Buildable for T {
+    type Output = T;
+}
+
 /// A reflection handler for output type `O`: renders a proposed output for
 /// the model to review.
 #[diagnostic::on_unimplemented(
-    message = "this reflection handler does not take the agent's output type `{O}`",
-    label = "expected `Fn(&{O}) -> String`",
-    note = "the handler receives the proposed output: `.reflection(|output: &{O}| format!(\"{{output:?}}\"))`"
+    message = "a reflection handler must be a `Fn(&{O}) -> String` that is `Send + Sync + 'static`",
+    label = "not a reflection handler for `{O}`",
+    note = "the handler renders the proposed output for the model: `.reflection(|output: &{O}| format!(\"{{output:?}}\"))`"
 )]
 pub trait ReflectionHandler<O>: Send + Sync + 'static {
     /// Renders `output`.
@@ -127,8 +211,8 @@ where
 
 /// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`.
 #[diagnostic::on_unimplemented(
-    message = "this validator does not check the agent's output type `{O}`",
-    label = "expected `Fn(&{O}) -> Result<(), E>` with `E: Display`",
+    message = "a validator must be a `Fn(&{O}) -> Result<(), E>` with `E: Display`, `Send + Sync + 'static`",
+    label = "not a validator for `{O}`",
     note = "a validator receives the output: `.validator(|output: &{O}| if ok {{ Ok(()) }} else {{ Err(\"why\") }})`"
 )]
 pub trait Validator<O>: Send + Sync + 'static {
@@ -150,7 +234,7 @@ where
 /// An async validator for output type `O`: `Fn(&O) -> impl Future<Output = Result<(), E>>`.
 /// The future must own what it needs (clone fields out of the output).
 #[diagnostic::on_unimplemented(
-    message = "this async validator does not check the agent's output type `{O}`",
+    message = "an async validator must be a `Fn(&{O}) -> impl Future<Output = Result<(), E>>` with `E: Display`",
     label = "expected `Fn(&{O}) -> impl Future<Output = Result<(), E>> + Send + 'static`",
     note = "clone what the check needs, then return an `async move` block"
 )]
