@@ -15,11 +15,12 @@ use toolloop::{Agent, CancellationToken, FailureKind, ModelResponse, RunErrorKin
 #[tokio::test]
 async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
     let log = Arc::new(Mutex::new(Vec::<String>::new()));
-    let push = |log: &Arc<Mutex<Vec<String>>>| {
+    let push = || {
         let log = log.clone();
         move |entry: String| log.lock().unwrap().push(entry)
     };
-    let (a, b, c, d, e, f, g) = (push(&log), push(&log), push(&log), push(&log), push(&log), push(&log), push(&log));
+    let (on_attempt, on_request, on_response) = (push(), push(), push());
+    let (on_call, on_result, on_invalid, on_stop) = (push(), push(), push(), push());
     let model = ScriptedModel::new()
         .respond(calls([call("s", "search", json!({"query": "q"}))]))
         .respond(output("o1", "", 5))
@@ -32,13 +33,15 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         .output::<Report>()
         .reflection(|r: &Report| format!("preview {}", r.title))
         .validator(|r: &Report| if r.title.is_empty() { Err("empty title") } else { Ok(()) })
-        .on_attempt_start(move |attempt| a(format!("attempt {attempt}")))
-        .on_model_request(move |request| b(format!("request ({} messages)", request.messages.len())))
-        .on_model_response(move |response| c(format!("response ({} calls)", response.tool_calls_iter().count())))
-        .on_tool_call(move |call| d(format!("call {}", call.name)))
-        .on_tool_result(move |call, result| e(format!("result {}: {}", call.name, result.content)))
-        .on_validation_failure(move |attempt, errors| f(format!("invalid {attempt}: {}", errors.join(","))))
-        .on_stop(move |reason| g(format!("stop {reason:?}")))
+        .on_attempt_start(move |attempt| on_attempt(format!("attempt {attempt}")))
+        .on_model_request(move |request| on_request(format!("request ({} messages)", request.messages.len())))
+        .on_model_response(move |response| {
+            on_response(format!("response ({} calls)", response.tool_calls_iter().count()));
+        })
+        .on_tool_call(move |call| on_call(format!("call {}", call.name)))
+        .on_tool_result(move |call, result| on_result(format!("result {}: {}", call.name, result.content)))
+        .on_validation_failure(move |attempt, errors| on_invalid(format!("invalid {attempt}: {}", errors.join(","))))
+        .on_stop(move |reason| on_stop(format!("stop {reason:?}")))
         .build()
         .unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();

@@ -149,7 +149,7 @@ async fn unknown_tools_and_handler_errors_are_fed_back_and_the_model_recovers() 
     assert_eq!(all[1].content, "no row for `missing`");
     assert_eq!(all[2].failure, None);
     // The model saw the errors marked as errors.
-    assert!(model.requests()[1].messages.last().unwrap().tool_results_iter().all(|r| r.is_error()));
+    assert!(model.requests()[1].messages.last().unwrap().tool_results_iter().all(toolloop::ToolResult::is_error));
     assert_consistent(&conversation);
 }
 
@@ -322,17 +322,6 @@ async fn a_conversation_can_serve_several_runs() {
 
 #[tokio::test]
 async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
-    let error = Agent::builder()
-        .model(ScriptedModel::new())
-        .tool::<Search>()
-        .output::<Report>()
-        .output_tool_name("search")
-        .build()
-        .unwrap_err();
-    assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
-    let error = Agent::builder().model(ScriptedModel::new()).tool::<Search>().tool::<Search>().build().unwrap_err();
-    assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
-
     // `#[derive(Tool)]` refuses the name `submit` at compile time; a tool
     // defined at run time is caught when a reflective agent is built.
     struct Submit(toolloop::ToolDefinition);
@@ -347,6 +336,17 @@ async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
             Box::pin(async { Ok(toolloop::ToolOutput::from("sent")) })
         }
     }
+    let error = Agent::builder()
+        .model(ScriptedModel::new())
+        .tool::<Search>()
+        .output::<Report>()
+        .output_tool_name("search")
+        .build()
+        .unwrap_err();
+    assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
+    let error = Agent::builder().model(ScriptedModel::new()).tool::<Search>().tool::<Search>().build().unwrap_err();
+    assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
+
     let submit = || std::sync::Arc::new(Submit(toolloop::ToolDefinition::from_schema("submit", "Send.", json!({}))));
     let error = Agent::builder()
         .model(ScriptedModel::new())
@@ -376,4 +376,21 @@ async fn handlers_without_type_annotations_infer_the_output_type() {
     let mut conversation = ask("go");
     agent.run(&mut conversation).await.unwrap();
     assert_eq!(results(&conversation)[0].content, "T scored 5");
+}
+
+#[tokio::test]
+async fn agents_are_shared_across_tasks_and_runs_can_be_spawned() {
+    let model = ScriptedModel::new().respond(output("o1", "A", 1)).respond(output("o2", "B", 2));
+    let agent = std::sync::Arc::new(Agent::builder().model(model).output::<Report>().build().unwrap());
+    let mut handles = Vec::new();
+    for _ in 0..2 {
+        let agent = agent.clone();
+        handles.push(tokio::spawn(async move { agent.run(&mut ask("go")).await.map(|done| done.output.title) }));
+    }
+    let mut titles = Vec::new();
+    for handle in handles {
+        titles.push(handle.await.unwrap().unwrap());
+    }
+    titles.sort();
+    assert_eq!(titles, ["A", "B"]);
 }

@@ -173,23 +173,17 @@ async fn run_case(setup: Setup, steps: Vec<(Step, (u64, u64))>) {
             agent
                 .run_with_cancel(&mut conversation, &cancel)
                 .await
-                .map(|d| d.metadata)
-                .unwrap_or_else(|e| e.metadata().clone())
+                .map_or_else(|e| e.metadata().clone(), |d| d.metadata)
         } else {
             let agent = typed.build().unwrap();
             agent
                 .run_with_cancel(&mut conversation, &cancel)
                 .await
-                .map(|d| d.metadata)
-                .unwrap_or_else(|e| e.metadata().clone())
+                .map_or_else(|e| e.metadata().clone(), |d| d.metadata)
         }
     } else {
         let agent = builder.build().unwrap();
-        agent
-            .run_with_cancel(&mut conversation, &cancel)
-            .await
-            .map(|d| d.metadata)
-            .unwrap_or_else(|e| e.metadata().clone())
+        agent.run_with_cancel(&mut conversation, &cancel).await.map_or_else(|e| e.metadata().clone(), |d| d.metadata)
     };
 
     assert_consistent(&conversation);

@@ -26,6 +26,7 @@ struct SpecSubmit {
 }
 
 impl SpecSubmit {
+    #[allow(clippy::unused_async)] // tool handlers are async by contract
     async fn run(self) -> Result<serde_json::Value, std::convert::Infallible> {
         Ok(json!({"spec_id": format!("spec-{}", self.title.len())}))
     }
@@ -324,4 +325,12 @@ async fn a_model_error_in_the_middle_keeps_earlier_work() {
     let error = stop_of(&mut looped(&model), &mut conversation).await;
     assert!(matches!(&error.stop, Stop::Model(e) if e.is_retryable()));
     assert_eq!(conversation.len(), 3, "the first iteration stays in the conversation");
+}
+
+#[tokio::test]
+async fn a_loop_run_can_be_spawned() {
+    let model = ScriptedModel::new().respond(searches(&["a"])).respond(ModelResponse::text("done"));
+    let mut tool_loop = looped(&model).terminal_check(|_| None::<String>);
+    let handle = tokio::spawn(async move { tool_loop.run(&mut ask("go")).await.map(|done| done.end) });
+    assert_eq!(handle.await.unwrap().unwrap(), LoopEnd::Answer("done".into()));
 }

@@ -1,5 +1,5 @@
 //! Tools, outputs and response builders shared by the agent and loop tests.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unused_async)] // each test file uses a subset; tool handlers are async by contract
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

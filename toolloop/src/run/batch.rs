@@ -62,9 +62,11 @@ impl Engine<'_> {
     ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
         let state = BatchState { stopping: AtomicBool::new(false), executions: AtomicU32::new(tally.tool_calls) };
         let hook_errors = &tally.hook_errors;
-        let mut outcomes = stream::iter(calls)
-            .map(|call| self.run_call(call, &state, hook_errors, attempt, iteration))
-            .buffered(self.options.parallel_tool_calls.get());
+        // The futures are made up front (they start only when polled): a
+        // closure inside the stream would make the run future not `Send`.
+        let pending: Vec<_> =
+            calls.iter().map(|call| self.run_call(call, &state, hook_errors, attempt, iteration)).collect();
+        let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
 
         let mut results = Vec::with_capacity(calls.len());
         let mut stop = None;
