@@ -231,3 +231,41 @@ async fn a_text_agent_with_double_confirmation_and_an_iteration_limit_hook() {
     assert_eq!(model.requests()[1].last_text(), toolloop::run::DEFAULT_CONFIRMATION_PROMPT);
     assert_consistent(&conversation);
 }
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_during_a_slow_async_validator_reports_the_validation_phase() {
+    let cancel = CancellationToken::new();
+    let model = ScriptedModel::new().respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .async_validator(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<(), String>(())
+        })
+        .build()
+        .unwrap();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+    let mut conversation = ask("go");
+    let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::Validation }), "{error}");
+    assert_consistent(&conversation);
+
+    let model = ScriptedModel::new().respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .timeout(Duration::from_secs(10))
+        .output::<Report>()
+        .async_validator(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<(), String>(())
+        })
+        .build()
+        .unwrap();
+    let error = agent.run(&mut ask("go")).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::DeadlineExceeded), "{error}");
+}

@@ -16,7 +16,7 @@ use super::{Agent, RunOutput, constraints};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::Message;
-use crate::run::{Engine, Event, LoopEnd, Phase, Tally, TerminationReason};
+use crate::run::{Engine, Event, LoopEnd, Phase, Tally, TerminationReason, deadline_passed};
 use crate::tool::ToolSet;
 
 impl<O: AgentOutput, R> Agent<O, R> {
@@ -118,6 +118,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     let checked = tokio::select! {
                         biased;
                         () = engine.cancel.cancelled() => return Err(RunErrorKind::Cancelled { phase: Phase::Validation }),
+                        () = deadline_passed(engine.deadline) => return Err(RunErrorKind::DeadlineExceeded),
                         checked = validation => checked,
                     };
                     match checked {

@@ -27,5 +27,5 @@ pub use stop::{Phase, Stop};
 pub use tool_loop::{LoopError, LoopOutput, NoSignal, ToolLoop};
 
 pub(crate) use control::Control;
-pub(crate) use engine::Engine;
+pub(crate) use engine::{Engine, deadline_passed};
 pub(crate) use metadata::Tally;
