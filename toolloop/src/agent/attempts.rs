@@ -102,9 +102,10 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 .await
                 .map_err(|stop| RunErrorKind::from_stop(stop, attempt))?;
             let failure = match end {
-                LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text) {
+                // Only text agents have terminal checks, so a typed agent never gets here.
+                LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, TerminationReason::Signal)),
-                    None => unreachable!("only text agents have terminal checks"),
+                    None => AttemptFailure::NoOutputCall { attempt, text },
                 },
                 LoopEnd::Answer(text) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, TerminationReason::Answer)),

@@ -27,7 +27,7 @@ use crate::tool::{DynTool, Stateless, Tool, ToolSet};
 /// Start with [`Agent::builder`].
 #[must_use = "an agent builder does nothing until `.build()` is called"]
 pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
-    pub(super) model: Option<Arc<dyn Model>>,
+    pub(super) model: M,
     pub(super) tools: ToolSet,
     pub(super) tool_error: Option<BuildError>,
     pub(super) system: Option<String>,
@@ -41,10 +41,10 @@ pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
     pub(super) state: PhantomData<fn() -> (M, R)>,
 }
 
-impl<M, O, R> fmt::Debug for AgentBuilder<M, O, R> {
+impl<M: fmt::Debug, O, R> fmt::Debug for AgentBuilder<M, O, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentBuilder")
-            .field("model", &self.model.as_ref().map(|model| model.name().to_owned()))
+            .field("model", &self.model)
             .field("tools", &self.tools)
             .field("options", &self.options)
             .finish_non_exhaustive()
@@ -54,7 +54,7 @@ impl<M, O, R> fmt::Debug for AgentBuilder<M, O, R> {
 impl AgentBuilder {
     pub(super) fn new() -> Self {
         Self {
-            model: None,
+            model: NoModel,
             tools: ToolSet::new(),
             tool_error: None,
             system: None,
@@ -71,9 +71,13 @@ impl AgentBuilder {
 }
 
 impl<M, O, R> AgentBuilder<M, O, R> {
-    fn with_state<M2, O2, R2>(self, typed: TypedSpec<O2>) -> AgentBuilder<M2, O2, R2> {
+    fn with_state<O2, R2>(self, typed: TypedSpec<O2>) -> AgentBuilder<M, O2, R2> {
+        self.with_model(typed, |model| model)
+    }
+
+    fn with_model<M2, O2, R2>(self, typed: TypedSpec<O2>, model: impl FnOnce(M) -> M2) -> AgentBuilder<M2, O2, R2> {
         AgentBuilder {
-            model: self.model,
+            model: model(self.model),
             tools: self.tools,
             tool_error: self.tool_error,
             system: self.system,
@@ -90,9 +94,8 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 
     /// Sets the model (any [`Model`]: a provider, a test model, an `Arc<dyn Model>`).
     pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R> {
-        self.model = Some(Arc::new(model));
         let typed = std::mem::take(&mut self.typed);
-        self.with_state(typed)
+        self.with_model(typed, |_| WithModel(Arc::new(model)))
     }
 
     /// Sets the system prompt.
@@ -468,7 +471,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
                 return Err(BuildError::DuplicateToolName(name.to_owned()));
             }
         }
-        let Some(model) = self.model else { unreachable!("`M: HasModel` means a model was set") };
+        let model = self.model.into_model();
         Ok(Agent {
             model,
             tools: self.tools,

@@ -31,8 +31,14 @@ pub struct Reflective;
 pub struct NoModel;
 
 /// The builder has a model.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WithModel;
+#[derive(Clone)]
+pub struct WithModel(pub(crate) Arc<dyn crate::Model>);
+
+impl std::fmt::Debug for WithModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WithModel").field(&self.0.name()).finish()
+    }
+}
 
 /// A type an agent can produce as its typed output: deserialisable, with a
 /// JSON schema, and sendable between threads.
@@ -94,9 +100,16 @@ impl ReflectionUnset for NoReflection {}
     label = "`.model(..)` was not called",
     note = "call `.model(your_model)` before `.build()`"
 )]
-pub trait HasModel {}
+pub trait HasModel {
+    #[doc(hidden)]
+    fn into_model(self) -> Arc<dyn crate::Model>;
+}
 
-impl HasModel for WithModel {}
+impl HasModel for WithModel {
+    fn into_model(self) -> Arc<dyn crate::Model> {
+        self.0
+    }
+}
 
 /// Never implemented: an [`AgentBuilder`](super::AgentBuilder) is not an agent.
 #[diagnostic::on_unimplemented(
