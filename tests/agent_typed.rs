@@ -394,3 +394,52 @@ async fn agents_are_shared_across_tasks_and_runs_can_be_spawned() {
     titles.sort();
     assert_eq!(titles, ["A", "B"]);
 }
+
+#[tokio::test]
+async fn governance_and_audit_apply_to_agent_runs() {
+    use toolloop::run::{Decision, Governance, Verdict};
+    let audit = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = audit.clone();
+    let model = ScriptedModel::new()
+        .respond(calls([call("s", "search", json!({"query": "secret"}))]))
+        .respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .output::<Report>()
+        .governance(Governance::new().policy(|call| {
+            if call.input["query"] == "secret" { Decision::Deny("classified".into()) } else { Decision::Allow }
+        }))
+        .on_audit(move |record| log.lock().unwrap().push((record.tool.clone(), record.verdict.clone())))
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!(failures(&conversation), [Some(FailureKind::Denied), None]);
+    assert_eq!(
+        *audit.lock().unwrap(),
+        [("search".to_owned(), Verdict::Denied("classified".into())), ("final_output".to_owned(), Verdict::Allowed)]
+    );
+    assert_eq!(done.metadata.tool_calls, 1, "the denied call did not run");
+}
+
+#[tokio::test]
+async fn tool_calls_from_another_provider_are_sent_as_text() {
+    let mut conversation = ask("earlier question");
+    conversation.push(toolloop::Message {
+        role: toolloop::Role::Assistant,
+        content: vec![toolloop::ContentBlock::ToolCall(call("toolu_1", "search", json!({"query": "x"})))],
+        provider: Some("anthropic".into()),
+    });
+    conversation.push(toolloop::Message::tool_results([toolloop::ToolResult::success("toolu_1", "found x")]));
+    conversation.push(toolloop::Message::assistant("x it is"));
+    conversation.push_user("and now?");
+    let model = ScriptedModel::new().respond(ModelResponse::text("y"));
+    let agent = Agent::builder().model(model.clone()).build().unwrap();
+    let before = conversation.messages().to_vec();
+    agent.clone().run(&mut conversation).await.unwrap();
+    let sent = &model.requests()[0].messages;
+    assert!(sent.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results_iter().next().is_none()));
+    assert_eq!(sent[2].text(), "[result of tool `search`: found x]");
+    assert_eq!(conversation.messages()[..before.len()], before[..], "the raw history is untouched");
+}

@@ -59,7 +59,7 @@ use spec::TypedSpec;
 ///
 /// Build one with [`Agent::builder`]; run it with [`Agent::run`] on a
 /// conversation you own. An agent is immutable and can serve many runs at
-/// once (share it with `Arc`).
+/// once (share it with `Arc`, or clone it: clones share the model and tools).
 pub struct Agent<Output = Text, Reflection = NoReflection> {
     model: Arc<dyn Model>,
     tools: ToolSet,
@@ -74,6 +74,26 @@ pub struct Agent<Output = Text, Reflection = NoReflection> {
     output_definition: Option<ToolDefinition>,
     submit_definition: ToolDefinition,
     reflection: PhantomData<fn() -> Reflection>,
+}
+
+impl<O, R> Clone for Agent<O, R> {
+    fn clone(&self) -> Self {
+        Self {
+            model: Arc::clone(&self.model),
+            tools: self.tools.clone(),
+            system: self.system.clone(),
+            options: self.options.clone(),
+            hooks: self.hooks.clone(),
+            governance: self.governance.clone(),
+            cancel: self.cancel.clone(),
+            max_attempts: self.max_attempts,
+            text: self.text.clone(),
+            typed: self.typed.clone(),
+            output_definition: self.output_definition.clone(),
+            submit_definition: self.submit_definition.clone(),
+            reflection: PhantomData,
+        }
+    }
 }
 
 impl<O, R> fmt::Debug for Agent<O, R> {
