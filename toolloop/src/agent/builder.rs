@@ -17,7 +17,7 @@ use super::state::{
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
-use crate::run::{ExecutedCall, Governance, HookOutcome, Hooks, LimitDecision, LimitReached, LoopOptions};
+use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions};
 use crate::tool::{DynTool, Stateless, Tool, ToolSet};
 
 /// Builds an [`Agent`]. The type parameters track what has been set — the
@@ -214,90 +214,6 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// Sets the token that cancels this agent's runs.
     pub fn cancel_token(mut self, cancel: CancellationToken) -> Self {
         self.cancel = Some(cancel);
-        self
-    }
-
-    /// Replaces every hook with `hooks`.
-    pub fn hooks(mut self, hooks: Hooks) -> Self {
-        self.hooks = hooks;
-        self
-    }
-
-    /// Adds a hook that sees every [`Event`](crate::run::Event).
-    pub fn on_event<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::run::Event<'_>) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_event(hook);
-        self
-    }
-
-    /// Adds a hook called when an attempt starts.
-    pub fn on_attempt_start<H: HookOutcome>(mut self, hook: impl Fn(u32) -> H + Send + Sync + 'static) -> Self {
-        self.hooks.on_attempt_start(hook);
-        self
-    }
-
-    /// Adds a hook called before each model call.
-    pub fn on_model_request<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::ModelRequest<'_>) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_model_request(hook);
-        self
-    }
-
-    /// Adds a hook called after each model call that answered.
-    pub fn on_model_response<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::ModelResponse) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_model_response(hook);
-        self
-    }
-
-    /// Adds a hook called before each tool call (helpers, the output tool, `submit`).
-    pub fn on_tool_call<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::ToolCall) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_tool_call(hook);
-        self
-    }
-
-    /// Adds a hook called after each tool call, also when it failed or was denied.
-    pub fn on_tool_result<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::ToolCall, &crate::ToolResult) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_tool_result(hook);
-        self
-    }
-
-    /// Adds a hook receiving the audit record of every tool call.
-    pub fn on_audit<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::run::AuditRecord) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_audit(hook);
-        self
-    }
-
-    /// Adds a hook called when an attempt's output fails validation.
-    pub fn on_validation_failure<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(u32, &[String]) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_validation_failure(hook);
-        self
-    }
-
-    /// Adds a hook called once when a run ends, however it ends.
-    pub fn on_stop<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&crate::run::TerminationReason) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_stop(hook);
         self
     }
 

@@ -27,6 +27,7 @@
 
 mod attempts;
 mod builder;
+mod builder_hooks;
 mod constraints;
 mod error;
 mod output_tool;
