@@ -269,3 +269,20 @@ async fn cancelling_during_a_slow_async_validator_reports_the_validation_phase()
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert!(matches!(error.kind(), RunErrorKind::DeadlineExceeded), "{error}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_past_its_timeout_fails_and_the_model_sees_it() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("1", "wait", json!({"millis": 5_000, "label": "slow"}))]))
+        .respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Wait>(Gauge::default())
+        .tool_timeout(Duration::from_secs(1))
+        .output::<Report>()
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    agent.run(&mut conversation).await.unwrap();
+    assert_eq!(failures(&conversation)[0], Some(FailureKind::TimedOut));
+}

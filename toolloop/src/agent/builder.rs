@@ -127,6 +127,14 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
+    /// How long tools without a timeout of their own may run (default
+    /// [`DEFAULT_TOOL_TIMEOUT`](crate::DEFAULT_TOOL_TIMEOUT)); a call that
+    /// takes longer fails with [`FailureKind::TimedOut`](crate::FailureKind::TimedOut).
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tools.set_default_timeout(timeout);
+        self
+    }
+
     /// Sets every loop limit and setting at once (see [`LoopOptions`]).
     pub fn loop_options(mut self, options: LoopOptions) -> Self {
         self.options = options;

@@ -54,3 +54,18 @@ impl Model for FunctionModel {
         Box::pin(std::future::ready(answer))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Message;
+
+    #[tokio::test]
+    async fn answers_from_the_request() {
+        let model = FunctionModel::new(|request| Ok(ModelResponse::text(format!("echo: {}", request.last_text()))));
+        let messages = [Message::user("ping")];
+        let reply = model.complete(ModelRequest::new(&messages)).await.unwrap();
+        assert_eq!(reply.text_content(), "echo: ping");
+        assert_eq!(model.provider(), TEST_PROVIDER);
+    }
+}
