@@ -1,11 +1,14 @@
 #![doc = include_str!("../../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod agent;
 mod cancel;
 mod conversation;
 mod message;
 mod model;
+pub mod run;
 mod stop_reason;
+pub mod testing;
 mod tool;
 mod usage;
 
@@ -13,6 +16,7 @@ mod usage;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use agent::{Agent, AgentBuilder, BuildError, RunError, RunErrorKind, RunOutput};
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
@@ -90,7 +94,7 @@ pub use toolloop_macros::Tool;
 
 /// The common imports: `use toolloop::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Conversation, Message, Model, ModelResponse, Tool, ToolCall, ToolSet, Usage};
+    pub use crate::{Agent, Conversation, Message, Model, ModelResponse, Tool, ToolCall, ToolSet, Usage};
 }
 
 pub use usage::Usage;

@@ -45,6 +45,11 @@ pub enum ToolError {
     /// The handler failed; the message is its error's `Display`.
     #[error("{0}")]
     Failed(String),
+    /// The call is not allowed in this position (for example `submit`
+    /// before any output was proposed); becomes
+    /// [`FailureKind::Rejected`](crate::FailureKind::Rejected).
+    #[error("{0}")]
+    Rejected(String),
 }
 
 impl ToolError {

@@ -194,6 +194,9 @@ impl ToolSet {
             Ok(Ok(Err(ToolError::Failed(message)))) => {
                 ToolExecution::failed(call, FailureKind::ToolFailed, message, started)
             }
+            Ok(Ok(Err(ToolError::Rejected(message)))) => {
+                ToolExecution::failed(call, FailureKind::Rejected, message, started)
+            }
             Ok(Err(panic)) => {
                 let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
                 ToolExecution::failed(call, FailureKind::Panicked, message, started)

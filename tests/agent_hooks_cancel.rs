@@ -1,0 +1,288 @@
+//! Agent hooks (order, failures collected) and cancellation (token, drop),
+//! plus the text agent's own options.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use toolloop::run::{LimitDecision, Phase, TerminationReason};
+use toolloop::testing::ScriptedModel;
+use toolloop::{Agent, CancellationToken, FailureKind, ModelResponse, RunErrorKind};
+
+#[tokio::test]
+async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let push = || {
+        let log = log.clone();
+        move |entry: String| log.lock().unwrap().push(entry)
+    };
+    let (on_attempt, on_request, on_response) = (push(), push(), push());
+    let (on_call, on_result, on_invalid, on_stop) = (push(), push(), push(), push());
+    let model = ScriptedModel::new()
+        .respond(calls([call("s", "search", json!({"query": "q"}))]))
+        .respond(output("o1", "", 5))
+        .respond(submit("x1"))
+        .respond(output("o2", "T", 5))
+        .respond(submit("x2"));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .output::<Report>()
+        .reflection(|r: &Report| format!("preview {}", r.title))
+        .validator(|r: &Report| if r.title.is_empty() { Err("empty title") } else { Ok(()) })
+        .on_attempt_start(move |attempt| on_attempt(format!("attempt {attempt}")))
+        .on_model_request(move |request| on_request(format!("request ({} messages)", request.messages.len())))
+        .on_model_response(move |response| {
+            on_response(format!("response ({} calls)", response.tool_calls_iter().count()));
+        })
+        .on_tool_call(move |call| on_call(format!("call {}", call.name)))
+        .on_tool_result(move |call, result| on_result(format!("result {}: {}", call.name, result.content)))
+        .on_validation_failure(move |attempt, errors| on_invalid(format!("invalid {attempt}: {}", errors.join(","))))
+        .on_stop(move |reason| on_stop(format!("stop {reason:?}")))
+        .build()
+        .unwrap();
+    let done = agent.run(&mut ask("go")).await.unwrap();
+    assert!(done.metadata.hook_errors.is_empty());
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "attempt 1",
+            "request (1 messages)",
+            "response (1 calls)",
+            "call search",
+            "result search: results for q",
+            "request (3 messages)",
+            "response (1 calls)",
+            "call final_output",
+            "result final_output: preview ",
+            "request (5 messages)",
+            "response (1 calls)",
+            "call submit",
+            "result submit: Submitted for validation.",
+            "invalid 1: empty title",
+            "attempt 2",
+            "request (8 messages)",
+            "response (1 calls)",
+            "call final_output",
+            "result final_output: preview T",
+            "request (10 messages)",
+            "response (1 calls)",
+            "call submit",
+            "result submit: Submitted for validation.",
+            "stop Output",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
+    let model =
+        ScriptedModel::new().respond(calls([call("s", "search", json!({"query": "q"}))])).respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .output::<Report>()
+        .on_tool_call(|call| if call.name == "search" { Err(format!("cannot log {}", call.name)) } else { Ok(()) })
+        .on_tool_result(|_, _| -> Result<(), String> { panic!("hook exploded") })
+        .on_stop(|_| Err::<(), _>("stop hook failed"))
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.title, "T");
+    let errors: Vec<_> = done.metadata.hook_errors.iter().map(|e| (e.event, e.message.clone())).collect();
+    assert_eq!(
+        errors,
+        [
+            ("tool_call", "cannot log search".to_owned()),
+            ("tool_result", "panicked: hook exploded".to_owned()),
+            ("tool_result", "panicked: hook exploded".to_owned()),
+            ("stop", "stop hook failed".to_owned()),
+        ]
+    );
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn hook_errors_are_reported_on_failed_runs_too() {
+    let agent = Agent::builder().model(ScriptedModel::new()).on_model_request(|_| Err::<(), _>("no")).build().unwrap();
+    let error = agent.run(&mut ask("go")).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::Model(_)));
+    assert_eq!(error.metadata().hook_errors.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_while_the_model_call_is_pending_stops_promptly() {
+    let cancel = CancellationToken::new();
+    let model = ScriptedModel::new().respond(calls([call("s", "search", json!({"query": "q"}))])).hang();
+    let agent =
+        Agent::builder().model(model).tool::<Search>().output::<Report>().cancel_token(cancel.clone()).build().unwrap();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        trigger.cancel();
+    });
+    let mut conversation = ask("go");
+    let error = agent.run(&mut conversation).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ModelCall }), "{error}");
+    assert_eq!(error.metadata().termination, TerminationReason::Cancelled);
+    assert_eq!(conversation.len(), 3, "the finished iteration stays");
+    assert_consistent(&conversation);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_while_a_tool_runs_answers_its_call_and_the_rest_of_the_batch() {
+    let gauge = Gauge::default();
+    let cancel = CancellationToken::new();
+    let model = ScriptedModel::new().respond(calls([
+        call("1", "search", json!({"query": "q"})),
+        call("2", "wait", json!({"millis": 60_000, "label": "slow"})),
+        call("3", "search", json!({"query": "r"})),
+    ]));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .tool_with_state::<Wait>(gauge.clone())
+        .output::<Report>()
+        .build()
+        .unwrap();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+    let mut conversation = ask("go");
+    let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ToolExecution }), "{error}");
+    assert_eq!(failures(&conversation), [None, Some(FailureKind::NotExecuted), Some(FailureKind::NotExecuted)]);
+    assert_eq!(gauge.finished.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(error.metadata().tool_calls, 1);
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn a_cancelled_token_stops_before_the_first_model_call() {
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let model = ScriptedModel::new().respond(ModelResponse::text("unused"));
+    let agent = Agent::builder().model(model.clone()).build().unwrap();
+    let error = agent.run_with_cancel(&mut ask("go"), &cancel).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ModelCall }));
+    assert_eq!(model.requests().len(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_run_future_mid_tool_leaves_no_dangling_call() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("1", "search", json!({"query": "q"}))]))
+        .respond(calls([call("2", "wait", json!({"millis": 60_000, "label": "slow"}))]));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .tool_with_state::<Wait>(Gauge::default())
+        .output::<Report>()
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let run = tokio::time::timeout(Duration::from_secs(1), agent.run(&mut conversation)).await;
+    assert!(run.is_err(), "the run was still waiting for the tool");
+    assert_eq!(conversation.len(), 3, "the unfinished batch was never written");
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn a_text_agent_with_a_terminal_check_returns_the_signal() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("1", "search", json!({"query": "spec"}))]))
+        .respond(ModelResponse::text("unused"));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .terminal_check(|batch| batch.iter().find(|d| d.call.name == "search").map(|d| d.result.content.clone()))
+        .build()
+        .unwrap();
+    let done = agent.run(&mut ask("go")).await.unwrap();
+    assert_eq!(done.output, "results for spec");
+    assert_eq!(done.metadata.termination, TerminationReason::Signal);
+}
+
+#[tokio::test]
+async fn a_text_agent_with_double_confirmation_and_an_iteration_limit_hook() {
+    let model = ScriptedModel::new()
+        .respond(ModelResponse::text("draft"))
+        .respond(calls([call("1", "search", json!({"query": "more"}))]))
+        .respond(calls([call("2", "search", json!({"query": "even more"}))]));
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tool::<Search>()
+        .max_iterations(2)
+        .double_confirmation()
+        .on_iteration_limit(|reached| {
+            if reached.limit == 2 { LimitDecision::Extend(1) } else { LimitDecision::End("out of budget".into()) }
+        })
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output, "out of budget");
+    assert_eq!(model.requests()[1].last_text(), toolloop::run::DEFAULT_CONFIRMATION_PROMPT);
+    assert_consistent(&conversation);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_during_a_slow_async_validator_reports_the_validation_phase() {
+    let cancel = CancellationToken::new();
+    let model = ScriptedModel::new().respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .async_validator(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<(), String>(())
+        })
+        .build()
+        .unwrap();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+    let mut conversation = ask("go");
+    let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::Validation }), "{error}");
+    assert_consistent(&conversation);
+
+    let model = ScriptedModel::new().respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .timeout(Duration::from_secs(10))
+        .output::<Report>()
+        .async_validator(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<(), String>(())
+        })
+        .build()
+        .unwrap();
+    let error = agent.run(&mut ask("go")).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::DeadlineExceeded), "{error}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_past_its_timeout_fails_and_the_model_sees_it() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("1", "wait", json!({"millis": 5_000, "label": "slow"}))]))
+        .respond(output("o", "T", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Wait>(Gauge::default())
+        .tool_timeout(Duration::from_secs(1))
+        .output::<Report>()
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    agent.run(&mut conversation).await.unwrap();
+    assert_eq!(failures(&conversation)[0], Some(FailureKind::TimedOut));
+}

@@ -1,0 +1,11 @@
+use toolloop::testing::ScriptedModel;
+use toolloop::Agent;
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Report {
+    title: String,
+}
+
+fn main() {
+    let _agent = Agent::builder().model(ScriptedModel::new()).double_confirmation().output::<Report>().build();
+}

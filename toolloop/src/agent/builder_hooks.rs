@@ -1,0 +1,79 @@
+//! The hook setters of [`AgentBuilder`]: observe a run without being able to break it.
+
+use super::builder::AgentBuilder;
+use crate::run::{AuditRecord, Event, HookOutcome, Hooks, TerminationReason};
+use crate::{ModelRequest, ModelResponse, ToolCall, ToolResult};
+
+impl<M, O, R> AgentBuilder<M, O, R> {
+    /// Replaces every hook with `hooks`.
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Adds a hook that sees every [`Event`].
+    pub fn on_event<H: HookOutcome>(mut self, hook: impl Fn(&Event<'_>) -> H + Send + Sync + 'static) -> Self {
+        self.hooks.on_event(hook);
+        self
+    }
+
+    /// Adds a hook called when an attempt starts.
+    pub fn on_attempt_start<H: HookOutcome>(mut self, hook: impl Fn(u32) -> H + Send + Sync + 'static) -> Self {
+        self.hooks.on_attempt_start(hook);
+        self
+    }
+
+    /// Adds a hook called before each model call.
+    pub fn on_model_request<H: HookOutcome>(
+        mut self,
+        hook: impl Fn(&ModelRequest<'_>) -> H + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.on_model_request(hook);
+        self
+    }
+
+    /// Adds a hook called after each model call that answered.
+    pub fn on_model_response<H: HookOutcome>(
+        mut self,
+        hook: impl Fn(&ModelResponse) -> H + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.on_model_response(hook);
+        self
+    }
+
+    /// Adds a hook called before each tool call (helpers, the output tool, `submit`).
+    pub fn on_tool_call<H: HookOutcome>(mut self, hook: impl Fn(&ToolCall) -> H + Send + Sync + 'static) -> Self {
+        self.hooks.on_tool_call(hook);
+        self
+    }
+
+    /// Adds a hook called after each tool call, also when it failed or was denied.
+    pub fn on_tool_result<H: HookOutcome>(
+        mut self,
+        hook: impl Fn(&ToolCall, &ToolResult) -> H + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.on_tool_result(hook);
+        self
+    }
+
+    /// Adds a hook receiving the audit record of every tool call.
+    pub fn on_audit<H: HookOutcome>(mut self, hook: impl Fn(&AuditRecord) -> H + Send + Sync + 'static) -> Self {
+        self.hooks.on_audit(hook);
+        self
+    }
+
+    /// Adds a hook called when an attempt's output fails validation.
+    pub fn on_validation_failure<H: HookOutcome>(
+        mut self,
+        hook: impl Fn(u32, &[String]) -> H + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.on_validation_failure(hook);
+        self
+    }
+
+    /// Adds a hook called once when a run ends, however it ends.
+    pub fn on_stop<H: HookOutcome>(mut self, hook: impl Fn(&TerminationReason) -> H + Send + Sync + 'static) -> Self {
+        self.hooks.on_stop(hook);
+        self
+    }
+}

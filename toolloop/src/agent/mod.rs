@@ -1,0 +1,158 @@
+//! Agents: attempts of the iteration loop, a typed output extracted through
+//! an output tool, validation, and feedback until the output is valid.
+//!
+//! ```
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//!
+//! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+//! struct Report { title: String }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! let model = ScriptedModel::new()
+//!     .respond(ModelResponse::tool_calls([ToolCall::new("1", "final_output", serde_json::json!({"title": "Q3"}))]));
+//! let agent = Agent::builder()
+//!     .model(model)
+//!     .system("You write reports.")
+//!     .output::<Report>()
+//!     .validator(|report: &Report| if report.title.is_empty() { Err("title is empty") } else { Ok(()) })
+//!     .build()?;
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Write the report");
+//! let done = agent.run(&mut conversation).await?;
+//! assert_eq!(done.output.title, "Q3");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+mod attempts;
+mod builder;
+mod builder_hooks;
+mod constraints;
+mod error;
+mod output_tool;
+mod spec;
+mod state;
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+pub use builder::AgentBuilder;
+pub use error::{AttemptFailure, BuildError, RunError, RunErrorKind};
+pub use output_tool::{DEFAULT_OUTPUT_TOOL, SUBMIT_DESCRIPTION, SUBMIT_TOOL};
+pub use spec::AgentOutput;
+pub use state::{
+    AsyncValidator, Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputType, OutputUnset,
+    ReflectionHandler, ReflectionUnset, Reflective, Text, TextConfigured, TextMode, Typed, Validator, WithModel,
+};
+
+use crate::cancel::CancellationToken;
+use crate::conversation::Conversation;
+use crate::model::Model;
+use crate::run::{Governance, Hooks, LoopOptions, RunMetadata};
+use crate::tool::{ToolDefinition, ToolSet};
+use output_tool::TextSpec;
+use spec::TypedSpec;
+
+/// An agent: a model, tools, and either a text answer or a typed output
+/// (`Output`), with or without a reflection handler (`Reflection`).
+///
+/// Build one with [`Agent::builder`]; run it with [`Agent::run`] on a
+/// conversation you own. An agent is immutable and can serve many runs at
+/// once (share it with `Arc`, or clone it: clones share the model and tools).
+pub struct Agent<Output = Text, Reflection = NoReflection> {
+    model: Arc<dyn Model>,
+    tools: ToolSet,
+    system: Option<String>,
+    options: LoopOptions,
+    hooks: Hooks,
+    governance: Governance,
+    cancel: Option<CancellationToken>,
+    max_attempts: u32,
+    text: TextSpec,
+    typed: TypedSpec<Output>,
+    output_definition: Option<ToolDefinition>,
+    submit_definition: ToolDefinition,
+    reflection: PhantomData<fn() -> Reflection>,
+}
+
+impl<O, R> Clone for Agent<O, R> {
+    fn clone(&self) -> Self {
+        Self {
+            model: Arc::clone(&self.model),
+            tools: self.tools.clone(),
+            system: self.system.clone(),
+            options: self.options.clone(),
+            hooks: self.hooks.clone(),
+            governance: self.governance.clone(),
+            cancel: self.cancel.clone(),
+            max_attempts: self.max_attempts,
+            text: self.text.clone(),
+            typed: self.typed.clone(),
+            output_definition: self.output_definition.clone(),
+            submit_definition: self.submit_definition.clone(),
+            reflection: PhantomData,
+        }
+    }
+}
+
+impl<O, R> fmt::Debug for Agent<O, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.model.name())
+            .field("tools", &self.tools)
+            .field("output_tool", &self.output_definition.as_ref().map(|d| &d.name))
+            .field("max_attempts", &self.max_attempts)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// Starts building an agent.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::new()
+    }
+}
+
+/// A successful run: the output and what the run did.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RunOutput<T> {
+    /// The text answer or the validated typed output.
+    pub output: T,
+    /// Usage, attempts, iterations, calls, elapsed time, hook errors.
+    pub metadata: RunMetadata,
+}
+
+impl<O: AgentOutput, R> Agent<O, R> {
+    /// Runs the agent on `conversation`, which should end with the caller's
+    /// message. Everything the run does is appended to it, also when it
+    /// fails: partial work is never lost, and every tool call is answered.
+    pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
+        let cancel = self.cancel.clone().unwrap_or_default();
+        self.execute(conversation, &cancel).await
+    }
+
+    /// Like [`run`](Self::run), cancelled through `cancel` (instead of the
+    /// builder's token).
+    pub async fn run_with_cancel(
+        &self,
+        conversation: &mut Conversation,
+        cancel: &CancellationToken,
+    ) -> Result<RunOutput<O::Value>, RunError> {
+        self.execute(conversation, cancel).await
+    }
+
+    /// The tools the model is offered, in order (helpers, then the output
+    /// tool and `submit` when the agent has them).
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        let mut definitions = self.tools.definitions().to_vec();
+        definitions.extend(self.output_definition.iter().cloned());
+        if self.output_definition.is_some() && self.typed.reflection.is_some() {
+            definitions.push(self.submit_definition.clone());
+        }
+        definitions
+    }
+}

@@ -1,0 +1,270 @@
+//! The type states of [`AgentBuilder`](super::AgentBuilder) and the traits
+//! that turn a wrong configuration into a compile error that says what to do.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use super::spec::AgentOutput;
+
+/// The output of a text agent: the model's final answer as a `String`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Text;
+
+/// A text agent on which a text-only option was set, so its output can no
+/// longer become typed. Builds an `Agent<Text, NoReflection>`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextConfigured;
+
+/// No reflection handler: the output tool call ends the iteration loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoReflection;
+
+/// A reflection handler is set: the output tool returns its rendering and
+/// the injected `submit` tool ends the iteration loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reflective;
+
+/// The builder has no model yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoModel;
+
+/// The builder has a model.
+#[derive(Clone)]
+pub struct WithModel(pub(crate) Arc<dyn crate::Model>);
+
+impl std::fmt::Debug for WithModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WithModel").field(&self.0.name()).finish()
+    }
+}
+
+/// A type an agent can produce as its typed output: deserialisable, with a
+/// JSON schema, and sendable between threads.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    label = "this type is missing `Deserialize` or `JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
+)]
+pub trait OutputType: DeserializeOwned + JsonSchema + Send + Sync + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> OutputType for T {}
+
+/// The builder's output is still open, so `.output::<T>()` may choose it.
+#[diagnostic::on_unimplemented(
+    message = "the output of this agent is already decided (`{Self}`), so `.output::<T>()` cannot be called here",
+    label = "output already decided",
+    note = "call `.output::<T>()` once, before any text-only option (`.double_confirmation()`, `.terminal_check(..)`, `.on_iteration_limit(..)`)"
+)]
+pub trait OutputUnset {}
+
+impl OutputUnset for Text {}
+
+/// The builder makes a typed agent (`.output::<T>()` was called).
+#[diagnostic::on_unimplemented(
+    message = "this option needs a typed output, but this agent answers with `{Self}`",
+    label = "only available on typed agents",
+    note = "call `.output::<YourType>()` first; reflection, validators and the output tool's name belong to typed agents"
+)]
+pub trait Typed: OutputType {}
+
+#[diagnostic::do_not_recommend]
+impl<T: OutputType> Typed for T {}
+
+/// The builder makes a text agent.
+#[diagnostic::on_unimplemented(
+    message = "this option only applies to text agents, but this agent's output is `{Self}`",
+    label = "only available on text agents",
+    note = "a typed agent ends through its output tool: use `.reflection(..)`, `.validator(..)` and `.max_attempts(..)` instead"
+)]
+pub trait TextMode {}
+
+impl TextMode for Text {}
+impl TextMode for TextConfigured {}
+
+/// No reflection handler has been set yet.
+#[diagnostic::on_unimplemented(
+    message = "a reflection handler is already set on this agent",
+    label = "second reflection handler",
+    note = "an agent has one reflection handler: remove one of the `.reflection(..)` calls"
+)]
+pub trait ReflectionUnset {}
+
+impl ReflectionUnset for NoReflection {}
+
+/// The builder has a model.
+#[diagnostic::on_unimplemented(
+    message = "this agent has no model yet",
+    label = "`.model(..)` was not called",
+    note = "call `.model(your_model)` before `.build()`"
+)]
+pub trait HasModel {
+    #[doc(hidden)]
+    fn into_model(self) -> Arc<dyn crate::Model>;
+}
+
+impl HasModel for WithModel {
+    fn into_model(self) -> Arc<dyn crate::Model> {
+        self.0
+    }
+}
+
+/// Never implemented: an [`AgentBuilder`](super::AgentBuilder) is not an agent.
+#[diagnostic::on_unimplemented(
+    message = "an agent builder cannot run: it must be built first",
+    label = "this is an `AgentBuilder`, not an `Agent`",
+    note = "finish the builder with `.build()?` and call `.run(..)` on the `Agent` it returns"
+)]
+pub trait Built {}
+
+/// Links a handler's argument type `T` to the agent's output type, so that
+/// a reflection handler or validator taking anything else does not compile.
+#[diagnostic::on_unimplemented(
+    message = "this handler takes `&{T}`, but the agent's output type is `{Self}`",
+    label = "expected a handler taking `&{Self}`",
+    note = "reflection handlers and validators receive the agent's output: change the argument type to `&{Self}`"
+)]
+pub trait OutputIs<T>: Sized {
+    #[doc(hidden)]
+    fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>>;
+    #[doc(hidden)]
+    fn validator(validator: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<Self>>>;
+    #[doc(hidden)]
+    fn async_validator(validator: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<Self>>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: OutputType> OutputIs<T> for T {
+    fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<T>>> {
+        Some(handler)
+    }
+    fn validator(validator: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<T>>> {
+        Some(validator)
+    }
+    fn async_validator(validator: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<T>>> {
+        Some(validator)
+    }
+}
+
+// A text agent has no output to hand to a handler; the `Typed` bound next to
+// `OutputIs` reports that, so this impl only keeps a second error away.
+impl<T> OutputIs<T> for Text {
+    fn reflection(_: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>> {
+        None
+    }
+    fn validator(_: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<Self>>> {
+        None
+    }
+    fn async_validator(_: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<Self>>> {
+        None
+    }
+}
+
+impl<T> OutputIs<T> for TextConfigured {
+    fn reflection(_: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>> {
+        None
+    }
+    fn validator(_: Arc<dyn Validator<T>>) -> Option<Arc<dyn Validator<Self>>> {
+        None
+    }
+    fn async_validator(_: Arc<dyn AsyncValidator<T>>) -> Option<Arc<dyn AsyncValidator<Self>>> {
+        None
+    }
+}
+
+/// What `.build()` turns the builder's output state into: [`Text`] for text
+/// agents, the output type for typed ones.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    label = "this agent's output type",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
+)]
+pub trait Buildable: Sized + 'static {
+    /// The agent's output.
+    type Output: AgentOutput + OutputIs<Self>;
+}
+
+impl Buildable for Text {
+    type Output = Text;
+}
+
+impl Buildable for TextConfigured {
+    type Output = Text;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: OutputType> Buildable for T {
+    type Output = T;
+}
+
+/// A reflection handler for output type `O`: renders a proposed output for
+/// the model to review.
+#[diagnostic::on_unimplemented(
+    message = "a reflection handler must be a `Fn(&{O}) -> String` that is `Send + Sync + 'static`",
+    label = "not a reflection handler for `{O}`",
+    note = "the handler renders the proposed output for the model: `.reflection(|output: &{O}| format!(\"{{output:?}}\"))`"
+)]
+pub trait ReflectionHandler<O>: Send + Sync + 'static {
+    /// Renders `output`.
+    fn render(&self, output: &O) -> String;
+}
+
+#[diagnostic::do_not_recommend]
+impl<O, F, S> ReflectionHandler<O> for F
+where
+    F: Fn(&O) -> S + Send + Sync + 'static,
+    S: Into<String>,
+{
+    fn render(&self, output: &O) -> String {
+        self(output).into()
+    }
+}
+
+/// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`.
+#[diagnostic::on_unimplemented(
+    message = "a validator must be a `Fn(&{O}) -> Result<(), E>` with `E: Display`, `Send + Sync + 'static`",
+    label = "not a validator for `{O}`",
+    note = "a validator receives the output: `.validator(|output: &{O}| if ok {{ Ok(()) }} else {{ Err(\"why\") }})`"
+)]
+pub trait Validator<O>: Send + Sync + 'static {
+    /// Checks `output`.
+    fn check(&self, output: &O) -> Result<(), String>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<O, F, E> Validator<O> for F
+where
+    F: Fn(&O) -> Result<(), E> + Send + Sync + 'static,
+    E: std::fmt::Display,
+{
+    fn check(&self, output: &O) -> Result<(), String> {
+        self(output).map_err(|error| error.to_string())
+    }
+}
+
+/// An async validator for output type `O`: `Fn(&O) -> impl Future<Output = Result<(), E>>`.
+/// The future must own what it needs (clone fields out of the output).
+#[diagnostic::on_unimplemented(
+    message = "an async validator must be a `Fn(&{O}) -> impl Future<Output = Result<(), E>>` with `E: Display`",
+    label = "expected `Fn(&{O}) -> impl Future<Output = Result<(), E>> + Send + 'static`",
+    note = "clone what the check needs, then return an `async move` block"
+)]
+pub trait AsyncValidator<O>: Send + Sync + 'static {
+    /// Checks `output`.
+    fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<O, F, Fut, E> AsyncValidator<O> for F
+where
+    F: Fn(&O) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: std::fmt::Display,
+{
+    fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>> {
+        let future = self(output);
+        Box::pin(async move { future.await.map_err(|error| error.to_string()) })
+    }
+}

@@ -1,0 +1,117 @@
+//! What every run reports, however it ended.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::time::Instant;
+
+use super::hooks::HookError;
+use crate::usage::Usage;
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TerminationReason {
+    /// A typed output was produced and validated.
+    Output,
+    /// The model answered with text and no tool calls.
+    Answer,
+    /// A terminal check or the iteration-limit hook ended the run with a signal.
+    Signal,
+    /// An attempt reached its iteration limit.
+    MaxIterations,
+    /// The run reached its limit of model calls.
+    MaxModelCalls,
+    /// The run reached its limit of tool executions.
+    MaxToolExecutions,
+    /// The run consumed its token budget.
+    TokenBudget,
+    /// Too many tool calls failed in a row.
+    ConsecutiveToolFailures,
+    /// The run's deadline passed.
+    Deadline,
+    /// A tool call was denied or failed and the stop policy ends the run.
+    ToolPolicy,
+    /// The run was cancelled.
+    Cancelled,
+    /// The model call failed.
+    ModelError,
+    /// Every attempt's output failed validation.
+    ValidationFailed,
+    /// Every attempt ended without a usable response (for example no output call).
+    InvalidResponse,
+    /// `submit` was called before any output.
+    SubmitBeforeOutput,
+}
+
+/// What a run did: attached to every result, success or error.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RunMetadata {
+    /// Tokens summed over every model call of every attempt.
+    pub usage: Usage,
+    /// Attempts started.
+    pub attempts: u32,
+    /// Iterations over all attempts (each is one model call and its tool calls).
+    pub iterations: u32,
+    /// Model calls made (including ones that failed).
+    pub model_calls: u32,
+    /// Tool calls executed (denied and synthetic results not counted).
+    pub tool_calls: u32,
+    /// Wall time of the run.
+    #[serde(with = "millis")]
+    pub elapsed: Duration,
+    /// Why the run ended.
+    pub termination: TerminationReason,
+    /// Hooks that failed or panicked; the run went on regardless.
+    pub hook_errors: Vec<HookError>,
+}
+
+mod millis {
+    use std::time::Duration;
+
+    pub(super) fn serialize<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
+/// The counters of a run in progress.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    pub(crate) usage: Usage,
+    pub(crate) attempts: u32,
+    pub(crate) iterations: u32,
+    pub(crate) model_calls: u32,
+    pub(crate) tool_calls: u32,
+    pub(crate) started: Instant,
+    pub(crate) hook_errors: Mutex<Vec<HookError>>,
+}
+
+impl Tally {
+    pub(crate) fn start() -> Self {
+        Self {
+            usage: Usage::default(),
+            attempts: 0,
+            iterations: 0,
+            model_calls: 0,
+            tool_calls: 0,
+            started: Instant::now(),
+            hook_errors: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn finish(self, termination: TerminationReason) -> RunMetadata {
+        RunMetadata {
+            usage: self.usage,
+            attempts: self.attempts,
+            iterations: self.iterations,
+            model_calls: self.model_calls,
+            tool_calls: self.tool_calls,
+            elapsed: self.started.elapsed(),
+            termination,
+            hook_errors: self.hook_errors.into_inner().unwrap_or_else(PoisonError::into_inner),
+        }
+    }
+}

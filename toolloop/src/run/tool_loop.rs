@@ -1,0 +1,237 @@
+//! The iteration loop on its own, without an agent.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tracing::Instrument as _;
+
+use super::TerminationReason;
+use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
+use super::engine::{Engine, LoopEnd};
+use super::governance::Governance;
+use super::hooks::{Event, Hooks};
+use super::metadata::{RunMetadata, Tally};
+use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
+use super::stop::Stop;
+use crate::cancel::CancellationToken;
+use crate::conversation::Conversation;
+use crate::model::Model;
+use crate::tool::ToolSet;
+
+/// The signal type of a loop that has no terminal check: it has no values,
+/// so such a loop can only end with an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoSignal {}
+
+type TerminalCheck<S> = Box<dyn FnMut(&[ExecutedCall]) -> Option<S> + Send>;
+type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
+
+/// An iteration loop: call the model, execute every tool call it makes,
+/// feed the results back, repeat until it answers or a terminal check
+/// returns a signal.
+///
+/// ```
+/// use toolloop::run::{LoopEnd, ToolLoop};
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Conversation, ModelResponse, ToolSet};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let model = ScriptedModel::new().respond(ModelResponse::text("4"));
+/// let mut tool_loop = ToolLoop::new(model, ToolSet::new()).system("You add numbers.");
+/// let mut conversation = Conversation::new();
+/// conversation.push_user("2 + 2?");
+/// let done = tool_loop.run(&mut conversation).await.unwrap();
+/// assert_eq!(done.end, LoopEnd::Answer("4".to_owned()));
+/// # });
+/// ```
+pub struct ToolLoop<S = NoSignal> {
+    model: Arc<dyn Model>,
+    tools: ToolSet,
+    system: Option<String>,
+    options: LoopOptions,
+    hooks: Hooks,
+    governance: Governance,
+    cancel: CancellationToken,
+    confirmation: Option<String>,
+    terminal: Option<TerminalCheck<S>>,
+    on_limit: Option<LimitHook<S>>,
+}
+
+impl<S> fmt::Debug for ToolLoop<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolLoop")
+            .field("model", &self.model.name())
+            .field("tools", &self.tools)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A loop run that ended normally.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LoopOutput<S> {
+    /// How it ended.
+    pub end: LoopEnd<S>,
+    /// What it did.
+    pub metadata: RunMetadata,
+}
+
+/// A loop run that stopped early. The conversation holds everything done
+/// so far, with every tool call answered.
+#[derive(Debug, thiserror::Error)]
+#[error("{stop}")]
+#[non_exhaustive]
+pub struct LoopError {
+    /// Why it stopped.
+    pub stop: Stop,
+    /// What it did.
+    pub metadata: RunMetadata,
+}
+
+impl ToolLoop<NoSignal> {
+    /// A loop calling `model` with `tools` and default [options](LoopOptions).
+    pub fn new(model: impl Model + 'static, tools: ToolSet) -> Self {
+        Self {
+            model: Arc::new(model),
+            tools,
+            system: None,
+            options: LoopOptions::default(),
+            hooks: Hooks::new(),
+            governance: Governance::new(),
+            cancel: CancellationToken::new(),
+            confirmation: None,
+            terminal: None,
+            on_limit: None,
+        }
+    }
+
+    /// Ends the loop when `check`, called after each executed batch, returns
+    /// a signal (for example the id a `spec_submit` tool returned).
+    pub fn terminal_check<S>(self, check: impl FnMut(&[ExecutedCall]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
+        let on_limit = self.on_limit.map(|mut hook| {
+            Box::new(move |reached: &LimitReached| match hook(reached) {
+                LimitDecision::Stop => LimitDecision::Stop,
+                LimitDecision::Extend(more) => LimitDecision::Extend(more),
+                LimitDecision::End(never) => match never {},
+            }) as LimitHook<S>
+        });
+        ToolLoop {
+            model: self.model,
+            tools: self.tools,
+            system: self.system,
+            options: self.options,
+            hooks: self.hooks,
+            governance: self.governance,
+            cancel: self.cancel,
+            confirmation: self.confirmation,
+            terminal: Some(Box::new(check)),
+            on_limit,
+        }
+    }
+}
+
+impl<S: Send> ToolLoop<S> {
+    /// Sets the system prompt.
+    pub fn system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// Sets every limit and setting at once.
+    pub fn options(mut self, options: LoopOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Changes limits and settings in place.
+    pub fn configure(mut self, change: impl FnOnce(&mut LoopOptions)) -> Self {
+        change(&mut self.options);
+        self
+    }
+
+    /// Sets the hooks.
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Sets the governance consulted before each tool call.
+    pub fn governance(mut self, governance: Governance) -> Self {
+        self.governance = governance;
+        self
+    }
+
+    /// Sets the token that cancels runs of this loop.
+    pub fn cancel_token(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// On the first text-only answer, asks the model once to verify the task
+    /// is complete (with the default prompt); it may continue with tools or
+    /// confirm.
+    pub fn double_confirmation(self) -> Self {
+        self.double_confirmation_prompt(DEFAULT_CONFIRMATION_PROMPT)
+    }
+
+    /// Double confirmation with your own prompt.
+    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.confirmation = Some(prompt.into());
+        self
+    }
+
+    /// Called when an attempt reaches its iteration limit: grant more
+    /// iterations, end with a signal, or stop (the default).
+    pub fn on_iteration_limit(mut self, hook: impl FnMut(&LimitReached) -> LimitDecision<S> + Send + 'static) -> Self {
+        self.on_limit = Some(Box::new(hook));
+        self
+    }
+
+    /// Runs the loop on `conversation`, which must end with the caller's
+    /// message. Everything the run does is appended to it.
+    pub async fn run(&mut self, conversation: &mut Conversation) -> Result<LoopOutput<S>, LoopError> {
+        let mut tally = Tally::start();
+        tally.attempts = 1;
+        let engine = Engine {
+            model: &*self.model,
+            tools: &self.tools,
+            system: self.system.as_deref(),
+            options: &self.options,
+            hooks: &self.hooks,
+            governance: &self.governance,
+            cancel: &self.cancel,
+            deadline: self.options.timeout.map(|timeout| tally.started + timeout),
+            confirmation: self.confirmation.as_deref(),
+        };
+        let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
+        let span = tracing::info_span!("tool_loop", model = self.model.name());
+        let outcome = engine.drive(conversation, &mut tally, 1, &mut control).instrument(span).await;
+        let reason = match &outcome {
+            Ok(LoopEnd::Answer(_)) => TerminationReason::Answer,
+            Ok(LoopEnd::Signal(_)) => TerminationReason::Signal,
+            Err(stop) => stop.termination(),
+        };
+        engine.fire(&Event::Stop { reason: &reason }, &tally);
+        let metadata = tally.finish(reason);
+        match outcome {
+            Ok(end) => Ok(LoopOutput { end, metadata }),
+            Err(stop) => Err(LoopError { stop, metadata }),
+        }
+    }
+}
+
+struct Closures<'a, S> {
+    terminal: Option<&'a mut TerminalCheck<S>>,
+    on_limit: Option<&'a mut LimitHook<S>>,
+}
+
+impl<S: Send> Control<S> for Closures<'_, S> {
+    fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<S> {
+        self.terminal.as_mut().and_then(|check| check(batch))
+    }
+
+    fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S> {
+        self.on_limit.as_mut().map_or(LimitDecision::Stop, |hook| hook(reached))
+    }
+}

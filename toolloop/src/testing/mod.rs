@@ -1,0 +1,29 @@
+//! Models for tests: scripted responses and closures, no network.
+//!
+//! Use them to test your own agents and loops: script what the model says,
+//! run the agent, then assert on what it was asked.
+//!
+//! ```
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Model, ModelRequest, ModelResponse};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let model = ScriptedModel::new().respond(ModelResponse::text("hello"));
+//! let reply = model.complete(ModelRequest::new(&[])).await.unwrap();
+//! assert_eq!(reply.text_content(), "hello");
+//! model.assert_consumed();
+//! # });
+//! ```
+
+mod function;
+mod recorded;
+mod scripted;
+
+pub use function::FunctionModel;
+pub use recorded::RecordedRequest;
+pub use scripted::ScriptedModel;
+
+/// The provider name test models report (`"test"`). Tool calls they produce
+/// are tagged with it, so a conversation built by a test model is sent back
+/// to a test model unchanged.
+pub const TEST_PROVIDER: &str = "test";

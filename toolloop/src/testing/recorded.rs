@@ -1,0 +1,48 @@
+//! A request a test model received, kept as owned data.
+
+use crate::message::Message;
+use crate::model::ModelRequest;
+use crate::tool::ToolDefinition;
+
+/// A copy of one [`ModelRequest`], for assertions after the run.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RecordedRequest {
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The messages, as the model was sent them.
+    pub messages: Vec<Message>,
+    /// The tools the model was offered.
+    pub tools: Vec<ToolDefinition>,
+    /// The maximum output tokens override.
+    pub max_tokens: Option<u32>,
+    /// The temperature override.
+    pub temperature: Option<f32>,
+    /// Whether strict tool schemas were asked for.
+    pub strict_tools: bool,
+}
+
+impl RecordedRequest {
+    /// The names of the offered tools, in order.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|tool| &*tool.name).collect()
+    }
+
+    /// The text of the last message, or `""` when there is none.
+    pub fn last_text(&self) -> String {
+        self.messages.last().map(Message::text).unwrap_or_default()
+    }
+}
+
+impl From<&ModelRequest<'_>> for RecordedRequest {
+    fn from(request: &ModelRequest<'_>) -> Self {
+        Self {
+            system: request.system.map(str::to_owned),
+            messages: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+            strict_tools: request.strict_tools,
+        }
+    }
+}
