@@ -110,8 +110,8 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Adds a derived tool together with the state it runs with
-    /// (`#[tool(state = ...)]`).
-    pub fn tool_with_state<T: Tool>(mut self, state: T::State) -> Self {
+    /// (`#[tool(state = ...)]`): by value, or an `Arc` shared with other tools.
+    pub fn tool_with_state<T: Tool>(mut self, state: impl Into<Arc<T::State>>) -> Self {
         if let Err(error) = self.tools.add_with_state::<T>(state) {
             self.tool_error.get_or_insert(BuildError::DuplicateToolName(error.0));
         }
