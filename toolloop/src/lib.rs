@@ -5,6 +5,7 @@ mod cancel;
 mod conversation;
 mod message;
 mod model;
+pub mod providers;
 mod stop_reason;
 mod tool;
 mod usage;

@@ -65,12 +65,22 @@ pub struct ModelError {
     status: Option<u16>,
     message: String,
     retry_after: Option<Duration>,
+    error_type: Option<String>,
+    attempts: u32,
 }
 
 impl ModelError {
     /// An error of `kind` from `provider` saying `message`.
     pub fn new(kind: ModelErrorKind, provider: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self { kind, provider: provider.into(), status: None, message: message.into(), retry_after: None }
+        Self {
+            kind,
+            provider: provider.into(),
+            status: None,
+            message: message.into(),
+            retry_after: None,
+            error_type: None,
+            attempts: 1,
+        }
     }
 
     /// Adds the HTTP status.
@@ -83,6 +93,30 @@ impl ModelError {
     pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
         self.retry_after = retry_after;
         self
+    }
+
+    /// Adds the provider's own name for the error, from its error body
+    /// (`"overloaded_error"`, `"insufficient_quota"`, ...).
+    pub fn with_error_type(mut self, error_type: Option<String>) -> Self {
+        self.error_type = error_type;
+        self
+    }
+
+    /// Records how many HTTP attempts were made before giving up.
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// The provider's own name for the error, when its error body gave one
+    /// (Anthropic `error.type`, OpenAI `error.code` or `error.type`).
+    pub fn error_type(&self) -> Option<&str> {
+        self.error_type.as_deref()
+    }
+
+    /// How many attempts were made, retries included (1 when none was retried).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
     }
 
     /// What went wrong.
@@ -128,6 +162,9 @@ impl fmt::Display for ModelError {
         write!(f, "{} error ({}", self.provider, self.kind.as_str())?;
         if let Some(status) = self.status {
             write!(f, ", HTTP {status}")?;
+        }
+        if self.attempts > 1 {
+            write!(f, ", {} attempts", self.attempts)?;
         }
         write!(f, "): {}", self.message)
     }

@@ -1,0 +1,60 @@
+//! Models behind the neutral [`Model`](crate::Model) trait: HTTP clients for
+//! real APIs (one module per provider, each behind a cargo feature of the same
+//! name) and [`Fallback`], which tries models in order.
+//!
+//! Each provider module keeps its wire types (`wire.rs`) and the conversions
+//! between them and the neutral types (`convert.rs`) to itself; the rest of
+//! the crate sees only [`ModelRequest`](crate::ModelRequest) and
+//! [`ModelResponse`](crate::ModelResponse).
+
+mod fallback;
+
+#[cfg(feature = "http")]
+mod http;
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+#[cfg(feature = "ollama")]
+pub mod ollama;
+#[cfg(feature = "openai")]
+pub mod openai;
+
+pub use fallback::Fallback;
+#[cfg(feature = "http")]
+pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};
+
+#[cfg(feature = "http")]
+mod shared {
+    use std::borrow::Cow;
+
+    use serde_json::{Map, Value};
+
+    use crate::message::ToolResult;
+
+    /// A tool call's input as a JSON object, for wire formats that only take
+    /// objects (Anthropic `input`, Ollama `arguments`). Arguments another
+    /// provider kept as raw text are parsed when they are an object, and sent
+    /// as `{}` otherwise; the call's error result already told the model what
+    /// was wrong with them.
+    pub(crate) fn object_input(input: &Value) -> Cow<'_, Value> {
+        match input {
+            Value::Object(_) => Cow::Borrowed(input),
+            Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+                Ok(parsed @ Value::Object(_)) => Cow::Owned(parsed),
+                _ => Cow::Owned(Value::Object(Map::new())),
+            },
+            _ => Cow::Owned(Value::Object(Map::new())),
+        }
+    }
+
+    #[cfg(any(feature = "openai", feature = "ollama"))]
+    /// A tool result as text, for wire formats without an error flag (OpenAI,
+    /// Ollama): error results are prefixed with `Error: ` so the model can tell.
+    pub(crate) fn result_text(result: &ToolResult) -> Cow<'_, str> {
+        if result.is_error() {
+            Cow::Owned(format!("Error: {}", result.content))
+        } else {
+            Cow::Borrowed(&result.content)
+        }
+    }
+}
