@@ -10,6 +10,7 @@
 //! see that a cancelled call really stopped.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -200,7 +201,7 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let head = |len: usize| {
         let mut head = format!("HTTP/1.1 {} Scripted\r\ncontent-length: {len}\r\nconnection: close\r\n", reply.status);
         for (name, value) in &reply.headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(head, "{name}: {value}\r\n");
         }
         head.push_str("\r\n");
         head
