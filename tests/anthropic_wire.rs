@@ -3,6 +3,8 @@
 //! error), the response parsed back, error bodies mapped, and a malformed
 //! tool call fed back and corrected.
 
+#![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
+
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -81,7 +83,8 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
     let conversation = conversation();
     let tools = [Weather::definition().clone()];
     let view = conversation.view_for(model.provider());
-    let request = ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
+    let request =
+        ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
     let response = model.complete(request).await.unwrap();
 
     let sent = &server.requests()[0];
@@ -171,7 +174,10 @@ async fn error_bodies_become_typed_errors_without_the_key() {
 
     let error = call().await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::Authentication);
-    assert_eq!((error.status(), error.message(), error.error_type()), (Some(401), "invalid x-api-key", Some("authentication_error")));
+    assert_eq!(
+        (error.status(), error.message(), error.error_type()),
+        (Some(401), "invalid x-api-key", Some("authentication_error"))
+    );
     assert!(!format!("{error} {error:?}").contains("sk-ant-test-key"));
 
     let error = call().await.unwrap_err();

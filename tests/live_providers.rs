@@ -4,6 +4,8 @@
 //! `TOOLLOOP_LIVE_ANTHROPIC_MODEL`, `..._OPENAI_MODEL` and `..._OLLAMA_MODEL`
 //! choose the model.
 
+#![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
+
 use std::convert::Infallible;
 
 use toolloop::providers::anthropic::AnthropicBuilder;

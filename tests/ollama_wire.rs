@@ -3,6 +3,8 @@
 //! error), the response parsed back with synthesised call ids, error bodies,
 //! and arguments that do not fit the tool fed back and corrected.
 
+#![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
+
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -85,7 +87,8 @@ async fn the_request_is_exactly_the_chat_api_shape_and_the_response_parses_back(
     let conversation = conversation();
     let tools = [Weather::definition().clone()];
     let view = conversation.view_for(model.provider());
-    let request = ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
+    let request =
+        ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
     let response = model.complete(request).await.unwrap();
 
     let sent = &server.requests()[0];

@@ -3,6 +3,8 @@
 //! error), the response parsed back, strict tools, compatible servers, error
 //! bodies, and arguments that are not JSON fed back and corrected.
 
+#![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
+
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -86,7 +88,8 @@ async fn the_request_is_exactly_the_chat_completions_shape_and_the_response_pars
     let conversation = conversation();
     let tools = [Weather::definition().clone()];
     let view = conversation.view_for(model.provider());
-    let request = ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
+    let request =
+        ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
     let response = model.complete(request).await.unwrap();
 
     let sent = &server.requests()[0];
@@ -127,7 +130,10 @@ async fn the_request_is_exactly_the_chat_completions_shape_and_the_response_pars
     );
     assert_eq!(response.stop_reason, StopReason::ToolUse);
     // 50 of the 120 prompt tokens came from the cache: reported once, as cache reads.
-    assert_eq!(response.usage, Usage { input_tokens: 70, output_tokens: 40, cache_read_tokens: 50, cache_write_tokens: 0 });
+    assert_eq!(
+        response.usage,
+        Usage { input_tokens: 70, output_tokens: 40, cache_read_tokens: 50, cache_write_tokens: 0 }
+    );
     assert_eq!(response.model.as_deref(), Some("gpt-test-2025"));
     assert_eq!(response.provider.as_deref(), Some("openai"));
 }
@@ -138,7 +144,8 @@ async fn strict_tools_send_the_strict_schema() {
     let model = model(&server);
     let tools = [Weather::definition().clone()];
     let messages = [Message::user("hi")];
-    let response = model.complete(ModelRequest::new(&messages).with_tools(&tools).with_strict_tools(true)).await.unwrap();
+    let response =
+        model.complete(ModelRequest::new(&messages).with_tools(&tools).with_strict_tools(true)).await.unwrap();
     assert_eq!((response.text_content().as_str(), &response.stop_reason), ("ok", &StopReason::EndTurn));
     let function = &server.requests()[0].json()["tools"][0]["function"];
     assert_eq!(function["strict"], json!(true));
@@ -149,15 +156,23 @@ async fn strict_tools_send_the_strict_schema() {
 #[tokio::test]
 async fn a_compatible_server_needs_no_key_and_may_take_legacy_max_tokens() {
     let server = TestServer::start([reply(&json!({"role": "assistant", "content": "hi"}), "length")]).await;
-    let model =
-        OpenAi::builder().base_url(server.url()).model("local").max_tokens(256).legacy_max_tokens(true).build().unwrap();
+    let model = OpenAi::builder()
+        .base_url(server.url())
+        .model("local")
+        .max_tokens(256)
+        .legacy_max_tokens(true)
+        .build()
+        .unwrap();
     let messages = [Message::user("hi")];
     let response = model.complete(ModelRequest::new(&messages)).await.unwrap();
     assert_eq!(response.stop_reason, StopReason::MaxTokens);
     let sent = &server.requests()[0];
     assert_eq!(sent.path, "/chat/completions");
     assert_eq!(sent.header("authorization"), None);
-    assert_eq!(sent.json(), json!({"model": "local", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 256}));
+    assert_eq!(
+        sent.json(),
+        json!({"model": "local", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 256})
+    );
 }
 
 #[tokio::test]
@@ -185,7 +200,10 @@ async fn refusals_and_error_bodies_are_typed() {
     let messages = [Message::user("hi")];
     let call = || model.complete(ModelRequest::new(&messages));
     let refusal = call().await.unwrap();
-    assert_eq!((&refusal.stop_reason, refusal.text_content().as_str()), (&StopReason::Refusal, "I can't help with that."));
+    assert_eq!(
+        (&refusal.stop_reason, refusal.text_content().as_str()),
+        (&StopReason::Refusal, "I can't help with that.")
+    );
 
     let error = call().await.unwrap_err();
     assert_eq!((error.kind(), error.error_type()), (ModelErrorKind::Authentication, Some("invalid_api_key")));

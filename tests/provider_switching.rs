@@ -30,7 +30,8 @@ fn anthropic_history() -> Conversation {
 
 #[tokio::test]
 async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
-    let overloaded = Reply::json(529, &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
+    let overloaded =
+        Reply::json(529, &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
     let anthropic_server = TestServer::start([
         overloaded.clone(),
         overloaded,
@@ -93,7 +94,10 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
             {"type": "text", "text": "And Rome?"}
         ])
     );
-    assert_eq!(messages[3]["content"], json!([{"type": "text", "text": "[called tool `weather` with {\"city\":\"Rome\"}]"}]));
+    assert_eq!(
+        messages[3]["content"],
+        json!([{"type": "text", "text": "[called tool `weather` with {\"city\":\"Rome\"}]"}])
+    );
     assert_eq!(messages[4]["content"], json!([{"type": "text", "text": "[result of tool `weather`: cloudy]"}]));
 }
 

@@ -27,10 +27,13 @@ pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};
 mod shared {
     use std::borrow::Cow;
 
+    #[cfg(any(feature = "anthropic", feature = "ollama"))]
     use serde_json::{Map, Value};
 
+    #[cfg(any(feature = "openai", feature = "ollama"))]
     use crate::message::ToolResult;
 
+    #[cfg(any(feature = "anthropic", feature = "ollama"))]
     /// A tool call's input as a JSON object, for wire formats that only take
     /// objects (Anthropic `input`, Ollama `arguments`). Arguments another
     /// provider kept as raw text are parsed when they are an object, and sent

@@ -212,6 +212,7 @@ pub(crate) fn secret_header(name: &'static str, value: &str) -> Result<(HeaderNa
 }
 
 /// A header with a fixed, public value.
+#[cfg(feature = "anthropic")]
 pub(crate) fn static_header(name: &'static str, value: &'static str) -> (HeaderName, HeaderValue) {
     (HeaderName::from_static(name), HeaderValue::from_static(value))
 }
