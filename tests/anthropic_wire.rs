@@ -160,7 +160,8 @@ async fn max_tokens_defaults_to_the_configured_value_and_is_always_sent() {
 #[tokio::test]
 async fn error_bodies_become_typed_errors_without_the_key() {
     let server = TestServer::start([
-        Reply::json(401, &json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})),
+        Reply::json(401, &json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}))
+            .header("request-id", "req_011CSHoEeqs5C35K2UUqR7Fy"),
         Reply::json(429, &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Number of requests has exceeded your rate limit"}}))
             .header("retry-after", "7"),
         Reply::json(404, &json!({"type": "error", "error": {"type": "not_found_error", "message": "model: claude-nope"}})),
@@ -178,6 +179,7 @@ async fn error_bodies_become_typed_errors_without_the_key() {
         (error.status(), error.message(), error.error_type()),
         (Some(401), "invalid x-api-key", Some("authentication_error"))
     );
+    assert_eq!(error.request_id(), Some("req_011CSHoEeqs5C35K2UUqR7Fy"));
     assert!(!format!("{error} {error:?}").contains("sk-ant-test-key"));
 
     let error = call().await.unwrap_err();

@@ -183,7 +183,8 @@ async fn refusals_and_error_bodies_are_typed() {
             401,
             &json!({"error": {"message": "Incorrect API key provided: sk-tes***key.", "type": "invalid_request_error",
                               "param": null, "code": "invalid_api_key"}}),
-        ),
+        )
+        .header("x-request-id", "req_abc123"),
         Reply::json(
             429,
             &json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
@@ -207,6 +208,7 @@ async fn refusals_and_error_bodies_are_typed() {
 
     let error = call().await.unwrap_err();
     assert_eq!((error.kind(), error.error_type()), (ModelErrorKind::Authentication, Some("invalid_api_key")));
+    assert_eq!(error.request_id(), Some("req_abc123"));
     assert!(!format!("{error} {error:?} {model:?}").contains("sk-test-key"));
     let error = call().await.unwrap_err();
     assert_eq!((error.kind(), error.error_type()), (ModelErrorKind::RateLimited, Some("insufficient_quota")));

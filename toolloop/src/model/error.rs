@@ -66,6 +66,7 @@ pub struct ModelError {
     message: String,
     retry_after: Option<Duration>,
     error_type: Option<String>,
+    request_id: Option<String>,
     attempts: u32,
 }
 
@@ -79,6 +80,7 @@ impl ModelError {
             message: message.into(),
             retry_after: None,
             error_type: None,
+            request_id: None,
             attempts: 1,
         }
     }
@@ -100,6 +102,18 @@ impl ModelError {
     pub fn with_error_type(mut self, error_type: Option<String>) -> Self {
         self.error_type = error_type;
         self
+    }
+
+    /// Adds the provider's id for the failed request (for its support).
+    pub fn with_request_id(mut self, request_id: Option<String>) -> Self {
+        self.request_id = request_id;
+        self
+    }
+
+    /// The provider's id for the failed request, when it sent one
+    /// (`request-id` / `x-request-id` headers): quote it to the provider's support.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
     }
 
     /// Records how many HTTP attempts were made before giving up.

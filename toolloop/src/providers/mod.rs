@@ -6,9 +6,29 @@
 //! between them and the neutral types (`convert.rs`) to itself; the rest of
 //! the crate sees only [`ModelRequest`](crate::ModelRequest) and
 //! [`ModelResponse`](crate::ModelResponse).
+//!
+//! | provider | module | cargo feature | environment |
+//! |---|---|---|---|
+//! | Anthropic Messages | [`anthropic`] | `anthropic` | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` |
+//! | OpenAI Chat Completions and compatible servers | [`openai`] | `openai` | `OPENAI_API_KEY`, `OPENAI_BASE_URL` |
+//! | Ollama | [`ollama`] | `ollama` | `OLLAMA_HOST` |
+//!
+//! All three features are on by default; [`from_env`] picks whichever the
+//! environment configures. Every HTTP provider retries failed requests
+//! ([`RetryPolicy`]), maps the API's error bodies to typed
+//! [`ModelError`](crate::ModelError)s, and never shows its API key in
+//! `Debug` output, errors or logs.
+//!
+//! Each call runs in a `model_call` [`tracing`] span (provider, model, token
+//! usage, stop reason, latency); at debug level it also logs every message
+//! sent (role, block kinds, tool call ids and names, not contents). With a
+//! subscriber such as `tracing_subscriber`'s `EnvFilter`, turn this on with
+//! `RUST_LOG=toolloop=debug`.
 
 mod fallback;
 
+#[cfg(feature = "http")]
+mod detect;
 #[cfg(feature = "http")]
 mod http;
 
@@ -19,6 +39,8 @@ pub mod ollama;
 #[cfg(feature = "openai")]
 pub mod openai;
 
+#[cfg(feature = "http")]
+pub use detect::from_env;
 pub use fallback::Fallback;
 #[cfg(feature = "http")]
 pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};

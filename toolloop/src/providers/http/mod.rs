@@ -198,7 +198,11 @@ impl HttpClient {
             return Ok(bytes.to_vec());
         }
         let server_wait = retry::server_wait(&headers);
-        let error = error::status_error(self.provider, status, &bytes, self.parse_error).with_retry_after(server_wait);
+        let request_id =
+            ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);
+        let error = error::status_error(self.provider, status, &bytes, self.parse_error)
+            .with_retry_after(server_wait)
+            .with_request_id(request_id);
         let retryable = retry::should_retry_header(&headers).unwrap_or_else(|| retry::status_is_retryable(status));
         Err(Failure { error, retryable, server_wait })
     }

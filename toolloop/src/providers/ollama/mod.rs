@@ -171,7 +171,7 @@ fn host_url(host: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{OllamaBuilder, host_url};
+    use super::{Ollama, OllamaBuilder, host_url};
 
     #[test]
     fn ollama_host_is_completed_to_a_url() {
@@ -180,6 +180,13 @@ mod tests {
         assert_eq!(host_url("http://gpu-box/"), "http://gpu-box:11434");
         assert_eq!(host_url("https://ollama.example.com"), "https://ollama.example.com");
         assert_eq!(host_url("http://10.0.0.2:8080"), "http://10.0.0.2:8080");
+    }
+
+    #[test]
+    fn an_optional_key_never_shows_in_debug_output() {
+        let builder = Ollama::builder().api_key("proxy-secret");
+        assert!(!format!("{builder:?}").contains("proxy-secret"));
+        assert!(!format!("{:?}", builder.build().unwrap()).contains("proxy-secret"));
     }
 
     #[test]
