@@ -70,8 +70,7 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
         json!([
             {"role": "user", "content": "Weather in Paris?"},
             {"role": "assistant", "content": "[called tool `weather` with {\"city\":\"Paris\"}]"},
-            {"role": "user", "content": "[result of tool `weather`: sunny]"},
-            {"role": "user", "content": "And Rome?"}
+            {"role": "user", "content": "[result of tool `weather`: sunny]\nAnd Rome?"}
         ])
     );
     // The raw history was not rewritten; the new turn is tagged with the provider that made it.

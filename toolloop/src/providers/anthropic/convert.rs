@@ -63,7 +63,8 @@ fn messages(messages: &[crate::message::Message]) -> Vec<InputMessage<'_>> {
 
 fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
     match block {
-        ContentBlock::Text { text } if text.is_empty() => None,
+        // The API rejects text blocks that are empty or only whitespace.
+        ContentBlock::Text { text } if text.trim().is_empty() => None,
         ContentBlock::Text { text } => Some(InputBlock::Text { text: Cow::Borrowed(text) }),
         ContentBlock::ToolCall(call) if role == WireRole::Assistant => {
             Some(InputBlock::ToolUse { id: &call.id, name: &call.name, input: object_input(&call.input) })
@@ -147,7 +148,7 @@ mod tests {
     fn same_role_turns_merge_with_tool_results_first() {
         let history = vec![
             Message::user("hi"),
-            Message::user(""),
+            Message::user(" \n"),
             Message {
                 role: Role::Assistant,
                 content: vec![

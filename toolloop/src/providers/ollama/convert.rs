@@ -59,11 +59,13 @@ fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<Request
     if let Some(system) = system.filter(|s| !s.is_empty()) {
         out.push(message(WireRole::System, Cow::Borrowed(system), Vec::new(), None));
     }
-    for turn in messages {
+    // One message per run of same-role turns, tool results first.
+    for run in messages.chunk_by(|a, b| a.role == b.role) {
+        let turn_role = run[0].role;
         let mut text: Vec<Cow<'a, str>> = Vec::new();
         let mut tool_calls = Vec::new();
-        for block in &turn.content {
-            match (turn.role, block) {
+        for block in run.iter().flat_map(|message| &message.content) {
+            match (turn_role, block) {
                 (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
                 (_, ContentBlock::Text { .. }) => {}
                 (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
@@ -84,7 +86,7 @@ fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<Request
             }
         }
         let content = if text.len() == 1 { text.pop().unwrap_or_default() } else { Cow::Owned(text.join("\n")) };
-        let role = match turn.role {
+        let role = match turn_role {
             Role::User => WireRole::User,
             Role::Assistant => WireRole::Assistant,
         };

@@ -51,19 +51,23 @@ pub(super) fn request<'a>(settings: &Settings<'a>, request: &ModelRequest<'a>) -
 }
 
 /// The conversation in the API's shape: the system prompt as a system
-/// message; each tool result as a `tool` message answering its
-/// `tool_call_id`, before the rest of its user turn; an assistant turn's text
-/// as its content and its calls as `tool_calls` with JSON-string arguments.
+/// message; consecutive turns of one role merged; each tool result as a
+/// `tool` message answering its `tool_call_id`, before the rest of its user
+/// turn; an assistant turn's text as its content and its calls as
+/// `tool_calls` with JSON-string arguments.
 fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if let Some(system) = system.filter(|s| !s.is_empty()) {
         out.push(RequestMessage::System { content: system });
     }
-    for message in messages {
+    // One message per run of same-role turns: the tool messages of a user
+    // run come first, so they directly follow the assistant's tool calls.
+    for run in messages.chunk_by(|a, b| a.role == b.role) {
+        let role = run[0].role;
         let mut text: Vec<Cow<'a, str>> = Vec::new();
         let mut tool_calls = Vec::new();
-        for block in &message.content {
-            match (message.role, block) {
+        for block in run.iter().flat_map(|message| &message.content) {
+            match (role, block) {
                 (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
                 (_, ContentBlock::Text { .. }) => {}
                 (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
@@ -84,7 +88,7 @@ fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<Request
             }
         }
         let content = join(text);
-        match message.role {
+        match role {
             Role::User => {
                 if let Some(content) = content {
                     out.push(RequestMessage::User { content });
@@ -244,5 +248,40 @@ mod tests {
         assert_eq!(parsed.error_type.as_deref(), Some("insufficient_quota"));
         let body = br#"{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}"#;
         assert_eq!(error_body(body).unwrap().error_type.as_deref(), Some("invalid_request_error"));
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    use serde_json::json;
+
+    use super::messages;
+    use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
+
+    #[test]
+    fn runs_of_one_role_become_one_message_with_tool_messages_first() {
+        let history = vec![
+            Message::user("hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolCall(ToolCall::new("a", "t", json!({"x": 1})))],
+                provider: None,
+            },
+            Message::assistant("and another"),
+            Message::tool_results([ToolResult::success("a", "1")]),
+            Message::user("note"),
+            Message::tool_results([ToolResult::failure("b", FailureKind::Denied, "no")]),
+        ];
+        assert_eq!(
+            serde_json::to_value(messages(None, &history)).unwrap(),
+            json!([
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "and another", "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{\"x\":1}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "1"},
+                {"role": "tool", "tool_call_id": "b", "content": "Error: no"},
+                {"role": "user", "content": "note"}
+            ])
+        );
     }
 }
