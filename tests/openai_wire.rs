@@ -161,14 +161,19 @@ async fn a_compatible_server_needs_no_key_and_may_take_legacy_max_tokens() {
         .model("local")
         .max_tokens(256)
         .legacy_max_tokens(true)
+        .header("X-Gateway-Token", "gw-secret")
         .build()
         .unwrap();
+    assert!(!format!("{model:?}").contains("gw-secret"));
+    let invalid = OpenAi::builder().base_url(server.url()).header("bad header", "x").build().unwrap_err();
+    assert!(matches!(invalid, toolloop::providers::ConfigError::InvalidHeader { ref name } if name == "bad header"));
     let messages = [Message::user("hi")];
     let response = model.complete(ModelRequest::new(&messages)).await.unwrap();
     assert_eq!(response.stop_reason, StopReason::MaxTokens);
     let sent = &server.requests()[0];
     assert_eq!(sent.path, "/chat/completions");
     assert_eq!(sent.header("authorization"), None);
+    assert_eq!(sent.header("x-gateway-token"), Some("gw-secret"));
     assert_eq!(
         sent.json(),
         json!({"model": "local", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 256})

@@ -10,7 +10,7 @@ use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::providers::{Fallback, RetryPolicy};
 use toolloop::{ContentBlock, Conversation, Message, Model, ModelRequest, Role, ToolCall, ToolResult};
-use toolloop_workspace::{Reply, TestServer};
+use toolloop_workspace::{Reply, TestServer, replies};
 
 fn quick() -> RetryPolicy {
     RetryPolicy::default().with_max_retries(1).with_initial_backoff(Duration::from_millis(5))
@@ -32,23 +32,9 @@ fn anthropic_history() -> Conversation {
 async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
     let overloaded =
         Reply::json(529, &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
-    let anthropic_server = TestServer::start([
-        overloaded.clone(),
-        overloaded,
-        Reply::json(
-            200,
-            &json!({"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
-                    "usage": {"input_tokens": 5, "output_tokens": 1}}),
-        ),
-    ])
-    .await;
-    let openai_server = TestServer::start([Reply::json(
-        200,
-        &json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
-                "tool_calls": [{"id": "call_9", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Rome\"}"}}]}}],
-                "usage": {"prompt_tokens": 9, "completion_tokens": 3}}),
-    )])
-    .await;
+    let anthropic_server = TestServer::start([overloaded.clone(), overloaded, replies::anthropic::text("Done.")]).await;
+    let openai_server =
+        TestServer::start([replies::openai::tool_calls(&[("call_9", "weather", "{\"city\":\"Rome\"}")])]).await;
     let anthropic =
         Anthropic::builder().api_key("a").base_url(anthropic_server.url()).retry_policy(quick()).build().unwrap();
     let openai = OpenAi::builder().api_key("o").base_url(openai_server.url()).build().unwrap();
@@ -102,11 +88,7 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
 
 #[tokio::test]
 async fn switching_to_another_provider_mid_conversation_flattens_in_the_request_only() {
-    let server = TestServer::start([Reply::json(
-        200,
-        &json!({"message": {"role": "assistant", "content": "It is sunny."}, "done_reason": "stop", "done": true}),
-    )])
-    .await;
+    let server = TestServer::start([replies::ollama::text("It is sunny.")]).await;
     let model = Ollama::builder().base_url(server.url()).build().unwrap();
     let conversation = anthropic_history();
     let view = conversation.view_for(model.provider());

@@ -18,7 +18,7 @@ use crate::model::{ModelError, ModelErrorKind};
 
 pub(crate) use error::{ApiError, ErrorBodyParser};
 pub use retry::RetryPolicy;
-pub(crate) use secret::ApiKey;
+pub(crate) use secret::Secret;
 pub(crate) use trace::CallTrace;
 
 /// How long one attempt may take by default, as in the official SDKs.
@@ -45,6 +45,12 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
+    /// An extra header has an invalid name or value.
+    #[error("invalid header `{name}`: names must be tokens and values printable")]
+    InvalidHeader {
+        /// The header's name as given.
+        name: String,
+    },
     /// The HTTP client could not be built (for example, TLS setup failed).
     #[error("could not build the HTTP client: {0}")]
     Client(String),
@@ -53,15 +59,23 @@ pub enum ConfigError {
 /// Settings every HTTP provider's builder has.
 #[derive(Clone, Debug)]
 pub(crate) struct HttpSettings {
-    pub(crate) api_key: Option<ApiKey>,
+    pub(crate) api_key: Option<Secret>,
     pub(crate) base_url: Option<String>,
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
+    /// Extra headers for every request (gateways, proxies).
+    pub(crate) headers: Vec<(String, Secret)>,
 }
 
 impl Default for HttpSettings {
     fn default() -> Self {
-        Self { api_key: None, base_url: None, timeout: DEFAULT_TIMEOUT, retry: RetryPolicy::default() }
+        Self {
+            api_key: None,
+            base_url: None,
+            timeout: DEFAULT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            headers: Vec::new(),
+        }
     }
 }
 
@@ -121,6 +135,14 @@ impl HttpClient {
         map.insert(ACCEPT, HeaderValue::from_static("application/json"));
         for (name, value) in headers {
             map.insert(name, value);
+        }
+        for (name, value) in &settings.headers {
+            let invalid = || ConfigError::InvalidHeader { name: name.clone() };
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+            // Extra headers often carry gateway credentials: never printed.
+            let mut value = HeaderValue::from_str(value.expose()).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            map.insert(header, value);
         }
         Ok(Self {
             provider,
@@ -262,7 +284,7 @@ macro_rules! http_builder_methods {
     () => {
         /// Sets the API key (it is never printed: `Debug` shows `<redacted>`).
         pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-            self.http.api_key = Some($crate::providers::http::ApiKey::new(api_key));
+            self.http.api_key = Some($crate::providers::http::Secret::new(api_key));
             self
         }
 
@@ -276,6 +298,14 @@ macro_rules! http_builder_methods {
         /// byte of the response (default: [`DEFAULT_TIMEOUT`](crate::providers::DEFAULT_TIMEOUT)).
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
             self.http.timeout = timeout;
+            self
+        }
+
+        /// Adds a header to every request, for gateways and proxies (for
+        /// example the `HTTP-Referer` some gateways ask for). Its value is treated as a
+        /// secret and never printed.
+        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.http.headers.push((name.into(), $crate::providers::http::Secret::new(value)));
             self
         }
 

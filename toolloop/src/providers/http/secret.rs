@@ -1,13 +1,13 @@
-//! An API key that never shows itself.
+//! Secrets (API keys) that never show themselves.
 
 use std::fmt;
 
-/// An API key. Its `Debug` prints `<redacted>` and it has no `Display`, so
+/// A secret (an API key, a credential header). Its `Debug` prints `<redacted>` and it has no `Display`, so
 /// it cannot end up in logs or error messages by accident.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct ApiKey(String);
+pub(crate) struct Secret(String);
 
-impl ApiKey {
+impl Secret {
     pub(crate) fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
@@ -18,7 +18,7 @@ impl ApiKey {
     }
 }
 
-impl fmt::Debug for ApiKey {
+impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("<redacted>")
     }
@@ -26,11 +26,11 @@ impl fmt::Debug for ApiKey {
 
 #[cfg(test)]
 mod tests {
-    use super::ApiKey;
+    use super::Secret;
 
     #[test]
     fn debug_redacts_the_key() {
-        let key = ApiKey::new("sk-secret-123");
+        let key = Secret::new("sk-secret-123");
         assert_eq!(format!("{key:?}"), "<redacted>");
         assert_eq!(format!("{:?}", Some(key.clone())), "Some(<redacted>)");
         assert_eq!(key.expose(), "sk-secret-123");
