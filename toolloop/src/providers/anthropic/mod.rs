@@ -56,6 +56,13 @@ impl Anthropic {
         AnthropicBuilder::from_env().build()
     }
 
+    /// The same client (key, endpoint, connection pool) for another model,
+    /// for switching models mid-conversation.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
     /// The URL requests are sent to.
     pub fn endpoint(&self) -> &str {
         self.http.url()
@@ -170,6 +177,7 @@ mod tests {
         let model = AnthropicBuilder::from_lookup(&env).build().unwrap();
         assert_eq!(model.endpoint(), "http://127.0.0.1:9/v1/messages");
         assert_eq!((model.provider(), model.name()), ("anthropic", super::DEFAULT_MODEL));
+        assert_eq!(model.with_model("claude-haiku").name(), "claude-haiku");
         let missing = AnthropicBuilder::from_lookup(&|_| None).build().unwrap_err();
         assert!(matches!(missing, ConfigError::MissingApiKey { variable: "ANTHROPIC_API_KEY" }));
     }

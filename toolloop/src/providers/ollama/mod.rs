@@ -52,7 +52,8 @@ impl Ollama {
         OllamaBuilder::from_env().build()
     }
 
-    /// The same client for another model.
+    /// The same client (endpoint, connection pool) for another model, for
+    /// switching models mid-conversation.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
         self

@@ -55,6 +55,13 @@ impl OpenAi {
         OpenAiBuilder::from_env().build()
     }
 
+    /// The same client (key, endpoint, connection pool) for another model,
+    /// for switching models mid-conversation.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
     /// The URL requests are sent to.
     pub fn endpoint(&self) -> &str {
         self.http.url()
@@ -178,6 +185,7 @@ impl OpenAiBuilder {
 #[cfg(test)]
 mod tests {
     use super::{ConfigError, OpenAi, OpenAiBuilder};
+    use crate::Model;
 
     #[test]
     fn configuration_comes_from_the_environment() {
@@ -188,6 +196,7 @@ mod tests {
         };
         let model = OpenAiBuilder::from_lookup(&env).build().unwrap();
         assert_eq!(model.endpoint(), "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(model.with_model("gpt-other").name(), "gpt-other");
         let missing = OpenAiBuilder::from_lookup(&|_| None).build().unwrap_err();
         assert!(matches!(missing, ConfigError::MissingApiKey { variable: "OPENAI_API_KEY" }));
         // A compatible server may need no key.
