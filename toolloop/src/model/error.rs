@@ -65,9 +65,16 @@ pub struct ModelError {
     status: Option<u16>,
     message: String,
     retry_after: Option<Duration>,
+    attempts: u32,
+    /// Rarely set, so boxed: keeps `Result<_, ModelError>` small.
+    details: Option<Box<Details>>,
+}
+
+/// What a provider's error response said beyond its message.
+#[derive(Debug, Clone, Default)]
+struct Details {
     error_type: Option<String>,
     request_id: Option<String>,
-    attempts: u32,
 }
 
 impl ModelError {
@@ -79,9 +86,8 @@ impl ModelError {
             status: None,
             message: message.into(),
             retry_after: None,
-            error_type: None,
-            request_id: None,
             attempts: 1,
+            details: None,
         }
     }
 
@@ -100,20 +106,24 @@ impl ModelError {
     /// Adds the provider's own name for the error, from its error body
     /// (`"overloaded_error"`, `"insufficient_quota"`, ...).
     pub fn with_error_type(mut self, error_type: Option<String>) -> Self {
-        self.error_type = error_type;
+        if error_type.is_some() || self.details.is_some() {
+            self.details.get_or_insert_default().error_type = error_type;
+        }
         self
     }
 
     /// Adds the provider's id for the failed request (for its support).
     pub fn with_request_id(mut self, request_id: Option<String>) -> Self {
-        self.request_id = request_id;
+        if request_id.is_some() || self.details.is_some() {
+            self.details.get_or_insert_default().request_id = request_id;
+        }
         self
     }
 
     /// The provider's id for the failed request, when it sent one
     /// (`request-id` / `x-request-id` headers): quote it to the provider's support.
     pub fn request_id(&self) -> Option<&str> {
-        self.request_id.as_deref()
+        self.details.as_ref()?.request_id.as_deref()
     }
 
     /// Records how many HTTP attempts were made before giving up.
@@ -125,7 +135,7 @@ impl ModelError {
     /// The provider's own name for the error, when its error body gave one
     /// (Anthropic `error.type`, OpenAI `error.code` or `error.type`).
     pub fn error_type(&self) -> Option<&str> {
-        self.error_type.as_deref()
+        self.details.as_ref()?.error_type.as_deref()
     }
 
     /// How many attempts were made, retries included (1 when none was retried).
@@ -185,3 +195,25 @@ impl fmt::Display for ModelError {
 }
 
 impl std::error::Error for ModelError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{ModelError, ModelErrorKind};
+
+    #[test]
+    fn errors_stay_small_and_keep_their_details() {
+        // Results carrying a ModelError are returned through every layer of a run.
+        assert!(std::mem::size_of::<ModelError>() <= 96, "{}", std::mem::size_of::<ModelError>());
+        let error = ModelError::new(ModelErrorKind::Overloaded, "anthropic", "Overloaded")
+            .with_error_type(Some("overloaded_error".into()))
+            .with_request_id(Some("req_1".into()))
+            .with_attempts(3);
+        assert_eq!(
+            (error.error_type(), error.request_id(), error.attempts()),
+            (Some("overloaded_error"), Some("req_1"), 3)
+        );
+        let plain = ModelError::new(ModelErrorKind::Other, "x", "y").with_error_type(None).with_request_id(None);
+        assert_eq!((plain.error_type(), plain.request_id(), plain.attempts()), (None, None, 1));
+        assert_eq!(error.to_string(), "anthropic error (overloaded, 3 attempts): Overloaded");
+    }
+}
