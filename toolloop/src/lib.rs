@@ -6,6 +6,7 @@ mod cancel;
 mod conversation;
 mod message;
 mod model;
+pub mod providers;
 pub mod run;
 mod stop_reason;
 pub mod testing;

@@ -16,23 +16,31 @@ impl Conversation {
     /// hand or by a test model), pass through untouched. The raw history is
     /// never changed: when nothing needs flattening the view borrows it.
     pub fn view_for(&self, provider: &str) -> Cow<'_, [Message]> {
+        Self::view_of(&self.messages, provider)
+    }
+
+    /// The view of any slice of messages for `provider`, by the rules of
+    /// [`view_for`](Self::view_for). Model wrappers use it to re-target a
+    /// request built for one provider at another (see
+    /// [`Fallback`](crate::providers::Fallback)); messages already flattened
+    /// stay text.
+    pub fn view_of<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
         let foreign = |message: &Message| {
             message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
         };
-        if !self.messages.iter().any(foreign) {
-            return Cow::Borrowed(&self.messages);
+        if !messages.iter().any(foreign) {
+            return Cow::Borrowed(messages);
         }
 
         // Names of the calls being flattened, so their results can say which tool answered.
         let mut flattened: HashMap<&str, &str> = HashMap::new();
-        for message in self.messages.iter().filter(|m| foreign(m)) {
+        for message in messages.iter().filter(|m| foreign(m)) {
             for call in message.tool_calls() {
                 flattened.insert(&call.id, &call.name);
             }
         }
 
-        let view = self
-            .messages
+        let view = messages
             .iter()
             .map(|message| {
                 let touches = message.content.iter().any(|block| match block {

@@ -65,12 +65,30 @@ pub struct ModelError {
     status: Option<u16>,
     message: String,
     retry_after: Option<Duration>,
+    attempts: u32,
+    /// Rarely set, so boxed: keeps `Result<_, ModelError>` small.
+    details: Option<Box<Details>>,
+}
+
+/// What a provider's error response said beyond its message.
+#[derive(Debug, Clone, Default)]
+struct Details {
+    error_type: Option<String>,
+    request_id: Option<String>,
 }
 
 impl ModelError {
     /// An error of `kind` from `provider` saying `message`.
     pub fn new(kind: ModelErrorKind, provider: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self { kind, provider: provider.into(), status: None, message: message.into(), retry_after: None }
+        Self {
+            kind,
+            provider: provider.into(),
+            status: None,
+            message: message.into(),
+            retry_after: None,
+            attempts: 1,
+            details: None,
+        }
     }
 
     /// Adds the HTTP status.
@@ -83,6 +101,46 @@ impl ModelError {
     pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
         self.retry_after = retry_after;
         self
+    }
+
+    /// Adds the provider's own name for the error, from its error body
+    /// (`"overloaded_error"`, `"insufficient_quota"`, ...).
+    pub fn with_error_type(mut self, error_type: Option<String>) -> Self {
+        if error_type.is_some() || self.details.is_some() {
+            self.details.get_or_insert_default().error_type = error_type;
+        }
+        self
+    }
+
+    /// Adds the provider's id for the failed request (for its support).
+    pub fn with_request_id(mut self, request_id: Option<String>) -> Self {
+        if request_id.is_some() || self.details.is_some() {
+            self.details.get_or_insert_default().request_id = request_id;
+        }
+        self
+    }
+
+    /// The provider's id for the failed request, when it sent one
+    /// (`request-id` / `x-request-id` headers): quote it to the provider's support.
+    pub fn request_id(&self) -> Option<&str> {
+        self.details.as_ref()?.request_id.as_deref()
+    }
+
+    /// Records how many HTTP attempts were made before giving up.
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// The provider's own name for the error, when its error body gave one
+    /// (Anthropic `error.type`, OpenAI `error.code` or `error.type`).
+    pub fn error_type(&self) -> Option<&str> {
+        self.details.as_ref()?.error_type.as_deref()
+    }
+
+    /// How many attempts were made, retries included (1 when none was retried).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
     }
 
     /// What went wrong.
@@ -129,8 +187,33 @@ impl fmt::Display for ModelError {
         if let Some(status) = self.status {
             write!(f, ", HTTP {status}")?;
         }
+        if self.attempts > 1 {
+            write!(f, ", {} attempts", self.attempts)?;
+        }
         write!(f, "): {}", self.message)
     }
 }
 
 impl std::error::Error for ModelError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{ModelError, ModelErrorKind};
+
+    #[test]
+    fn errors_stay_small_and_keep_their_details() {
+        // Results carrying a ModelError are returned through every layer of a run.
+        assert!(std::mem::size_of::<ModelError>() <= 96, "{}", std::mem::size_of::<ModelError>());
+        let error = ModelError::new(ModelErrorKind::Overloaded, "anthropic", "Overloaded")
+            .with_error_type(Some("overloaded_error".into()))
+            .with_request_id(Some("req_1".into()))
+            .with_attempts(3);
+        assert_eq!(
+            (error.error_type(), error.request_id(), error.attempts()),
+            (Some("overloaded_error"), Some("req_1"), 3)
+        );
+        let plain = ModelError::new(ModelErrorKind::Other, "x", "y").with_error_type(None).with_request_id(None);
+        assert_eq!((plain.error_type(), plain.request_id(), plain.attempts()), (None, None, 1));
+        assert_eq!(error.to_string(), "anthropic error (overloaded, 3 attempts): Overloaded");
+    }
+}

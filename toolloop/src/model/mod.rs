@@ -157,6 +157,12 @@ pub struct ModelResponse {
     pub usage: Usage,
     /// The model that answered, when the provider says.
     pub model: Option<String>,
+    /// The provider that produced this response, when it may differ from the
+    /// [`Model::provider`] that was asked (a [`Fallback`](crate::providers::Fallback)
+    /// that answered with its second model). [`to_message`](Self::to_message)
+    /// prefers it, so the tool calls in history are tagged with the provider
+    /// that really made them.
+    pub provider: Option<String>,
 }
 
 impl ModelResponse {
@@ -169,7 +175,7 @@ impl ModelResponse {
         } else {
             StopReason::EndTurn
         };
-        Self { content, stop_reason, usage: Usage::default(), model: None }
+        Self { content, stop_reason, usage: Usage::default(), model: None, provider: None }
     }
 
     /// A text-only response.
@@ -200,6 +206,12 @@ impl ModelResponse {
         self
     }
 
+    /// Sets the provider that produced the response.
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = Some(provider.into());
+        self
+    }
+
     /// The tool calls, in order.
     pub fn tool_calls_iter(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|block| match block {
@@ -219,8 +231,10 @@ impl ModelResponse {
     }
 
     /// The response as an assistant message for the conversation, marked as
-    /// produced by `provider`.
+    /// produced by [`self.provider`](Self::provider) when set, else by `provider`
+    /// (pass the asked model's [`Model::provider`]).
     pub fn to_message(&self, provider: &str) -> Message {
+        let provider = self.provider.as_deref().unwrap_or(provider);
         Message { role: Role::Assistant, content: self.content.clone(), provider: Some(provider.to_owned()) }
     }
 }

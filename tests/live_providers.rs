@@ -1,0 +1,101 @@
+//! Round trips against the real APIs, off by default. They run only with
+//! `TOOLLOOP_LIVE=1` and the provider's usual variables (`ANTHROPIC_API_KEY`,
+//! `OPENAI_API_KEY`, `OLLAMA_HOST`); otherwise each test returns at once.
+//! `TOOLLOOP_LIVE_ANTHROPIC_MODEL`, `..._OPENAI_MODEL` and `..._OLLAMA_MODEL`
+//! choose the model.
+
+#![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
+
+use std::convert::Infallible;
+
+use toolloop::providers::anthropic::AnthropicBuilder;
+use toolloop::providers::ollama::OllamaBuilder;
+use toolloop::providers::openai::OpenAiBuilder;
+use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, Tool, ToolSet};
+
+/// Current weather for a city.
+#[derive(Tool)]
+struct Weather {
+    /// The city.
+    city: String,
+}
+
+impl Weather {
+    async fn run(self) -> Result<String, Infallible> {
+        Ok(format!("{}: 21°C and sunny", self.city))
+    }
+}
+
+fn live(variable: &str) -> bool {
+    let on = std::env::var("TOOLLOOP_LIVE").is_ok_and(|v| v == "1") && std::env::var(variable).is_ok();
+    if !on {
+        eprintln!("skipped: set TOOLLOOP_LIVE=1 and {variable} to run");
+    }
+    on
+}
+
+fn model_name(variable: &str) -> Option<String> {
+    std::env::var(variable).ok().filter(|v| !v.is_empty())
+}
+
+/// Asks for the weather, runs the tool calls, and expects a text answer that uses the result.
+async fn round_trip(model: &dyn Model) {
+    let mut tools = ToolSet::new();
+    tools.add::<Weather>().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("What is the weather in Paris? Use the weather tool, then answer in one sentence.");
+    let cancel = CancellationToken::new();
+    for _ in 0..4 {
+        let view = conversation.view_for(model.provider());
+        let request = ModelRequest::new(&view).with_tools(tools.definitions()).with_max_tokens(Some(512));
+        let response = model.complete(request).await.unwrap();
+        assert!(response.usage.input_tokens + response.usage.cache_read_tokens > 0);
+        conversation.push(response.to_message(model.provider()));
+        if !response.has_tool_calls() {
+            assert!(response.text_content().contains("21"), "{}", response.text_content());
+            return;
+        }
+        let mut results = Vec::new();
+        for call in response.tool_calls_iter() {
+            results.push(tools.execute(call, &cancel).await.unwrap().result);
+        }
+        conversation.push(Message::tool_results(results));
+    }
+    panic!("no final answer after 4 model calls: {conversation:#?}");
+}
+
+#[tokio::test]
+async fn anthropic_live_round_trip() {
+    if !live("ANTHROPIC_API_KEY") {
+        return;
+    }
+    let mut builder = AnthropicBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_ANTHROPIC_MODEL") {
+        builder = builder.model(name);
+    }
+    round_trip(&builder.build().unwrap()).await;
+}
+
+#[tokio::test]
+async fn openai_live_round_trip() {
+    if !live("OPENAI_API_KEY") {
+        return;
+    }
+    let mut builder = OpenAiBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_OPENAI_MODEL") {
+        builder = builder.model(name);
+    }
+    round_trip(&builder.build().unwrap()).await;
+}
+
+#[tokio::test]
+async fn ollama_live_round_trip() {
+    if !live("OLLAMA_HOST") {
+        return;
+    }
+    let mut builder = OllamaBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_OLLAMA_MODEL") {
+        builder = builder.model(name);
+    }
+    round_trip(&builder.build().unwrap()).await;
+}

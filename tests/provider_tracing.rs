@@ -1,0 +1,81 @@
+//! Model calls are traced: a `model_call` span with provider, model, usage
+//! and latency, and at debug level a dump of the messages sent (roles, block
+//! kinds, call ids, names) that never holds the API key or message contents.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use toolloop::providers::anthropic::Anthropic;
+use toolloop::{ContentBlock, Message, Model, ModelRequest, Role, ToolCall, ToolResult};
+use toolloop_workspace::{Reply, TestServer};
+
+/// Collects what the subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_model_call_is_traced_without_the_key_or_contents() {
+    let server = TestServer::start([
+        Reply::json(500, &json!({"type": "error", "error": {"type": "api_error", "message": "boom"}})),
+        Reply::json(
+            200,
+            &json!({"model": "claude-test", "content": [{"type": "text", "text": "fine"}], "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 11, "output_tokens": 3, "cache_read_input_tokens": 2}}),
+        ),
+    ])
+    .await;
+    let model = Anthropic::builder()
+        .api_key("sk-ant-very-secret")
+        .base_url(server.url())
+        .model("claude-test")
+        .retry_policy(
+            toolloop::providers::RetryPolicy::default().with_initial_backoff(std::time::Duration::from_millis(1)),
+        )
+        .build()
+        .unwrap();
+    let messages = vec![
+        Message::user("top secret question"),
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_7", "lookup", json!({"q": "hidden"})))],
+            provider: Some("anthropic".into()),
+        },
+        Message::tool_results([ToolResult::success("toolu_7", "classified answer")]),
+    ];
+
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    model.complete(ModelRequest::new(&messages)).await.unwrap();
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    for expected in [
+        "model_call{provider=\"anthropic\" model=\"claude-test\"",
+        "role=User",
+        "tool_call(id=toolu_7, name=lookup)",
+        "tool_result(call_id=toolu_7)",
+        "model call failed; retrying",
+        "model response",
+    ] {
+        assert!(logs.contains(expected), "missing {expected:?} in:\n{logs}");
+    }
+    for secret in ["sk-ant-very-secret", "top secret question", "classified answer", "hidden"] {
+        assert!(!logs.contains(secret), "{secret:?} leaked into:\n{logs}");
+    }
+}

@@ -1,0 +1,272 @@
+//! A tiny scripted HTTP/1.1 server on 127.0.0.1 for provider tests.
+//!
+//! It records every request (method, path, headers, body) and answers each
+//! one with the next scripted [`Reply`]: a response (optionally delayed), a
+//! response whose body is cut short, a dropped connection, or no answer at
+//! all. Every response closes its connection, so each request arrives on a
+//! fresh one and the script lines up with the requests one to one. While a
+//! reply is delayed the server watches the connection and counts clients
+//! that hang up ([`TestServer::wait_for_disconnects`]), which is how tests
+//! see that a cancelled call really stopped.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// One request as the server received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// `POST`, `GET`, ...
+    pub method: String,
+    /// The request target, such as `/v1/messages`.
+    pub path: String,
+    /// Header names (lower-cased) and values, in the order received.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
+}
+
+impl RecordedRequest {
+    /// The value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body parsed as JSON.
+    ///
+    /// # Panics
+    /// When the body is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("the request body is JSON")
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Action {
+    Respond,
+    /// Send the headers (with the full `content-length`) and only this many body bytes, then close.
+    CutAfter(usize),
+    /// Close the connection without answering.
+    Drop,
+    /// Never answer; wait until the client goes away.
+    Hang,
+}
+
+/// What the server does with one request.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    action: Action,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    delay: Duration,
+}
+
+impl Reply {
+    /// A response with a JSON body.
+    pub fn json(status: u16, body: &serde_json::Value) -> Self {
+        Self::raw(status, "application/json", body.to_string())
+    }
+
+    /// A response with any body.
+    pub fn raw(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        Self {
+            action: Action::Respond,
+            status,
+            headers: vec![("content-type".into(), content_type.into())],
+            body: body.into(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// Reads the request and closes the connection without a response.
+    pub fn drop_connection() -> Self {
+        Self { action: Action::Drop, ..Self::raw(200, "text/plain", "") }
+    }
+
+    /// Never answers.
+    pub fn hang() -> Self {
+        Self { action: Action::Hang, ..Self::raw(200, "text/plain", "") }
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_ascii_lowercase(), value.to_owned()));
+        self
+    }
+
+    /// Waits this long before answering.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// Sends only the first `bytes` of the body (after headers announcing
+    /// all of it), then closes the connection.
+    pub fn cut_after(mut self, bytes: usize) -> Self {
+        self.action = Action::CutAfter(bytes);
+        self
+    }
+}
+
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    received: watch::Sender<usize>,
+    disconnects: watch::Sender<usize>,
+}
+
+/// A scripted server; it stops with the test's runtime.
+pub struct TestServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl TestServer {
+    /// Starts a server on a free port of 127.0.0.1 that answers requests
+    /// with `script`, in order (and with HTTP 500 once it runs out).
+    ///
+    /// # Panics
+    /// When no port can be bound.
+    pub async fn start(script: impl IntoIterator<Item = Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script.into_iter().collect()),
+            requests: Mutex::new(Vec::new()),
+            received: watch::channel(0).0,
+            disconnects: watch::channel(0).0,
+        });
+        let accepting = Arc::clone(&shared);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, Arc::clone(&accepting)));
+            }
+        });
+        Self { addr, shared }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, in order.
+    ///
+    /// # Panics
+    /// When a server task panicked while holding the lock.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.lock().expect("requests lock").clone()
+    }
+
+    /// Waits until at least `count` requests have arrived.
+    pub async fn wait_for_requests(&self, count: usize) {
+        let mut received = self.shared.received.subscribe();
+        let _ = received.wait_for(|n| *n >= count).await;
+    }
+
+    /// Waits until at least `count` clients hung up while their reply was
+    /// being delayed (or never sent).
+    pub async fn wait_for_disconnects(&self, count: usize) {
+        let mut disconnects = self.shared.disconnects.subscribe();
+        let _ = disconnects.wait_for(|n| *n >= count).await;
+    }
+}
+
+async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    let mut reader = BufReader::new(stream);
+    let Some(request) = read_request(&mut reader).await else { return };
+    shared.requests.lock().expect("requests lock").push(request);
+    shared.received.send_modify(|n| *n += 1);
+    let reply = shared.script.lock().expect("script lock").pop_front().unwrap_or_else(|| {
+        Reply::json(500, &serde_json::json!({"error": "the test server's script ran out of replies"}))
+    });
+
+    let wait = match reply.action {
+        Action::Hang => None,
+        _ => Some(reply.delay),
+    };
+    if !wait_or_disconnect(&mut reader, wait).await {
+        shared.disconnects.send_modify(|n| *n += 1);
+        return;
+    }
+    let mut stream = reader.into_inner();
+    let head = |len: usize| {
+        let mut head = format!("HTTP/1.1 {} Scripted\r\ncontent-length: {len}\r\nconnection: close\r\n", reply.status);
+        for (name, value) in &reply.headers {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+        head.push_str("\r\n");
+        head
+    };
+    let _ = match reply.action {
+        Action::Respond => {
+            let mut bytes = head(reply.body.len()).into_bytes();
+            bytes.extend_from_slice(&reply.body);
+            stream.write_all(&bytes).await
+        }
+        Action::CutAfter(sent) => {
+            let mut bytes = head(reply.body.len()).into_bytes();
+            bytes.extend_from_slice(&reply.body[..sent.min(reply.body.len())]);
+            stream.write_all(&bytes).await
+        }
+        Action::Drop | Action::Hang => Ok(()),
+    };
+    let _ = stream.flush().await;
+    let _ = stream.shutdown().await;
+}
+
+/// Sleeps for `wait` (forever when `None`) unless the client hangs up
+/// first; returns whether the client is still there.
+async fn wait_or_disconnect(reader: &mut BufReader<TcpStream>, wait: Option<Duration>) -> bool {
+    if wait == Some(Duration::ZERO) {
+        return true;
+    }
+    let sleep = async {
+        match wait {
+            Some(wait) => tokio::time::sleep(wait).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(sleep);
+    let mut byte = [0u8; 1];
+    loop {
+        tokio::select! {
+            () = &mut sleep => return true,
+            read = reader.read(&mut byte) => match read {
+                Ok(0) | Err(_) => return false,
+                Ok(_) => {}
+            },
+        }
+    }
+}
+
+async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<RecordedRequest> {
+    let mut line = String::new();
+    reader.read_line(&mut line).await.ok()?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).await.ok()?;
+        let trimmed = line.trim_end();
+        if trimmed.is_empty() {
+            break;
+        }
+        let (name, value) = trimmed.split_once(':')?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    let length = headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await.ok()?;
+    Some(RecordedRequest { method, path, headers, body })
+}

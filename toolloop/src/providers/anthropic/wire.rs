@@ -1,0 +1,122 @@
+//! The Anthropic Messages API on the wire (`POST /v1/messages`).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The request body.
+#[derive(Debug, Serialize)]
+pub(super) struct MessagesRequest<'a> {
+    pub(super) model: &'a str,
+    /// Required by the API.
+    pub(super) max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) system: Option<&'a str>,
+    pub(super) messages: Vec<InputMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) temperature: Option<f32>,
+}
+
+/// `user` or `assistant`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct InputMessage<'a> {
+    pub(super) role: Role,
+    pub(super) content: Vec<InputBlock<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum InputBlock<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        /// Text only: the API rejects images and documents in error results.
+        #[serde(skip_serializing_if = "str::is_empty")]
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl InputBlock<'_> {
+    pub(super) fn is_tool_result(&self) -> bool {
+        matches!(self, Self::ToolResult { .. })
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct Tool<'a> {
+    pub(super) name: &'a str,
+    pub(super) description: &'a str,
+    pub(super) input_schema: &'a Value,
+}
+
+/// The success response body.
+#[derive(Debug, Deserialize)]
+pub(super) struct MessagesResponse {
+    #[serde(default)]
+    pub(super) model: Option<String>,
+    pub(super) content: Vec<OutputBlock>,
+    #[serde(default)]
+    pub(super) stop_reason: Option<String>,
+    pub(super) usage: Usage,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum OutputBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// Blocks this crate does not use (thinking, server tools, ...).
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(clippy::struct_field_names)] // the API's names
+pub(super) struct Usage {
+    #[serde(default)]
+    pub(super) input_tokens: u64,
+    #[serde(default)]
+    pub(super) output_tokens: u64,
+    #[serde(default)]
+    pub(super) cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub(super) cache_read_input_tokens: Option<u64>,
+}
+
+/// The error body: `{"type":"error","error":{"type":…,"message":…}}`.
+#[derive(Debug, Deserialize)]
+pub(super) struct ErrorResponse {
+    pub(super) error: ErrorDetail,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ErrorDetail {
+    #[serde(rename = "type")]
+    pub(super) kind: String,
+    pub(super) message: String,
+}

@@ -1,0 +1,237 @@
+//! Trying a second model when the first keeps failing.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::conversation::Conversation;
+use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+
+type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
+
+/// A model that asks its models in order, moving on to the next one when a
+/// call fails with a persistent provider error (by default: one that is
+/// [retryable](ModelError::is_retryable) and outlived the provider's own
+/// retries, or a malformed response).
+///
+/// # How the request is re-targeted
+///
+/// A run builds each request as the view of its conversation for
+/// [`Model::provider`], which for a `Fallback` is its first model's provider.
+/// When a later model speaks another wire format, `Fallback` re-targets the
+/// request with [`Conversation::view_of`], so the first provider's tool calls
+/// and results reach the second one as text, as they would in a run that
+/// had switched models. The response carries the provider that actually
+/// answered ([`ModelResponse::provider`]), so the assistant message appended
+/// to the conversation is tagged with it and later requests are viewed
+/// correctly whichever model they go to.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolloop::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+/// use toolloop::providers::Fallback;
+///
+/// struct Down;
+/// impl Model for Down {
+///     fn provider(&self) -> &str { "anthropic" }
+///     fn name(&self) -> &str { "down" }
+///     fn complete<'a>(&'a self, _: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+///         Box::pin(async { Err(ModelError::new(ModelErrorKind::Overloaded, "anthropic", "overloaded")) })
+///     }
+/// }
+/// struct Up;
+/// impl Model for Up {
+///     fn provider(&self) -> &str { "openai" }
+///     fn name(&self) -> &str { "up" }
+///     fn complete<'a>(&'a self, _: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+///         Box::pin(async { Ok(ModelResponse::text("hello")) })
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let model = Fallback::new(Down).then(Up);
+/// let response = model.complete(ModelRequest::new(&[])).await.unwrap();
+/// assert_eq!(response.provider.as_deref(), Some("openai"));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Fallback {
+    models: Vec<Arc<dyn Model>>,
+    fall_back_when: Arc<Predicate>,
+}
+
+impl fmt::Debug for Fallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let models: Vec<String> = self.models.iter().map(|m| format!("{}/{}", m.provider(), m.name())).collect();
+        f.debug_struct("Fallback").field("models", &models).finish_non_exhaustive()
+    }
+}
+
+impl Fallback {
+    /// A fallback chain starting with `primary`.
+    pub fn new(primary: impl Model + 'static) -> Self {
+        Self { models: vec![Arc::new(primary)], fall_back_when: Arc::new(Self::persistent) }
+    }
+
+    /// Adds `model` as the next one to try.
+    #[allow(clippy::should_implement_trait)] // reads as "this model, then that one"
+    pub fn then(mut self, model: impl Model + 'static) -> Self {
+        self.models.push(Arc::new(model));
+        self
+    }
+
+    /// Sets which errors make the chain try the next model (the default is
+    /// [`Fallback::persistent`]); any other error is returned at once.
+    pub fn fall_back_when(mut self, predicate: impl Fn(&ModelError) -> bool + Send + Sync + 'static) -> Self {
+        self.fall_back_when = Arc::new(predicate);
+        self
+    }
+
+    /// The default predicate: retryable errors (rate limits, overload, server
+    /// errors, timeouts, connection failures), which reach here only once the
+    /// provider's own retries are spent, and malformed responses.
+    pub fn persistent(error: &ModelError) -> bool {
+        error.is_retryable() || error.kind() == ModelErrorKind::MalformedResponse
+    }
+
+    /// The models, in the order they are tried.
+    pub fn models(&self) -> impl Iterator<Item = &dyn Model> {
+        self.models.iter().map(|model| &**model)
+    }
+}
+
+impl Model for Fallback {
+    /// The first model's provider: requests are built for it.
+    fn provider(&self) -> &str {
+        self.models[0].provider()
+    }
+
+    /// The first model's name.
+    fn name(&self) -> &str {
+        self.models[0].name()
+    }
+
+    fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            let last = self.models.len() - 1;
+            for (index, model) in self.models.iter().enumerate() {
+                let view = Conversation::view_of(request.messages, model.provider());
+                let attempt = ModelRequest { messages: &view, ..request };
+                match model.complete(attempt).await {
+                    Ok(mut response) => {
+                        response.provider.get_or_insert_with(|| model.provider().to_owned());
+                        response.model.get_or_insert_with(|| model.name().to_owned());
+                        return Ok(response);
+                    }
+                    Err(error) if index < last && (self.fall_back_when)(&error) => {
+                        let next = &self.models[index + 1];
+                        tracing::warn!(
+                            failed = model.name(),
+                            next = next.name(),
+                            next_provider = next.provider(),
+                            %error,
+                            "model failed; falling back",
+                        );
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            unreachable!("a fallback chain holds at least one model and returns from its last")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::Fallback;
+    use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
+    use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+
+    /// A model that records the messages it was sent and answers from a script.
+    struct Recording {
+        provider: &'static str,
+        outcome: Result<&'static str, ModelErrorKind>,
+        seen: Mutex<Vec<Vec<Message>>>,
+    }
+
+    impl Recording {
+        fn new(provider: &'static str, outcome: Result<&'static str, ModelErrorKind>) -> std::sync::Arc<Self> {
+            std::sync::Arc::new(Self { provider, outcome, seen: Mutex::new(Vec::new()) })
+        }
+    }
+
+    impl Model for Recording {
+        fn provider(&self) -> &str {
+            self.provider
+        }
+        fn name(&self) -> &str {
+            self.provider
+        }
+        fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            self.seen.lock().unwrap().push(request.messages.to_vec());
+            let outcome =
+                self.outcome.map(ModelResponse::text).map_err(|kind| ModelError::new(kind, self.provider, "no"));
+            Box::pin(async move { outcome })
+        }
+    }
+
+    fn history() -> Vec<Message> {
+        vec![
+            Message::user("weather?"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"})))],
+                provider: Some("anthropic".into()),
+            },
+            Message::tool_results([ToolResult::success("toolu_1", "sunny")]),
+        ]
+    }
+
+    #[tokio::test]
+    async fn a_persistent_error_falls_back_and_the_next_provider_sees_text() {
+        let primary = Recording::new("anthropic", Err(ModelErrorKind::Overloaded));
+        let secondary = Recording::new("openai", Ok("it is sunny"));
+        let model = Fallback::new(primary.clone()).then(secondary.clone());
+        assert_eq!(model.provider(), "anthropic");
+        let messages = history();
+        let response = model.complete(ModelRequest::new(&messages)).await.unwrap();
+        assert_eq!(response.text_content(), "it is sunny");
+        assert_eq!(response.provider.as_deref(), Some("openai"));
+        assert_eq!(response.to_message(model.provider()).provider.as_deref(), Some("openai"));
+        // The primary got the native history, the secondary the flattened one.
+        assert_eq!(primary.seen.lock().unwrap()[0], messages);
+        let seen = &secondary.seen.lock().unwrap()[0];
+        assert_eq!(seen[1].text(), "[called tool `weather` with {\"city\":\"Paris\"}]");
+        assert_eq!(seen[2].text(), "[result of tool `weather`: sunny]");
+    }
+
+    #[tokio::test]
+    async fn other_errors_are_returned_without_falling_back() {
+        let primary = Recording::new("anthropic", Err(ModelErrorKind::Authentication));
+        let secondary = Recording::new("openai", Ok("unused"));
+        let model = Fallback::new(primary).then(secondary.clone());
+        let error = model.complete(ModelRequest::new(&[])).await.unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::Authentication);
+        assert!(secondary.seen.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn when_every_model_fails_the_last_error_is_returned() {
+        let model = Fallback::new(Recording::new("anthropic", Err(ModelErrorKind::Overloaded)))
+            .then(Recording::new("openai", Err(ModelErrorKind::RateLimited)));
+        let error = model.complete(ModelRequest::new(&[])).await.unwrap_err();
+        assert_eq!((error.kind(), error.provider()), (ModelErrorKind::RateLimited, "openai"));
+    }
+
+    #[tokio::test]
+    async fn the_predicate_is_configurable() {
+        let secondary = Recording::new("openai", Ok("second"));
+        let model = Fallback::new(Recording::new("anthropic", Err(ModelErrorKind::Authentication)))
+            .then(secondary)
+            .fall_back_when(|_| true);
+        assert_eq!(model.complete(ModelRequest::new(&[])).await.unwrap().text_content(), "second");
+    }
+}

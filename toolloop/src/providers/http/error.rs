@@ -1,0 +1,117 @@
+//! Turning HTTP failures into typed [`ModelError`]s.
+
+use crate::model::{ModelError, ModelErrorKind};
+
+/// What a provider's error body says, once parsed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ApiError {
+    /// The human-readable message.
+    pub(crate) message: String,
+    /// The provider's machine name for the error (`overloaded_error`, ...).
+    pub(crate) error_type: Option<String>,
+}
+
+/// Parses a provider's error body; `None` when it is not in that provider's shape.
+pub(crate) type ErrorBodyParser = fn(&[u8]) -> Option<ApiError>;
+
+/// The neutral kind of an HTTP error status, refined by the provider's error type.
+pub(crate) fn kind_for_status(status: u16, error_type: Option<&str>) -> ModelErrorKind {
+    if error_type == Some("overloaded_error") {
+        return ModelErrorKind::Overloaded;
+    }
+    match status {
+        400 | 413 | 422 => ModelErrorKind::InvalidRequest,
+        401 => ModelErrorKind::Authentication,
+        403 => ModelErrorKind::PermissionDenied,
+        404 => ModelErrorKind::NotFound,
+        408 => ModelErrorKind::Timeout,
+        429 => ModelErrorKind::RateLimited,
+        503 | 529 => ModelErrorKind::Overloaded,
+        500..=599 => ModelErrorKind::Server,
+        _ => ModelErrorKind::Other,
+    }
+}
+
+/// The error for a response with a failure status and `body`.
+pub(crate) fn status_error(provider: &'static str, status: u16, body: &[u8], parse: ErrorBodyParser) -> ModelError {
+    let parsed = parse(body).unwrap_or_else(|| ApiError { message: body_excerpt(status, body), error_type: None });
+    ModelError::new(kind_for_status(status, parsed.error_type.as_deref()), provider, parsed.message)
+        .with_status(status)
+        .with_error_type(parsed.error_type)
+}
+
+/// A short, printable excerpt of a body that is not in the provider's error shape
+/// (an HTML page from a proxy, plain text, nothing at all).
+fn body_excerpt(status: u16, body: &[u8]) -> String {
+    const LIMIT: usize = 500;
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return format!("HTTP {status} with an empty body");
+    }
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// The error for a transport failure (no complete response).
+pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) -> ModelError {
+    let kind = if error.is_timeout() { ModelErrorKind::Timeout } else { ModelErrorKind::Connection };
+    // reqwest's Display names the URL but never headers, so the key cannot leak here.
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    ModelError::new(kind, provider, message)
+}
+
+/// The error for a success response whose body could not be understood.
+pub(crate) fn malformed(provider: &'static str, error: &serde_json::Error, body: &[u8]) -> ModelError {
+    let message = format!("the response body could not be parsed ({error}): {}", body_excerpt(200, body));
+    ModelError::new(ModelErrorKind::MalformedResponse, provider, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ApiError, kind_for_status, status_error};
+    use crate::model::ModelErrorKind;
+
+    #[test]
+    fn statuses_map_to_kinds() {
+        let cases = [
+            (400, ModelErrorKind::InvalidRequest),
+            (401, ModelErrorKind::Authentication),
+            (403, ModelErrorKind::PermissionDenied),
+            (404, ModelErrorKind::NotFound),
+            (408, ModelErrorKind::Timeout),
+            (413, ModelErrorKind::InvalidRequest),
+            (422, ModelErrorKind::InvalidRequest),
+            (429, ModelErrorKind::RateLimited),
+            (500, ModelErrorKind::Server),
+            (502, ModelErrorKind::Server),
+            (503, ModelErrorKind::Overloaded),
+            (529, ModelErrorKind::Overloaded),
+            (402, ModelErrorKind::Other),
+        ];
+        for (status, kind) in cases {
+            assert_eq!(kind_for_status(status, None), kind, "{status}");
+        }
+        assert_eq!(kind_for_status(500, Some("overloaded_error")), ModelErrorKind::Overloaded);
+    }
+
+    #[test]
+    fn bodies_in_another_shape_are_quoted() {
+        let parse = |_: &[u8]| None::<ApiError>;
+        let error = status_error("openai", 502, b"<html>Bad gateway</html>", parse);
+        assert_eq!(error.message(), "<html>Bad gateway</html>");
+        assert_eq!(error.status(), Some(502));
+        let error = status_error("openai", 500, b"", parse);
+        assert_eq!(error.message(), "HTTP 500 with an empty body");
+        let long = "x".repeat(2000);
+        assert_eq!(status_error("openai", 500, long.as_bytes(), parse).message().chars().count(), 501);
+    }
+}

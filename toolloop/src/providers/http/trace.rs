@@ -1,0 +1,120 @@
+//! The `tracing` span of one model call and the debug dump of what was sent.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use tracing::{Level, Span, field};
+
+use crate::message::{ContentBlock, Message};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+
+/// Tracks one model call: a `model_call` span carrying provider, model,
+/// usage, stop reason and latency, and at debug level a line per message
+/// sent (role, block kinds, tool call ids and names; never contents or keys).
+pub(crate) struct CallTrace {
+    span: Span,
+    started: Instant,
+}
+
+impl CallTrace {
+    pub(crate) fn start(provider: &'static str, model: &str, request: &ModelRequest<'_>) -> Self {
+        let span = tracing::info_span!(
+            "model_call",
+            provider,
+            model,
+            input_tokens = field::Empty,
+            output_tokens = field::Empty,
+            cache_read_tokens = field::Empty,
+            cache_write_tokens = field::Empty,
+            stop_reason = field::Empty,
+            latency_ms = field::Empty,
+            error = field::Empty,
+        );
+        if tracing::enabled!(Level::DEBUG) {
+            let _entered = span.enter();
+            let tools: Vec<&str> = request.tools.iter().map(|tool| &*tool.name).collect();
+            tracing::debug!(
+                messages = request.messages.len(),
+                system_chars = request.system.map_or(0, str::len),
+                ?tools,
+                strict_tools = request.strict_tools,
+                "model request",
+            );
+            for (index, message) in request.messages.iter().enumerate() {
+                tracing::debug!(index, role = ?message.role, from = message.provider.as_deref(), blocks = %summary(message), "message");
+            }
+        }
+        Self { span, started: Instant::now() }
+    }
+
+    /// The span to run the call in.
+    pub(crate) fn span(&self) -> Span {
+        self.span.clone()
+    }
+
+    /// Records the outcome on the span.
+    pub(crate) fn finish(&self, result: &Result<ModelResponse, ModelError>) {
+        let latency = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.span.record("latency_ms", latency);
+        match result {
+            Ok(response) => {
+                let usage = response.usage;
+                self.span.record("input_tokens", usage.input_tokens);
+                self.span.record("output_tokens", usage.output_tokens);
+                self.span.record("cache_read_tokens", usage.cache_read_tokens);
+                self.span.record("cache_write_tokens", usage.cache_write_tokens);
+                self.span.record("stop_reason", field::debug(&response.stop_reason));
+                let _entered = self.span.enter();
+                tracing::debug!(blocks = %summary_of(&response.content), "model response");
+            }
+            Err(error) => {
+                self.span.record("error", field::display(error));
+            }
+        }
+    }
+}
+
+fn summary(message: &Message) -> String {
+    summary_of(&message.content)
+}
+
+/// `text(12 chars), tool_call(id=…, name=…), tool_result(call_id=…, error=…)`.
+fn summary_of(content: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in content {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        let _ = match block {
+            ContentBlock::Text { text } => write!(out, "text({} chars)", text.chars().count()),
+            ContentBlock::ToolCall(call) => write!(out, "tool_call(id={}, name={})", call.id, call.name),
+            ContentBlock::ToolResult(result) => match result.failure {
+                Some(kind) => write!(out, "tool_result(call_id={}, error={kind})", result.call_id),
+                None => write!(out, "tool_result(call_id={})", result.call_id),
+            },
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::summary_of;
+    use crate::message::{ContentBlock, FailureKind, ToolCall, ToolResult};
+
+    #[test]
+    fn summaries_name_kinds_ids_and_tools_but_not_contents() {
+        let content = vec![
+            ContentBlock::text("secret plans"),
+            ContentBlock::ToolCall(ToolCall::new("c1", "weather", json!({"city": "Paris"}))),
+            ContentBlock::ToolResult(ToolResult::failure("c0", FailureKind::ToolFailed, "boom")),
+        ];
+        let summary = summary_of(&content);
+        assert_eq!(
+            summary,
+            "text(12 chars), tool_call(id=c1, name=weather), tool_result(call_id=c0, error=tool_failed)"
+        );
+    }
+}

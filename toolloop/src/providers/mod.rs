@@ -1,0 +1,85 @@
+//! Models behind the neutral [`Model`](crate::Model) trait: HTTP clients for
+//! real APIs (one module per provider, each behind a cargo feature of the same
+//! name) and [`Fallback`], which tries models in order.
+//!
+//! Each provider module keeps its wire types (`wire.rs`) and the conversions
+//! between them and the neutral types (`convert.rs`) to itself; the rest of
+//! the crate sees only [`ModelRequest`](crate::ModelRequest) and
+//! [`ModelResponse`](crate::ModelResponse).
+//!
+//! | provider | module | cargo feature | environment |
+//! |---|---|---|---|
+//! | Anthropic Messages | [`anthropic`] | `anthropic` | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` |
+//! | OpenAI Chat Completions and compatible servers | [`openai`] | `openai` | `OPENAI_API_KEY`, `OPENAI_BASE_URL` |
+//! | Ollama | [`ollama`] | `ollama` | `OLLAMA_HOST` |
+//!
+//! All three features are on by default; [`from_env`] picks whichever the
+//! environment configures. Every HTTP provider retries failed requests
+//! ([`RetryPolicy`]), maps the API's error bodies to typed
+//! [`ModelError`](crate::ModelError)s, and never shows its API key in
+//! `Debug` output, errors or logs.
+//!
+//! Each call runs in a `model_call` [`tracing`] span (provider, model, token
+//! usage, stop reason, latency); at debug level it also logs every message
+//! sent (role, block kinds, tool call ids and names, not contents). With a
+//! subscriber such as `tracing_subscriber`'s `EnvFilter`, turn this on with
+//! `RUST_LOG=toolloop=debug`.
+
+mod fallback;
+
+#[cfg(feature = "http")]
+mod detect;
+#[cfg(feature = "http")]
+mod http;
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+#[cfg(feature = "ollama")]
+pub mod ollama;
+#[cfg(feature = "openai")]
+pub mod openai;
+
+#[cfg(feature = "http")]
+pub use detect::from_env;
+pub use fallback::Fallback;
+#[cfg(feature = "http")]
+pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};
+
+#[cfg(feature = "http")]
+mod shared {
+    use std::borrow::Cow;
+
+    #[cfg(any(feature = "anthropic", feature = "ollama"))]
+    use serde_json::{Map, Value};
+
+    #[cfg(any(feature = "openai", feature = "ollama"))]
+    use crate::message::ToolResult;
+
+    #[cfg(any(feature = "anthropic", feature = "ollama"))]
+    /// A tool call's input as a JSON object, for wire formats that only take
+    /// objects (Anthropic `input`, Ollama `arguments`). Arguments another
+    /// provider kept as raw text are parsed when they are an object, and sent
+    /// as `{}` otherwise; the call's error result already told the model what
+    /// was wrong with them.
+    pub(crate) fn object_input(input: &Value) -> Cow<'_, Value> {
+        match input {
+            Value::Object(_) => Cow::Borrowed(input),
+            Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+                Ok(parsed @ Value::Object(_)) => Cow::Owned(parsed),
+                _ => Cow::Owned(Value::Object(Map::new())),
+            },
+            _ => Cow::Owned(Value::Object(Map::new())),
+        }
+    }
+
+    #[cfg(any(feature = "openai", feature = "ollama"))]
+    /// A tool result as text, for wire formats without an error flag (OpenAI,
+    /// Ollama): error results are prefixed with `Error: ` so the model can tell.
+    pub(crate) fn result_text(result: &ToolResult) -> Cow<'_, str> {
+        if result.is_error() {
+            Cow::Owned(format!("Error: {}", result.content))
+        } else {
+            Cow::Borrowed(&result.content)
+        }
+    }
+}

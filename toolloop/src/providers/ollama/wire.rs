@@ -1,0 +1,125 @@
+//! Ollama's chat API on the wire (`POST {host}/api/chat`, not streamed).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The request body.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatRequest<'a> {
+    pub(super) model: &'a str,
+    pub(super) messages: Vec<RequestMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tools: Vec<Tool<'a>>,
+    /// Always `false`: one JSON object back, not a stream of them.
+    pub(super) stream: bool,
+    #[serde(skip_serializing_if = "Options::is_empty")]
+    pub(super) options: Options,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct RequestMessage<'a> {
+    pub(super) role: Role,
+    pub(super) content: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tool_calls: Vec<RequestToolCall<'a>>,
+    /// On `tool` messages: the name of the tool that answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) tool_name: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct RequestToolCall<'a> {
+    pub(super) function: RequestFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct RequestFunctionCall<'a> {
+    pub(super) name: &'a str,
+    /// A JSON object, not a string.
+    pub(super) arguments: Cow<'a, Value>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct Tool<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) function: FunctionDefinition<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct FunctionDefinition<'a> {
+    pub(super) name: &'a str,
+    pub(super) description: &'a str,
+    pub(super) parameters: &'a Value,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub(super) struct Options {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) temperature: Option<f32>,
+    /// The maximum output tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) num_predict: Option<u32>,
+}
+
+impl Options {
+    fn is_empty(&self) -> bool {
+        self.temperature.is_none() && self.num_predict.is_none()
+    }
+}
+
+/// The response body.
+#[derive(Debug, Deserialize)]
+pub(super) struct ChatResponse {
+    #[serde(default)]
+    pub(super) model: Option<String>,
+    #[serde(default)]
+    pub(super) created_at: Option<String>,
+    pub(super) message: ResponseMessage,
+    #[serde(default)]
+    pub(super) done_reason: Option<String>,
+    #[serde(default)]
+    pub(super) prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    pub(super) eval_count: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ResponseMessage {
+    #[serde(default)]
+    pub(super) content: String,
+    #[serde(default)]
+    pub(super) tool_calls: Option<Vec<ResponseToolCall>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ResponseToolCall {
+    /// Sent by recent versions only.
+    #[serde(default)]
+    pub(super) id: Option<String>,
+    pub(super) function: ResponseFunctionCall,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ResponseFunctionCall {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) arguments: Value,
+}
+
+/// The error body: `{"error": "..."}`.
+#[derive(Debug, Deserialize)]
+pub(super) struct ErrorResponse {
+    pub(super) error: String,
+}

@@ -1,0 +1,287 @@
+//! Neutral types to and from the OpenAI Chat Completions wire format.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::PROVIDER;
+use super::wire::{
+    ChatRequest, ChatResponse, ErrorResponse, FunctionDefinition, RequestFunctionCall, RequestMessage, RequestToolCall,
+    Tool,
+};
+use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::providers::http::ApiError;
+use crate::providers::shared::result_text;
+use crate::stop_reason::StopReason;
+use crate::usage::Usage;
+
+/// The client settings a request body depends on.
+pub(super) struct Settings<'a> {
+    pub(super) model: &'a str,
+    pub(super) max_tokens: Option<u32>,
+    pub(super) legacy_max_tokens: bool,
+    pub(super) temperature: Option<f32>,
+}
+
+pub(super) fn request<'a>(settings: &Settings<'a>, request: &ModelRequest<'a>) -> ChatRequest<'a> {
+    let max_tokens = request.max_tokens.or(settings.max_tokens);
+    let (max_completion_tokens, max_tokens) =
+        if settings.legacy_max_tokens { (None, max_tokens) } else { (max_tokens, None) };
+    ChatRequest {
+        model: settings.model,
+        messages: messages(request.system, request.messages),
+        tools: request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                kind: "function",
+                function: FunctionDefinition {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: tool.schema(request.strict_tools),
+                    strict: request.strict_tools.then_some(true),
+                },
+            })
+            .collect(),
+        max_completion_tokens,
+        max_tokens,
+        temperature: request.temperature.or(settings.temperature),
+    }
+}
+
+/// The conversation in the API's shape: the system prompt as a system
+/// message; consecutive turns of one role merged; each tool result as a
+/// `tool` message answering its `tool_call_id`, before the rest of its user
+/// turn; an assistant turn's text as its content and its calls as
+/// `tool_calls` with JSON-string arguments.
+fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(system) = system.filter(|s| !s.is_empty()) {
+        out.push(RequestMessage::System { content: system });
+    }
+    // One message per run of same-role turns: the tool messages of a user
+    // run come first, so they directly follow the assistant's tool calls.
+    for run in messages.chunk_by(|a, b| a.role == b.role) {
+        let role = run[0].role;
+        let mut text: Vec<Cow<'a, str>> = Vec::new();
+        let mut tool_calls = Vec::new();
+        for block in run.iter().flat_map(|message| &message.content) {
+            match (role, block) {
+                (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
+                (_, ContentBlock::Text { .. }) => {}
+                (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
+                }),
+                (Role::User, ContentBlock::ToolResult(result)) => {
+                    out.push(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) });
+                }
+                // Not expressible in this turn: keep it as text rather than lose it.
+                (_, ContentBlock::ToolCall(call)) => {
+                    text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
+                }
+                (_, ContentBlock::ToolResult(result)) => {
+                    text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
+                }
+            }
+        }
+        let content = join(text);
+        match role {
+            Role::User => {
+                if let Some(content) = content {
+                    out.push(RequestMessage::User { content });
+                }
+            }
+            Role::Assistant => {
+                if content.is_some() || !tool_calls.is_empty() {
+                    out.push(RequestMessage::Assistant { content, tool_calls });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn join(mut parts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
+    match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => Some(Cow::Owned(parts.join("\n"))),
+    }
+}
+
+/// A call's arguments as the JSON string the API expects. Arguments that were
+/// not valid JSON were kept as the raw text, and go back exactly as the model
+/// wrote them.
+fn arguments(input: &Value) -> Cow<'_, str> {
+    match input {
+        Value::String(raw) => Cow::Borrowed(raw),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// A call's arguments from the JSON string the API sends. Text that is not
+/// valid JSON is kept as `Value::String(raw)`, so executing the call reports
+/// the parse error to the model, which can correct it. An empty string (some
+/// servers send it for tools without parameters) is an empty object.
+fn parse_arguments(arguments: Value) -> Value {
+    match arguments {
+        Value::String(raw) if raw.trim().is_empty() => Value::Object(serde_json::Map::new()),
+        Value::String(raw) => serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
+        other => other,
+    }
+}
+
+impl TryFrom<ChatResponse> for ModelResponse {
+    type Error = ModelError;
+
+    fn try_from(wire: ChatResponse) -> Result<Self, ModelError> {
+        let Some(choice) = wire.choices.into_iter().next() else {
+            return Err(ModelError::new(ModelErrorKind::MalformedResponse, PROVIDER, "the response has no choices"));
+        };
+        let message = choice.message;
+        let mut content = Vec::new();
+        if let Some(text) = message.content.filter(|t| !t.is_empty()) {
+            content.push(ContentBlock::Text { text });
+        }
+        let refused = message.refusal.is_some();
+        if let Some(refusal) = message.refusal {
+            content.push(ContentBlock::Text { text: refusal });
+        }
+        for call in message.tool_calls.unwrap_or_default() {
+            let input = parse_arguments(call.function.arguments);
+            content.push(ContentBlock::ToolCall(ToolCall { id: call.id, name: call.function.name, input }));
+        }
+        let has_calls = content.iter().any(|block| matches!(block, ContentBlock::ToolCall(_)));
+        let stop_reason =
+            if refused { StopReason::Refusal } else { stop_reason_from(choice.finish_reason.as_deref(), has_calls) };
+        let mut response = ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage(wire.usage));
+        response.model = wire.model;
+        Ok(response.with_provider(PROVIDER))
+    }
+}
+
+/// Usage with cached prompt tokens reported as cache reads and taken out of
+/// the input tokens (OpenAI counts them in `prompt_tokens`), so that
+/// [`Usage::total`] does not count them twice.
+fn usage(wire: Option<super::wire::Usage>) -> Usage {
+    let Some(wire) = wire else { return Usage::default() };
+    let cached = wire.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
+    Usage {
+        input_tokens: wire.prompt_tokens.saturating_sub(cached),
+        output_tokens: wire.completion_tokens,
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
+fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
+    match reason {
+        // Some compatible servers say "stop" after tool calls.
+        Some("stop") | None if has_calls => StopReason::ToolUse,
+        Some("stop") | None => StopReason::EndTurn,
+        Some("tool_calls" | "function_call") => StopReason::ToolUse,
+        Some("length") => StopReason::MaxTokens,
+        Some("content_filter") => StopReason::ContentFilter,
+        Some(other) => StopReason::Other(other.to_owned()),
+    }
+}
+
+/// Parses `{"error":{"message","type","param","code"}}`; the error type is
+/// the `code` when it is a string (`insufficient_quota`), else the `type`.
+pub(super) fn error_body(body: &[u8]) -> Option<ApiError> {
+    let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
+    let code = match parsed.error.code {
+        Some(Value::String(code)) => Some(code),
+        _ => None,
+    };
+    Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{error_body, parse_arguments, stop_reason_from, usage};
+    use crate::stop_reason::StopReason;
+    use crate::usage::Usage;
+
+    #[test]
+    fn arguments_that_are_not_json_are_kept_raw() {
+        assert_eq!(parse_arguments(json!("{\"a\": 1}")), json!({"a": 1}));
+        assert_eq!(parse_arguments(json!("{\"a\": 1,")), json!("{\"a\": 1,"));
+        assert_eq!(parse_arguments(json!("")), json!({}));
+        assert_eq!(parse_arguments(json!({"a": 1})), json!({"a": 1}));
+    }
+
+    #[test]
+    fn cached_tokens_are_cache_reads_not_input() {
+        let wire = serde_json::from_value(json!({
+            "prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107,
+            "prompt_tokens_details": {"cached_tokens": 60}
+        }))
+        .unwrap();
+        assert_eq!(
+            usage(Some(wire)),
+            Usage { input_tokens: 40, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 0 }
+        );
+        assert_eq!(usage(None), Usage::default());
+    }
+
+    #[test]
+    fn finish_reasons_map() {
+        assert_eq!(stop_reason_from(Some("stop"), false), StopReason::EndTurn);
+        assert_eq!(stop_reason_from(Some("stop"), true), StopReason::ToolUse);
+        assert_eq!(stop_reason_from(Some("tool_calls"), true), StopReason::ToolUse);
+        assert_eq!(stop_reason_from(Some("length"), false), StopReason::MaxTokens);
+        assert_eq!(stop_reason_from(Some("content_filter"), false), StopReason::ContentFilter);
+        assert_eq!(stop_reason_from(Some("weird"), false), StopReason::Other("weird".into()));
+    }
+
+    #[test]
+    fn error_bodies_parse() {
+        let body = br#"{"error":{"message":"You exceeded your quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        let parsed = error_body(body).unwrap();
+        assert_eq!(parsed.message, "You exceeded your quota");
+        assert_eq!(parsed.error_type.as_deref(), Some("insufficient_quota"));
+        let body = br#"{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}"#;
+        assert_eq!(error_body(body).unwrap().error_type.as_deref(), Some("invalid_request_error"));
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    use serde_json::json;
+
+    use super::messages;
+    use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
+
+    #[test]
+    fn runs_of_one_role_become_one_message_with_tool_messages_first() {
+        let history = vec![
+            Message::user("hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolCall(ToolCall::new("a", "t", json!({"x": 1})))],
+                provider: None,
+            },
+            Message::assistant("and another"),
+            Message::tool_results([ToolResult::success("a", "1")]),
+            Message::user("note"),
+            Message::tool_results([ToolResult::failure("b", FailureKind::Denied, "no")]),
+        ];
+        assert_eq!(
+            serde_json::to_value(messages(None, &history)).unwrap(),
+            json!([
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "and another", "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{\"x\":1}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "1"},
+                {"role": "tool", "tool_call_id": "b", "content": "Error: no"},
+                {"role": "user", "content": "note"}
+            ])
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! OpenAI Chat Completions on the wire (`POST {base}/chat/completions`).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The request body.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatRequest<'a> {
+    pub(super) model: &'a str,
+    pub(super) messages: Vec<RequestMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) temperature: Option<f32>,
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub(super) enum RequestMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: Cow<'a, str>,
+    },
+    Assistant {
+        /// Absent when the turn holds only tool calls.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<RequestToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
+    },
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+pub(super) struct RequestToolCall<'a> {
+    pub(super) id: &'a str,
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) function: RequestFunctionCall<'a>,
+}
+
+#[derive(Debug, PartialEq, Serialize)]
+pub(super) struct RequestFunctionCall<'a> {
+    pub(super) name: &'a str,
+    /// The arguments as a JSON string.
+    pub(super) arguments: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct Tool<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) function: FunctionDefinition<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct FunctionDefinition<'a> {
+    pub(super) name: &'a str,
+    pub(super) description: &'a str,
+    pub(super) parameters: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) strict: Option<bool>,
+}
+
+/// The success response body.
+#[derive(Debug, Deserialize)]
+pub(super) struct ChatResponse {
+    #[serde(default)]
+    pub(super) model: Option<String>,
+    pub(super) choices: Vec<Choice>,
+    #[serde(default)]
+    pub(super) usage: Option<Usage>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Choice {
+    pub(super) message: ResponseMessage,
+    #[serde(default)]
+    pub(super) finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ResponseMessage {
+    #[serde(default)]
+    pub(super) content: Option<String>,
+    #[serde(default)]
+    pub(super) refusal: Option<String>,
+    #[serde(default)]
+    pub(super) tool_calls: Option<Vec<ResponseToolCall>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ResponseToolCall {
+    pub(super) id: String,
+    pub(super) function: ResponseFunctionCall,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ResponseFunctionCall {
+    pub(super) name: String,
+    /// A JSON string; some compatible servers send an object instead.
+    pub(super) arguments: Value,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Usage {
+    #[serde(default)]
+    pub(super) prompt_tokens: u64,
+    #[serde(default)]
+    pub(super) completion_tokens: u64,
+    #[serde(default)]
+    pub(super) prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct PromptTokensDetails {
+    #[serde(default)]
+    pub(super) cached_tokens: Option<u64>,
+}
+
+/// The error body: `{"error":{"message","type","param","code"}}`.
+#[derive(Debug, Deserialize)]
+pub(super) struct ErrorResponse {
+    pub(super) error: ErrorDetail,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ErrorDetail {
+    pub(super) message: String,
+    #[serde(default, rename = "type")]
+    pub(super) kind: Option<String>,
+    #[serde(default)]
+    pub(super) code: Option<Value>,
+}
