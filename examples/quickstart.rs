@@ -1,8 +1,10 @@
-//! A typed agent with a helper tool and reflection, run offline on a
-//! scripted model: `cargo run --example quickstart`.
+//! A typed agent with a helper tool and reflection: `cargo run --example quickstart`.
 //!
-//! It prints each iteration (the tool calls and their results), the
-//! validated output and the usage. To use a real provider, change `model()`.
+//! It runs on a real model when the environment configures one
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! and offline on a scripted model otherwise, and says which. It prints each
+//! iteration (the tool calls and their results), the validated output and
+//! the usage.
 
 use serde_json::json;
 use toolloop::testing::ScriptedModel;
@@ -39,8 +41,18 @@ struct Report {
     confidence: u8,
 }
 
-/// The model the example runs on: a script of what a model would say.
-fn model() -> impl Model + 'static {
+/// The model the example runs on: the environment's, or a script.
+fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+    if let Some(model) = toolloop::providers::from_env()? {
+        println!("using {} ({})\n", model.name(), model.provider());
+        return Ok(model);
+    }
+    println!("using a scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OLLAMA_HOST for a real one)\n");
+    Ok(Box::new(scripted()))
+}
+
+/// A script of what a model would say.
+fn scripted() -> ScriptedModel {
     let call = |id: &str, name: &str, input| ToolCall::new(id, name, input);
     ScriptedModel::from_responses([
         ModelResponse::tool_calls([
@@ -68,7 +80,7 @@ fn model() -> impl Model + 'static {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent =
         Agent::builder()
-            .model(model())
+            .model(model()?)
             .system("You compare cities. Use the tools, then give your report.")
             .tool::<Population>()
             .output::<Report>()
