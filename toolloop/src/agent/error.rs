@@ -138,10 +138,16 @@ impl RunErrorKind {
 /// A failed run. It carries the run's [metadata](RunMetadata) (usage,
 /// attempts, hook errors, ...); the conversation passed to the run holds
 /// everything done so far, with every tool call answered.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[error("{}", self.inner.0)]
 pub struct RunError {
     inner: Box<(RunErrorKind, RunMetadata)>,
+}
+
+impl fmt::Debug for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunError").field("kind", self.kind()).field("metadata", self.metadata()).finish()
+    }
 }
 
 impl RunError {
