@@ -4,6 +4,7 @@
 pub mod agent;
 mod cancel;
 mod conversation;
+pub mod guide;
 mod message;
 mod model;
 pub mod providers;

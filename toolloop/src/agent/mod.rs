@@ -1,6 +1,9 @@
 //! Agents: attempts of the iteration loop, a typed output extracted through
 //! an output tool, validation, and feedback until the output is valid.
 //!
+//! Coming from a hand-written loop? [`crate::guide`] maps each part of it to
+//! its counterpart here.
+//!
 //! ```
 //! use toolloop::testing::ScriptedModel;
 //! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
@@ -61,6 +64,42 @@ use spec::TypedSpec;
 /// Build one with [`Agent::builder`]; run it with [`Agent::run`] on a
 /// conversation you own. An agent is immutable and can serve many runs at
 /// once (share it with `Arc`, or clone it: clones share the model and tools).
+///
+/// A text agent (no `.output::<T>()`) answers with the model's final text:
+///
+/// ```
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+///
+/// /// Look up the current temperature of a city, in degrees Celsius.
+/// #[derive(toolloop::Tool)]
+/// struct Temperature {
+///     /// The city.
+///     city: String,
+/// }
+///
+/// impl Temperature {
+///     async fn run(self) -> Result<f64, String> {
+///         if self.city == "Paris" { Ok(18.5) } else { Err(format!("no station in {}", self.city)) }
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let model = ScriptedModel::new()
+///     .respond(ModelResponse::tool_calls([ToolCall::new("1", "temperature", serde_json::json!({"city": "Paris"}))]))
+///     .respond(ModelResponse::text("18.5 °C in Paris."));
+/// let agent = Agent::builder().model(model.clone()).system("Answer briefly.").tool::<Temperature>().build()?;
+///
+/// let mut conversation = Conversation::new();
+/// conversation.push_user("How warm is it in Paris?");
+/// let done = agent.run(&mut conversation).await?;
+/// assert_eq!(done.output, "18.5 °C in Paris.");
+/// assert_eq!(done.metadata.iterations, 2);
+/// // The model was sent the tool's result.
+/// assert_eq!(model.requests()[1].messages.last().unwrap().tool_results_iter().next().unwrap().content, "18.5");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 pub struct Agent<Output = Text, Reflection = NoReflection> {
     model: Arc<dyn Model>,
     tools: ToolSet,

@@ -75,6 +75,55 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 
 /// The policy and approver consulted before each tool call. Allows
 /// everything by default.
+///
+/// A denied or rejected call does not run: the model gets an error result
+/// with [`FailureKind::Denied`](crate::FailureKind::Denied) or
+/// [`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied), and
+/// an audit record is made for every call.
+///
+/// ```
+/// use toolloop::run::{Approval, Decision, Governance};
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolCall};
+///
+/// /// Delete a file.
+/// #[derive(toolloop::Tool)]
+/// struct DeleteFile {
+///     /// Its path.
+///     path: String,
+/// }
+///
+/// impl DeleteFile {
+///     async fn run(self) -> Result<String, std::convert::Infallible> {
+///         Ok(format!("deleted {}", self.path))
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let governance = Governance::new()
+///     .policy(|call| match call.input["path"].as_str() {
+///         Some(path) if path.starts_with("/etc") => Decision::Deny("system files are off limits".into()),
+///         Some(path) if path.starts_with("/home") => Decision::Ask,
+///         _ => Decision::Allow,
+///     })
+///     // Any async function of the call: a chat message, a ticket, a prompt.
+///     .approver(|call: ToolCall| async move { Approval::Reject(format!("nobody approved {}", call.name)) });
+///
+/// let delete = |id: &str, path: &str| ToolCall::new(id, "delete_file", serde_json::json!({ "path": path }));
+/// let model = ScriptedModel::new()
+///     .respond(ModelResponse::tool_calls([delete("1", "/etc/hosts"), delete("2", "/home/a"), delete("3", "/tmp/b")]))
+///     .respond(ModelResponse::text("Deleted /tmp/b only."));
+/// let agent = Agent::builder().model(model).tool::<DeleteFile>().governance(governance).build()?;
+///
+/// let mut conversation = Conversation::new();
+/// conversation.push_user("Clean up.");
+/// let done = agent.run(&mut conversation).await?;
+/// let kinds: Vec<_> = conversation.messages()[2].tool_results_iter().map(|result| result.failure).collect();
+/// assert_eq!(kinds, [Some(FailureKind::Denied), Some(FailureKind::ApprovalDenied), None]);
+/// assert_eq!(done.metadata.tool_calls, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[derive(Clone, Default)]
 pub struct Governance {
     policy: Option<Arc<Policy>>,

@@ -6,6 +6,9 @@
 //! policy, cancellation) goes through one path that answers pending tool
 //! calls with synthetic [`NotExecuted`](crate::FailureKind::NotExecuted)
 //! results, so the conversation can always be sent to a model again.
+//!
+//! Coming from a hand-written loop? [`crate::guide`] maps each part of it to
+//! its counterpart here.
 
 mod batch;
 mod control;

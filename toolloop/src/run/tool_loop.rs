@@ -107,7 +107,49 @@ impl ToolLoop<NoSignal> {
     }
 
     /// Ends the loop when `check`, called after each executed batch, returns
-    /// a signal (for example the id a `spec_submit` tool returned).
+    /// a signal (for example the id a `spec_submit` tool returned). The
+    /// signal can be any type; the run's [`LoopEnd::Signal`] carries it.
+    ///
+    /// ```
+    /// use toolloop::run::{LoopEnd, ToolLoop};
+    /// use toolloop::testing::ScriptedModel;
+    /// use toolloop::{Conversation, ModelResponse, ToolCall, ToolSet};
+    ///
+    /// /// Submit the finished spec; returns its id.
+    /// #[derive(toolloop::Tool)]
+    /// struct SpecSubmit {
+    ///     /// The spec's title.
+    ///     title: String,
+    /// }
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Submitted {
+    ///     spec_id: u32,
+    /// }
+    ///
+    /// impl SpecSubmit {
+    ///     async fn run(self) -> Result<Submitted, std::convert::Infallible> {
+    ///         Ok(Submitted { spec_id: 7 })
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let mut tools = ToolSet::new();
+    /// tools.add::<SpecSubmit>()?;
+    /// let model = ScriptedModel::new()
+    ///     .respond(ModelResponse::tool_calls([ToolCall::new("1", "spec_submit", serde_json::json!({"title": "Export"}))]));
+    ///
+    /// // The signal is read from the tool's structured output.
+    /// let mut tool_loop = ToolLoop::new(model, tools).terminal_check(|batch| {
+    ///     batch.iter().find_map(|done| done.output.as_ref()?.value()["spec_id"].as_u64())
+    /// });
+    /// let mut conversation = Conversation::new();
+    /// conversation.push_user("Spec the export.");
+    /// let done = tool_loop.run(&mut conversation).await?;
+    /// assert_eq!(done.end, LoopEnd::Signal(7));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     pub fn terminal_check<S>(self, check: impl FnMut(&[ExecutedCall]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
             Box::new(move |reached: &LimitReached| match hook(reached) {

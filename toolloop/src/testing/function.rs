@@ -23,6 +23,7 @@ type Respond = dyn Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + S
 #[derive(Clone)]
 pub struct FunctionModel {
     respond: Arc<Respond>,
+    provider: Arc<str>,
 }
 
 impl FunctionModel {
@@ -30,19 +31,28 @@ impl FunctionModel {
     pub fn new(
         respond: impl Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Send + Sync + 'static,
     ) -> Self {
-        Self { respond: Arc::new(respond) }
+        Self { respond: Arc::new(respond), provider: Arc::from(TEST_PROVIDER) }
+    }
+
+    /// Reports `provider` instead of [`TEST_PROVIDER`], so a test (or an
+    /// example) can play two providers and watch a conversation switch
+    /// between them: each sees the other's tool calls as text
+    /// ([`Conversation::view_for`](crate::Conversation::view_for)).
+    pub fn with_provider(mut self, provider: impl Into<Arc<str>>) -> Self {
+        self.provider = provider.into();
+        self
     }
 }
 
 impl fmt::Debug for FunctionModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FunctionModel").finish_non_exhaustive()
+        f.debug_struct("FunctionModel").field("provider", &self.provider).finish_non_exhaustive()
     }
 }
 
 impl Model for FunctionModel {
     fn provider(&self) -> &str {
-        TEST_PROVIDER
+        &self.provider
     }
 
     fn name(&self) -> &'static str {
@@ -67,5 +77,26 @@ mod tests {
         let reply = model.complete(ModelRequest::new(&messages)).await.unwrap();
         assert_eq!(reply.text_content(), "echo: ping");
         assert_eq!(model.provider(), TEST_PROVIDER);
+    }
+
+    #[tokio::test]
+    async fn plays_another_provider_whose_view_flattens_the_test_providers_calls() {
+        use crate::{ContentBlock, Conversation, ToolCall, ToolResult};
+        let mut conversation = Conversation::new();
+        conversation.push_user("weather?");
+        conversation.push(
+            ModelResponse::tool_calls([ToolCall::new("1", "weather", serde_json::json!({}))]).to_message(TEST_PROVIDER),
+        );
+        conversation.push(Message::tool_results([ToolResult::success("1", "sunny")]));
+        let model = FunctionModel::new(|request| {
+            let calls =
+                request.messages.iter().flat_map(|m| &m.content).filter(|b| matches!(b, ContentBlock::ToolCall(_)));
+            Ok(ModelResponse::text(format!("{} tool calls", calls.count())))
+        })
+        .with_provider("other");
+        assert_eq!(model.provider(), "other");
+        let view = conversation.view_for(model.provider());
+        let reply = model.complete(ModelRequest::new(&view)).await.unwrap();
+        assert_eq!(reply.text_content(), "0 tool calls", "the test provider's call reached `other` as text");
     }
 }

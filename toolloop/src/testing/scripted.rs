@@ -18,6 +18,7 @@ use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, M
 #[derive(Clone, Debug, Default)]
 pub struct ScriptedModel {
     inner: Arc<Inner>,
+    provider: Option<Arc<str>>,
 }
 
 #[derive(Debug, Default)]
@@ -66,6 +67,14 @@ impl ScriptedModel {
         self.push(Step::Hang)
     }
 
+    /// Reports `provider` instead of [`TEST_PROVIDER`], for tests of a
+    /// conversation that switches providers (see
+    /// [`FunctionModel::with_provider`](super::FunctionModel::with_provider)).
+    pub fn with_provider(mut self, provider: impl Into<Arc<str>>) -> Self {
+        self.provider = Some(provider.into());
+        self
+    }
+
     fn push(self, step: Step) -> Self {
         lock(&self.inner.steps).push_back(step);
         self
@@ -101,7 +110,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Model for ScriptedModel {
     fn provider(&self) -> &str {
-        TEST_PROVIDER
+        self.provider.as_deref().unwrap_or(TEST_PROVIDER)
     }
 
     fn name(&self) -> &'static str {
@@ -126,7 +135,7 @@ impl Model for ScriptedModel {
                 Some(Step::Hang) => std::future::pending().await,
                 None => Err(ModelError::new(
                     ModelErrorKind::ScriptExhausted,
-                    TEST_PROVIDER,
+                    self.provider().to_owned(),
                     format!("the scripted model was asked for response #{number} but the script has no more"),
                 )),
             }
@@ -160,5 +169,12 @@ mod tests {
     #[should_panic(expected = "1 unused step")]
     fn assert_consumed_panics_with_steps_left() {
         ScriptedModel::new().respond(ModelResponse::text("unused")).assert_consumed();
+    }
+
+    #[test]
+    fn reports_the_provider_it_plays() {
+        assert_eq!(ScriptedModel::new().provider(), TEST_PROVIDER);
+        let model = ScriptedModel::new().with_provider("anthropic");
+        assert_eq!(model.clone().provider(), "anthropic");
     }
 }

@@ -1,0 +1,211 @@
+//! # Migrating from a hand-written loop
+//!
+//! Most applications that let a model call tools start with a loop like
+//! this one (in whatever language), and then grow it:
+//!
+//! ```text
+//! messages = [system, user]                         // history
+//! total_tokens = 0
+//! for i in 0..MAX_ITERATIONS {                      // iteration limit
+//!     if abort_signal.aborted() { break }           // cancellation
+//!     if DEBUG_LLM { print(messages) }              // logging
+//!     response = llm.create(messages, tools)
+//!     total_tokens += response.usage                // token accounting
+//!     messages.push(response.message)
+//!     if response.tool_calls.empty() { return response.text }
+//!     for call in response.tool_calls {             // dispatch by name
+//!         result = match call.name {
+//!             "search" => search(parse(call.arguments)),
+//!             _        => "unknown tool",
+//!         } catch e { "Error: " + e }               // error formatting
+//!         messages.push(tool_result(call.id, result))
+//!     }
+//!     if check_terminal(response.tool_calls) { return ... }  // CheckTerminal
+//! }
+//! on_iteration_limit()                              // OnIterationLimit
+//! // ... then parse the answer as JSON, validate it, and if it is wrong
+//! // push "fix these errors" and run the whole loop again.
+//! ```
+//!
+//! Each part of it has a counterpart in toolloop, written once and tested
+//! for the cases hand-written copies tend to miss (a `break` that leaves a
+//! tool call without a result, a crash on malformed arguments, usage lost
+//! when the run fails, history one provider rejects after another wrote it).
+//!
+//! | Your loop | toolloop |
+//! |---|---|
+//! | `messages: Vec<_>` you push to | [`Conversation`](crate::Conversation): yours, append-only, serde. Pass the same one to every run for a conversational agent, a fresh one per request for a stateless one. |
+//! | `for i in 0..MAX_ITERATIONS` | [`max_iterations`](crate::AgentBuilder::max_iterations) (per attempt), with [`max_model_calls`](crate::AgentBuilder::max_model_calls), [`max_tool_executions`](crate::AgentBuilder::max_tool_executions), [`timeout`](crate::AgentBuilder::timeout); all in [`LoopOptions`](crate::run::LoopOptions). |
+//! | tool schemas written by hand, `match call.name { .. }` | `#[derive(Tool)]` on a struct of arguments, [`.tool::<T>()`](crate::AgentBuilder::tool) or a [`ToolSet`](crate::ToolSet); tools with state via `#[tool(state = ..)]`. |
+//! | `parse(call.arguments)` | Generated: argument errors name the field and reach the model as an error result it can correct. |
+//! | `catch e { "Error: " + e }` | Your handler's error type's `Display` is the error result's text; panics, timeouts and unknown tools become error results too, each with a [`FailureKind`](crate::FailureKind). |
+//! | `check_terminal(calls)` (`CheckTerminal`) | [`terminal_check`](crate::AgentBuilder::terminal_check) over the executed batch ([`ExecutedCall`](crate::run::ExecutedCall): call, result, structured output); its signal ends the run. [`ToolLoop`](crate::run::ToolLoop) takes any signal type. |
+//! | `on_iteration_limit()` (`OnIterationLimit`) | [`on_iteration_limit`](crate::AgentBuilder::on_iteration_limit): [`LimitDecision`](crate::run::LimitDecision)`::Extend(n)`, `End(signal)` or `Stop`. |
+//! | "are you sure you are done?" | [`double_confirmation`](crate::AgentBuilder::double_confirmation). |
+//! | `total_tokens += usage` | [`RunMetadata::usage`](crate::run::RunMetadata), summed over iterations and attempts, on success and on [`RunError::metadata`](crate::RunError::metadata); [`token_budget`](crate::AgentBuilder::token_budget) stops a run. |
+//! | `abort_signal` | A [`CancellationToken`](crate::CancellationToken) ([`run_with_cancel`](crate::Agent::run_with_cancel) or [`cancel_token`](crate::AgentBuilder::cancel_token)), or dropping the run future; the error says which [`Phase`](crate::run::Phase) was interrupted. |
+//! | `break` out of the loop | Every stop answers the pending tool calls with `not_executed` results, so the conversation can be sent again ([`Conversation::unanswered_tool_calls`](crate::Conversation::unanswered_tool_calls)). |
+//! | parse JSON, validate, "fix these errors", run again | [`output::<T>()`](crate::AgentBuilder::output), [`validator`](crate::AgentBuilder::validator), [`async_validator`](crate::AgentBuilder::async_validator), [`max_attempts`](crate::AgentBuilder::max_attempts): each failure is fed back and the next attempt starts in the same conversation. |
+//! | `if DEBUG_LLM { print(messages) }` | `tracing`: `RUST_LOG=toolloop=debug` logs a summary of every request and response (roles, block kinds, tool call ids and names; never contents or keys). Hooks ([`on_event`](crate::AgentBuilder::on_event), [`on_model_request`](crate::AgentBuilder::on_model_request), ...) for your own output. |
+//! | `if name == "drop_table" { refuse }` | [`Governance`](crate::run::Governance): a policy per call (allow, deny, ask an async approver), and an [audit record](crate::run::AuditRecord) for every call. |
+//! | "stop when tools keep failing" | [`max_consecutive_tool_failures`](crate::AgentBuilder::max_consecutive_tool_failures), [`stop_on_failed_tool`](crate::AgentBuilder::stop_on_failed_tool), [`stop_on_denied_tool`](crate::AgentBuilder::stop_on_denied_tool). |
+//! | `join_all(calls)` | [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls): bounded, results kept in call order. |
+//! | a second client when the first is down | [`providers::Fallback`](crate::providers::Fallback); switching models mid-conversation works because each request is a [view](crate::Conversation::view_for) for its provider. |
+//! | mocking the HTTP client in tests | [`testing::ScriptedModel`](crate::testing::ScriptedModel) and [`testing::FunctionModel`](crate::testing::FunctionModel): script the model, then assert on the requests it received. |
+//!
+//! ## The loop, with a terminal check and an iteration-limit hook
+//!
+//! A text agent: the run ends when the model answers without tool calls,
+//! or when the terminal check returns a signal (here the id `spec_submit`
+//! returned), or when the iteration-limit hook ends it.
+//!
+//! ```
+//! use toolloop::run::LimitDecision;
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//!
+//! /// Submit the finished spec. Returns its id.
+//! #[derive(toolloop::Tool)]
+//! struct SpecSubmit {
+//!     /// The spec's title.
+//!     title: String,
+//! }
+//!
+//! impl SpecSubmit {
+//!     async fn run(self) -> Result<String, std::convert::Infallible> {
+//!         Ok(format!("SPEC-1 ({})", self.title))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Stands in for a real provider, e.g. `toolloop::providers::anthropic::Anthropic::from_env()?`.
+//! let model = ScriptedModel::new()
+//!     .respond(ModelResponse::tool_calls([ToolCall::new("1", "spec_submit", serde_json::json!({"title": "Export"}))]));
+//!
+//! let agent = Agent::builder()
+//!     .model(model)
+//!     .system("You write specs.")
+//!     .tool::<SpecSubmit>()
+//!     .max_iterations(10)
+//!     // CheckTerminal:
+//!     .terminal_check(|batch| {
+//!         let submitted = batch.iter().find(|done| done.call.name == "spec_submit" && !done.result.is_error())?;
+//!         Some(submitted.result.content.clone())
+//!     })
+//!     // OnIterationLimit: five more iterations, once.
+//!     .on_iteration_limit(|reached| {
+//!         if reached.limit < 15 { LimitDecision::Extend(5) } else { LimitDecision::Stop }
+//!     })
+//!     .build()?;
+//!
+//! let mut conversation = Conversation::new(); // keep it for the next run, or drop it
+//! conversation.push_user("Spec the CSV export.");
+//! let done = agent.run(&mut conversation).await?;
+//! assert_eq!(done.output, "SPEC-1 (Export)");
+//! println!("{} tokens over {} iterations", done.metadata.usage.total(), done.metadata.iterations);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Retry on validation
+//!
+//! Instead of parsing the answer yourself and looping on errors, give the
+//! agent an output type. The model answers by calling an output tool whose
+//! schema is the type's; the output is deserialised, checked against the
+//! schema's constraints and your validators, and every error is fed back
+//! for the next attempt.
+//!
+//! ```
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//!
+//! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+//! struct Estimate {
+//!     /// Days of work.
+//!     days: u32,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let answer = |id: &str, days: u32| {
+//!     ModelResponse::tool_calls([ToolCall::new(id, "final_output", serde_json::json!({"days": days}))])
+//! };
+//! let model = ScriptedModel::new().respond(answer("1", 0)).respond(answer("2", 3));
+//!
+//! let agent = Agent::builder()
+//!     .model(model.clone())
+//!     .output::<Estimate>()
+//!     .validator(|estimate: &Estimate| if estimate.days > 0 { Ok(()) } else { Err("days must be at least 1") })
+//!     .max_attempts(3)
+//!     .build()?;
+//!
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("How long will the export take?");
+//! let done = agent.run(&mut conversation).await?;
+//! assert_eq!(done.output.days, 3);
+//! assert_eq!(done.metadata.attempts, 2);
+//! // The second request carried the feedback.
+//! assert!(model.requests()[1].last_text().contains("days must be at least 1"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Cancellation, budgets, and what a failed run still tells you
+//!
+//! A failed run returns a [`RunError`](crate::RunError) with the same
+//! metadata as a successful one, and the conversation holds everything done
+//! so far.
+//!
+//! ```
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Agent, CancellationToken, Conversation, RunErrorKind};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = Agent::builder().model(ScriptedModel::new().hang()).token_budget(50_000).build()?;
+//! let cancel = CancellationToken::new();
+//! let trigger = cancel.clone();
+//! tokio::spawn(async move { trigger.cancel() }); // your abort signal, from anywhere
+//!
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Summarise the logs.");
+//! let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
+//! assert!(matches!(error.kind(), RunErrorKind::Cancelled { .. }));
+//! println!("used {} tokens before: {error}", error.metadata().usage.total());
+//! assert!(conversation.unanswered_tool_calls().is_empty());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Keeping your own outer loop
+//!
+//! When the agent's attempts are not what you need, [`ToolLoop`](crate::run::ToolLoop)
+//! is the iteration loop alone: model call, the whole batch of tool calls,
+//! terminal check, repeat. Its terminal signal can be any type.
+//!
+//! ```
+//! use toolloop::run::{LoopEnd, ToolLoop};
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Conversation, ModelResponse, ToolSet};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = ScriptedModel::new().respond(ModelResponse::text("done"));
+//! let mut tool_loop = ToolLoop::new(model, ToolSet::new())
+//!     .configure(|options| options.max_iterations = 5)
+//!     .terminal_check(|batch| batch.iter().any(|done| done.call.name == "finish").then_some(()));
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Go.");
+//! let done = tool_loop.run(&mut conversation).await?;
+//! assert_eq!(done.end, LoopEnd::Answer("done".to_owned()));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Where to look next
+//!
+//! The examples in the repository's `examples/` directory each show one of
+//! these pieces end to end, offline: `quickstart`, `product_manager`,
+//! `architect`, `report_validators`, `explore_data`, `governance`,
+//! `cancellation`, `resume_and_switch` and `observability`.
