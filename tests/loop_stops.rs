@@ -89,16 +89,22 @@ async fn the_deadline_stops_a_running_tool_and_a_pending_model_call() {
 }
 
 #[tokio::test]
-async fn the_token_budget_stops_before_running_the_calls_of_the_response_that_spent_it() {
+async fn the_token_budget_stops_the_next_model_call_after_the_response_that_spent_it() {
+    // The response that crossed the budget is paid for: its calls run (they
+    // cost no tokens, and an output or terminal call must not be lost), and
+    // the budget stops the model call that would come next.
     let db = Db::default();
     let model = ScriptedModel::new().respond(lookups(&["a"]).with_usage(usage(90, 20)));
-    let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default())).configure(|o| o.token_budget = Some(100));
+    let mut tool_loop =
+        ToolLoop::new(model.clone(), tools(&db, &Gauge::default())).configure(|o| o.token_budget = Some(100));
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.stop, Stop::TokenBudget { used: 110, limit: 100 }), "{}", error.stop);
-    assert_eq!(failures(&conversation), [Some(FailureKind::NotExecuted)]);
-    assert_eq!(db.lookups.load(Ordering::SeqCst), 0);
+    assert_eq!(db.lookups.load(Ordering::SeqCst), 1);
+    assert_ne!(failures(&conversation), [Some(FailureKind::NotExecuted)], "the call has its real result");
     assert_eq!(error.metadata.usage, usage(90, 20));
+    assert_eq!(error.metadata.model_calls, 1, "no model call after the budget ran out");
+    model.assert_consumed();
 }
 
 #[tokio::test]

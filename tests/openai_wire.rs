@@ -149,7 +149,7 @@ async fn strict_tools_send_the_strict_schema() {
     assert_eq!((response.text_content().as_str(), &response.stop_reason), ("ok", &StopReason::EndTurn));
     let function = &server.requests()[0].json()["tools"][0]["function"];
     assert_eq!(function["strict"], json!(true));
-    assert_eq!(function["parameters"], Weather::definition().strict_input_schema);
+    assert_eq!(Some(&function["parameters"]), Weather::definition().strict_input_schema.as_ref());
     assert_eq!(function["parameters"]["additionalProperties"], json!(false));
 }
 

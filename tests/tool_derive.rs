@@ -167,8 +167,8 @@ fn plain_schema_honours_serde_attributes() {
 }
 
 #[test]
-fn strict_schema_closes_objects_requires_everything_and_makes_optional_fields_nullable() {
-    let strict = &FindTickets::definition().strict_input_schema;
+fn strict_schema_closes_objects_requires_everything_makes_optional_fields_nullable_and_drops_defaults() {
+    let strict = FindTickets::definition().strict_input_schema.as_ref().expect("expressible in strict mode");
     assert_eq!(
         *strict,
         json!({
@@ -177,7 +177,7 @@ fn strict_schema_closes_objects_requires_everything_and_makes_optional_fields_nu
                 "q": {"type": "string", "description": "Words to look for."},
                 "limit": {
                     "type": ["integer", "null"], "minimum": 1, "maximum": 100,
-                    "description": "How many to return.", "default": 10
+                    "description": "How many to return."
                 },
                 "order": {"type": ["string", "null"], "enum": ["newest", "oldest", null], "description": "Sort order."},
                 "filters": {
@@ -191,7 +191,7 @@ fn strict_schema_closes_objects_requires_everything_and_makes_optional_fields_nu
                         "additionalProperties": false
                     }
                 },
-                "page": {"type": ["integer", "null"], "minimum": 0, "default": 0}
+                "page": {"type": ["integer", "null"], "minimum": 0}
             },
             "required": ["q", "limit", "order", "filters", "page"],
             "additionalProperties": false
@@ -296,4 +296,26 @@ async fn state_reaches_the_tool_and_output_is_json_text_while_strings_stay_text(
 
     let weather = tools.execute(&ToolCall::new("c3", "get_weather", json!({"city": "Oslo"})), &cancel).await.unwrap();
     assert_eq!(weather.result.content, "18 degrees in Oslo", "a string output is not quoted");
+}
+
+/// Tag documents.
+#[derive(Tool)]
+struct TagDocuments {
+    /// Tags by document id: a map with free-form keys.
+    tags: std::collections::BTreeMap<String, String>,
+}
+
+impl TagDocuments {
+    async fn run(self) -> Result<usize, std::convert::Infallible> {
+        Ok(self.tags.len())
+    }
+}
+
+#[test]
+fn inputs_strict_mode_cannot_express_have_no_strict_shape() {
+    let definition = TagDocuments::definition();
+    assert_eq!(definition.strict_input_schema, None, "a closed map would only ever accept {{}}");
+    assert!(!definition.is_strict(true));
+    assert_eq!(definition.schema(true), &definition.input_schema);
+    assert!(FindTickets::definition().is_strict(true));
 }

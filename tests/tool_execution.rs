@@ -220,6 +220,6 @@ async fn run_time_tools_sit_beside_derived_ones() {
     assert_eq!(tools.names().collect::<Vec<_>>(), ["divide", "explode", "sleep", "slow"]);
     assert_eq!(
         tools.definitions()[3].strict_input_schema,
-        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+        Some(json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}))
     );
 }

@@ -158,6 +158,10 @@ impl<O: AgentOutput, R> Agent<O, R> {
             },
             other => other,
         };
+        // As parsing does: nulls for optional fields (which strict mode makes
+        // the model send) mean "absent", so the constraints see them so too.
+        let relaxed = crate::tool::schema::drop_optional_nulls(value, &definition.input_schema);
+        let value = relaxed.as_ref().unwrap_or(value);
         let mut errors = constraints::violations(&definition.input_schema, value);
         let output = match O::parse(value, definition) {
             Ok(output) if errors.is_empty() => output,

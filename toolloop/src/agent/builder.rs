@@ -310,7 +310,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     where
         O: Typed,
     {
-        self.typed.description = description.into();
+        self.typed.description = Some(description.into());
         self
     }
 }
@@ -383,6 +383,10 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         }
         let output_definition =
             O::Output::output_definition(typed.name.clone(), typed.description.clone()).transpose()?;
+        let names = self.tools.names().chain(output_definition.as_ref().map(|definition| &*definition.name));
+        if let Some(name) = names.into_iter().find(|name| !crate::tool::is_valid_tool_name(name)) {
+            return Err(BuildError::InvalidToolName(name.to_owned()));
+        }
         if let Some(definition) = &output_definition {
             let mut reserved = vec![&*definition.name];
             if typed.reflection.is_some() {

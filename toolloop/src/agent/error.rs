@@ -181,6 +181,10 @@ pub enum BuildError {
     /// The output type's schema is not a JSON object, so it cannot be a tool's input.
     #[error("the output type `{0}` must be a struct or map (its schema is not a JSON object); wrap it in a struct")]
     OutputNotAnObject(String),
+    /// A tool name set at run time (the output tool's, a [`DynTool`](crate::DynTool)'s)
+    /// is one providers reject.
+    #[error("tool name `{0}` is not accepted by providers: use 1 to 64 letters, digits, `_` or `-`")]
+    InvalidToolName(String),
     /// `max_attempts` or `max_iterations` is zero.
     #[error("`{0}` must be at least 1")]
     Zero(&'static str),

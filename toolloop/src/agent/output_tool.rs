@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::state::{OutputType, ReflectionHandler};
-use crate::message::FailureKind;
+use crate::message::{FailureKind, ToolCall};
 use crate::model::BoxFuture;
 use crate::run::{Control, ExecutedCall, LimitDecision, LimitReached};
 use crate::tool::{DynTool, ToolDefinition, ToolError, ToolOutput};
@@ -122,8 +122,10 @@ impl Control<AgentSignal> for AgentControl<'_> {
         match self {
             Self::Text(spec) => spec.terminal.as_ref().and_then(|check| check(batch)).map(AgentSignal::Text),
             Self::Typed { output_tool, reflective: false, .. } => {
-                // The last output call of the batch wins.
-                let last = batch.iter().rev().find(|done| done.call.name == **output_tool)?;
+                // The last output call of the batch wins; one the model was
+                // told failed (denied, say) is not an output.
+                let last =
+                    batch.iter().rev().find(|done| done.call.name == **output_tool && !done.result.is_error())?;
                 Some(AgentSignal::Output(last.call.input.clone()))
             }
             Self::Typed { output_tool, reflective: true, last_output } => {
@@ -131,15 +133,31 @@ impl Control<AgentSignal> for AgentControl<'_> {
                     if done.call.name == **output_tool && !done.result.is_error() {
                         *last_output = Some(done.call.input.clone());
                     } else if done.call.name == SUBMIT_TOOL {
-                        let rejected = done.result.failure == Some(FailureKind::Rejected);
-                        return Some(match last_output.take() {
-                            Some(output) if !rejected => AgentSignal::Output(output),
-                            _ => AgentSignal::SubmitBeforeOutput,
-                        });
+                        match (done.result.failure, last_output.take()) {
+                            (None, Some(output)) => return Some(AgentSignal::Output(output)),
+                            (None | Some(FailureKind::Rejected), None) => {
+                                return Some(AgentSignal::SubmitBeforeOutput);
+                            }
+                            // Denied, say: not a submission, and the model was told why.
+                            (Some(_), kept) => *last_output = kept,
+                        }
                     }
                 }
                 None
             }
+        }
+    }
+
+    fn sequential(&self, calls: &[ToolCall]) -> bool {
+        // `submit` depends on the output calls before it in the batch: run
+        // such a batch in order, so parallelism cannot change the outcome.
+        matches!(self, Self::Typed { reflective: true, .. }) && calls.iter().any(|call| call.name == SUBMIT_TOOL)
+    }
+
+    fn counts_as_execution(&self, call: &ToolCall) -> bool {
+        match self {
+            Self::Text(_) => true,
+            Self::Typed { output_tool, .. } => call.name != **output_tool && call.name != SUBMIT_TOOL,
         }
     }
 

@@ -29,19 +29,15 @@ impl<T> Clone for Check<T> {
 /// The typed-only settings; empty on a text agent.
 pub(crate) struct TypedSpec<T> {
     pub(crate) name: Cow<'static, str>,
-    pub(crate) description: Cow<'static, str>,
+    /// `None`: the default, which includes the output type's doc comment.
+    pub(crate) description: Option<Cow<'static, str>>,
     pub(crate) reflection: Option<Arc<dyn ReflectionHandler<T>>>,
     pub(crate) checks: Vec<Check<T>>,
 }
 
 impl<T> Default for TypedSpec<T> {
     fn default() -> Self {
-        Self {
-            name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL),
-            description: Cow::Borrowed(DEFAULT_OUTPUT_DESCRIPTION),
-            reflection: None,
-            checks: Vec::new(),
-        }
+        Self { name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL), description: None, reflection: None, checks: Vec::new() }
     }
 }
 
@@ -87,7 +83,7 @@ pub trait AgentOutput: Sized + Send + Sync + 'static {
     #[doc(hidden)]
     fn output_definition(
         name: Cow<'static, str>,
-        description: Cow<'static, str>,
+        description: Option<Cow<'static, str>>,
     ) -> Option<Result<ToolDefinition, BuildError>>;
 
     #[doc(hidden)]
@@ -110,7 +106,10 @@ pub trait AgentOutput: Sized + Send + Sync + 'static {
 impl AgentOutput for Text {
     type Value = String;
 
-    fn output_definition(_: Cow<'static, str>, _: Cow<'static, str>) -> Option<Result<ToolDefinition, BuildError>> {
+    fn output_definition(
+        _: Cow<'static, str>,
+        _: Option<Cow<'static, str>>,
+    ) -> Option<Result<ToolDefinition, BuildError>> {
         None
     }
 
@@ -140,9 +139,15 @@ impl<T: OutputType> AgentOutput for T {
 
     fn output_definition(
         name: Cow<'static, str>,
-        description: Cow<'static, str>,
+        description: Option<Cow<'static, str>>,
     ) -> Option<Result<ToolDefinition, BuildError>> {
-        let definition = ToolDefinition::for_input::<T>(name, description);
+        let (schema, doc) = crate::tool::schema::input_schema_and_description_for::<T>();
+        // The output type's doc comment tells the model what the output is.
+        let description = description.unwrap_or_else(|| match doc {
+            Some(doc) => Cow::Owned(format!("{DEFAULT_OUTPUT_DESCRIPTION} The output: {doc}")),
+            None => Cow::Borrowed(DEFAULT_OUTPUT_DESCRIPTION),
+        });
+        let definition = ToolDefinition::from_schema(name, description, schema);
         let is_object = definition.input_schema.get("type") == Some(&Value::from("object"));
         Some(if is_object { Ok(definition) } else { Err(BuildError::OutputNotAnObject(T::schema_name().into_owned())) })
     }

@@ -25,52 +25,65 @@ impl Conversation {
     /// [`Fallback`](crate::providers::Fallback)); messages already flattened
     /// stay text.
     pub fn view_of<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
-        let foreign = |message: &Message| {
+        flatten_where(messages, |message| {
             message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
-        };
-        if !messages.iter().any(foreign) {
-            return Cow::Borrowed(messages);
-        }
-
-        // Names of the calls being flattened, so their results can say which tool answered.
-        let mut flattened: HashMap<&str, &str> = HashMap::new();
-        for message in messages.iter().filter(|m| foreign(m)) {
-            for call in message.tool_calls() {
-                flattened.insert(&call.id, &call.name);
-            }
-        }
-
-        let view = messages
-            .iter()
-            .map(|message| {
-                let touches = message.content.iter().any(|block| match block {
-                    ContentBlock::ToolCall(call) => flattened.contains_key(call.id.as_str()),
-                    ContentBlock::ToolResult(result) => flattened.contains_key(result.call_id.as_str()),
-                    ContentBlock::Text { .. } => false,
-                });
-                if !touches {
-                    return message.clone();
-                }
-                let content = message
-                    .content
-                    .iter()
-                    .map(|block| match block {
-                        ContentBlock::ToolCall(call) if flattened.contains_key(call.id.as_str()) => {
-                            ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input))
-                        }
-                        ContentBlock::ToolResult(result) if flattened.contains_key(result.call_id.as_str()) => {
-                            let name = flattened[result.call_id.as_str()];
-                            let label = if result.is_error() { "error from" } else { "result of" };
-                            ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content))
-                        }
-                        other => other.clone(),
-                    })
-                    .collect();
-                Message { role: message.role, content, provider: None }
-            })
-            .collect();
-        Cow::Owned(view)
+        })
     }
+
+    /// The messages with every tool call and result shown as text, for a
+    /// request that offers no tools: providers reject tool-call artifacts
+    /// in such a request (a text agent continuing a typed agent's
+    /// conversation, say). Borrows the history when it has none.
+    pub fn view_without_tools(&self) -> Cow<'_, [Message]> {
+        flatten_where(&self.messages, |message| message.tool_calls().next().is_some())
+    }
+}
+
+/// `messages` with the tool calls of the messages `foreign` picks, and their
+/// results, shown as text.
+fn flatten_where(messages: &[Message], foreign: impl Fn(&Message) -> bool) -> Cow<'_, [Message]> {
+    if !messages.iter().any(&foreign) {
+        return Cow::Borrowed(messages);
+    }
+
+    // Names of the calls being flattened, so their results can say which tool answered.
+    let mut flattened: HashMap<&str, &str> = HashMap::new();
+    for message in messages.iter().filter(|m| foreign(m)) {
+        for call in message.tool_calls() {
+            flattened.insert(&call.id, &call.name);
+        }
+    }
+
+    let view = messages
+        .iter()
+        .map(|message| {
+            let touches = message.content.iter().any(|block| match block {
+                ContentBlock::ToolCall(call) => flattened.contains_key(call.id.as_str()),
+                ContentBlock::ToolResult(result) => flattened.contains_key(result.call_id.as_str()),
+                ContentBlock::Text { .. } => false,
+            });
+            if !touches {
+                return message.clone();
+            }
+            let content = message
+                .content
+                .iter()
+                .map(|block| match block {
+                    ContentBlock::ToolCall(call) if flattened.contains_key(call.id.as_str()) => {
+                        ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input))
+                    }
+                    ContentBlock::ToolResult(result) if flattened.contains_key(result.call_id.as_str()) => {
+                        let name = flattened[result.call_id.as_str()];
+                        let label = if result.is_error() { "error from" } else { "result of" };
+                        ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content))
+                    }
+                    other => other.clone(),
+                })
+                .collect();
+            Message { role: message.role, content, provider: None }
+        })
+        .collect();
+    Cow::Owned(view)
 }
 
 #[cfg(test)]

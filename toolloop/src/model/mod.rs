@@ -103,7 +103,8 @@ pub struct ModelRequest<'a> {
     /// Overrides the provider's configured sampling temperature.
     pub temperature: Option<f32>,
     /// Ask the provider to enforce tool input schemas strictly (OpenAI
-    /// `strict: true`, sending [`ToolDefinition::strict_input_schema`]).
+    /// `strict: true`, sending [`ToolDefinition::strict_input_schema`] for every
+    /// tool that has one).
     pub strict_tools: bool,
 }
 

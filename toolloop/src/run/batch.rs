@@ -17,7 +17,8 @@ use crate::message::{FailureKind, ToolCall, ToolResult};
 
 /// How one call of a batch went.
 enum CallOutcome {
-    /// It has a result (success, error or denial); `executed` says whether the tool ran.
+    /// It has a result (success, error or denial); the flag says whether
+    /// the tool ran (and so whether it counts in the metadata).
     Done(ExecutedCall, bool),
     /// The run stopped while the call was pending.
     Interrupted(Stop),
@@ -49,24 +50,30 @@ pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ExecutedCall>> {
 }
 
 impl Engine<'_> {
-    /// Executes `calls` in order (or up to `parallel_tool_calls` at once,
-    /// results still in call order). Returns one entry per call (`None`
-    /// where the run stopped before a result) and the stop, if any.
+    /// Executes `calls` in order (or up to `parallel` at once, results still
+    /// in call order). `counted[i]` says whether call `i` counts toward
+    /// `max_tool_executions`. Returns one entry per call (`None` where the
+    /// run stopped before a result) and the stop, if any.
     pub(crate) async fn execute_batch(
         &self,
         calls: &[ToolCall],
+        counted: &[bool],
+        parallel: usize,
         tally: &mut Tally,
         consecutive_failures: &mut u32,
-        attempt: u32,
-        iteration: u32,
+        (attempt, iteration): (u32, u32),
     ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
-        let state = BatchState { stopping: AtomicBool::new(false), executions: AtomicU32::new(tally.tool_calls) };
+        let state =
+            BatchState { stopping: AtomicBool::new(false), executions: AtomicU32::new(tally.limited_tool_calls) };
         let hook_errors = &tally.hook_errors;
         // The futures are made up front (they start only when polled): a
         // closure inside the stream would make the run future not `Send`.
-        let pending: Vec<_> =
-            calls.iter().map(|call| self.run_call(call, &state, hook_errors, attempt, iteration)).collect();
-        let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
+        let pending: Vec<_> = calls
+            .iter()
+            .zip(counted)
+            .map(|(call, &counted)| self.run_call(call, counted, &state, hook_errors, (attempt, iteration)))
+            .collect();
+        let mut outcomes = stream::iter(pending).buffered(parallel.max(1));
 
         let mut results = Vec::with_capacity(calls.len());
         let mut stop = None;
@@ -95,6 +102,7 @@ impl Engine<'_> {
         }
         drop(outcomes);
         tally.tool_calls += executed_count;
+        tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
         (results, stop)
     }
 
@@ -124,19 +132,36 @@ impl Engine<'_> {
     async fn run_call(
         &self,
         call: &ToolCall,
+        counted: bool,
         state: &BatchState,
         hook_errors: &Mutex<Vec<HookError>>,
-        attempt: u32,
-        iteration: u32,
+        (attempt, iteration): (u32, u32),
     ) -> CallOutcome {
         if state.stopping.load(Ordering::SeqCst) {
             return CallOutcome::Skipped;
         }
         self.hooks.fire(&Event::ToolCall { attempt, iteration, call }, hook_errors);
+        // Once the tool-call hook has fired, every way out reports a result
+        // and an audit record, interrupted calls included.
+        let interrupted = |stop: Stop, verdict: Option<Verdict>| {
+            let result = super::stop::not_executed(call, &stop);
+            let event = Event::ToolResult { attempt, iteration, call, result: &result, elapsed: Duration::ZERO };
+            self.hooks.fire(&event, hook_errors);
+            let record = AuditRecord {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                input: call.input.clone(),
+                verdict: verdict.unwrap_or(Verdict::Interrupted),
+                failure: result.failure,
+                elapsed_ms: 0,
+            };
+            self.hooks.fire(&Event::Audit(&record), hook_errors);
+            interrupt(state, stop)
+        };
         let verdict = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return interrupt(state, Stop::Cancelled { phase: Phase::ToolExecution }),
-            () = deadline_passed(self.deadline) => return interrupt(state, Stop::Deadline),
+            () = self.cancel.cancelled() => return interrupted(Stop::Cancelled { phase: Phase::ToolExecution }, None),
+            () = deadline_passed(self.deadline) => return interrupted(Stop::Deadline, None),
             verdict = self.governance.decide(call) => verdict,
         };
         let (result, output, elapsed, executed) = match &verdict {
@@ -148,21 +173,28 @@ impl Engine<'_> {
                 let message = format!("tool call not approved: {reason}");
                 (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
             }
+            // `decide` never answers this; it marks audit records of stopped calls.
+            Verdict::Interrupted => {
+                let message = "not executed: governance did not decide";
+                (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
+            }
             Verdict::Allowed | Verdict::Approved => {
-                if let Some(limit) = self.options.max_tool_executions
+                if counted
+                    && let Some(limit) = self.options.max_tool_executions
                     && state.executions.fetch_add(1, Ordering::SeqCst) >= limit
                 {
-                    return interrupt(state, Stop::MaxToolExecutions { limit });
+                    return interrupted(Stop::MaxToolExecutions { limit }, Some(verdict));
                 }
                 let execution = tokio::select! {
                     biased;
-                    () = deadline_passed(self.deadline) => return interrupt(state, Stop::Deadline),
+                    () = deadline_passed(self.deadline) => return interrupted(Stop::Deadline, Some(verdict)),
                     execution = self.tools.execute(call, self.cancel) => execution,
                 };
                 match execution {
                     Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
                     Err(_cancelled) => {
-                        return interrupt(state, Stop::Cancelled { phase: Phase::ToolExecution });
+                        let stop = Stop::Cancelled { phase: Phase::ToolExecution };
+                        return interrupted(stop, Some(verdict));
                     }
                 }
             }

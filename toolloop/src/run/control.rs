@@ -47,4 +47,16 @@ pub(crate) trait Control<S>: Send {
 
     /// Decides what happens at the iteration limit.
     fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S>;
+
+    /// Whether this batch must run one call at a time whatever the
+    /// parallelism: when a call's outcome depends on the calls before it.
+    fn sequential(&self, _calls: &[ToolCall]) -> bool {
+        false
+    }
+
+    /// Whether `call` counts toward `max_tool_executions`; the framework's
+    /// own tools (output, `submit`) do not.
+    fn counts_as_execution(&self, _call: &ToolCall) -> bool {
+        true
+    }
 }

@@ -1,13 +1,14 @@
 //! The iteration loop: one model call, then the whole batch of tool calls.
 
 use std::future::pending;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
 use super::control::{Control, LimitDecision, LimitReached};
 use super::governance::Governance;
-use super::hooks::{Event, Hooks};
+use super::hooks::{Event, Hooks, panic_message};
 use super::metadata::Tally;
 use super::options::LoopOptions;
 use super::stop::{Phase, Stop, append_batch};
@@ -69,7 +70,13 @@ impl Engine<'_> {
         let mut consecutive_failures = 0;
         loop {
             if iteration >= limit {
-                match control.on_limit(&LimitReached { attempt, iterations: iteration, limit }) {
+                let reached = LimitReached { attempt, iterations: iteration, limit };
+                // A panicking hook must not break the run: it counts as "stop".
+                let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(&reached))).unwrap_or_else(|panic| {
+                    tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
+                    LimitDecision::Stop
+                });
+                match decision {
                     LimitDecision::Extend(more) if more > 0 => limit = limit.saturating_add(more),
                     LimitDecision::End(signal) => return Ok(LoopEnd::Signal(signal)),
                     LimitDecision::Stop | LimitDecision::Extend(_) => {
@@ -98,22 +105,34 @@ impl Engine<'_> {
                 return Ok(LoopEnd::Answer(response.text_content()));
             }
 
-            if let Err(stop) = self.check_tokens(tally) {
-                append_batch(conversation, assistant, &calls, Vec::new(), Some(&stop));
-                return Err(stop);
-            }
-            let (executed, stop) = if response.stop_reason.is_truncated() {
+            // The token budget is checked before the next model call, not
+            // here: this response is paid for, and its calls (an output, a
+            // terminal tool) cost no tokens.
+            let truncated = response.stop_reason.is_truncated();
+            let (executed, stop) = if truncated {
                 (super::batch::incomplete(&calls), None)
             } else {
-                self.execute_batch(&calls, tally, &mut consecutive_failures, attempt, iteration).instrument(span).await
+                let parallel = if control.sequential(&calls) { 1 } else { self.options.parallel_tool_calls.get() };
+                let counted: Vec<bool> = calls.iter().map(|call| control.counts_as_execution(call)).collect();
+                self.execute_batch(&calls, &counted, parallel, tally, &mut consecutive_failures, (attempt, iteration))
+                    .instrument(span)
+                    .await
             };
             let results = executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
             append_batch(conversation, assistant, &calls, results, stop.as_ref());
             if let Some(stop) = stop {
                 return Err(stop);
             }
+            if truncated {
+                // Nothing ran: the model is asked to make the calls again.
+                continue;
+            }
             let executed: Vec<_> = executed.into_iter().flatten().collect();
-            if let Some(signal) = control.terminal(&executed) {
+            let signal = catch_unwind(AssertUnwindSafe(|| control.terminal(&executed))).unwrap_or_else(|panic| {
+                tally.push_hook_error("terminal_check", &format!("panicked: {}", panic_message(&*panic)));
+                None
+            });
+            if let Some(signal) = signal {
                 return Ok(LoopEnd::Signal(signal));
             }
         }
@@ -149,7 +168,11 @@ impl Engine<'_> {
         attempt: u32,
         iteration: u32,
     ) -> Result<ModelResponse, Stop> {
-        let view = conversation.view_for(self.model.provider());
+        let view = if self.tools.is_empty() {
+            conversation.view_without_tools()
+        } else {
+            conversation.view_for(self.model.provider())
+        };
         let request = ModelRequest::new(&view)
             .with_system(self.system)
             .with_tools(self.tools.definitions())
@@ -170,6 +193,7 @@ impl Engine<'_> {
             Stop::Model(error)
         })?;
         tally.usage += response.usage;
+        tally.stop_reason = Some(response.stop_reason.clone());
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,

@@ -1,10 +1,13 @@
 //! Governance: a policy decides, before each tool call, whether it may run.
 
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use futures_util::FutureExt as _;
 use serde::Serialize;
 
+use super::hooks::panic_message;
 use crate::message::ToolCall;
 use crate::model::BoxFuture;
 
@@ -45,6 +48,8 @@ pub enum Verdict {
     Denied(String),
     /// The approver rejected it.
     Rejected(String),
+    /// The run stopped (cancellation, deadline) before governance decided.
+    Interrupted,
 }
 
 impl Verdict {
@@ -158,17 +163,24 @@ impl Governance {
         self
     }
 
-    /// Decides about `call`.
+    /// Decides about `call`. A policy or approver that panics denies the
+    /// call rather than breaking the run.
     pub(crate) async fn decide(&self, call: &ToolCall) -> Verdict {
-        let decision = self.policy.as_ref().map_or(Decision::Allow, |policy| policy(call));
+        let decision = match &self.policy {
+            None => Decision::Allow,
+            Some(policy) => catch_unwind(AssertUnwindSafe(|| policy(call))).unwrap_or_else(|panic| {
+                Decision::Deny(format!("the tool policy panicked: {}", panic_message(&*panic)))
+            }),
+        };
         match decision {
             Decision::Allow => Verdict::Allowed,
             Decision::Deny(reason) => Verdict::Denied(reason),
             Decision::Ask => match &self.approver {
                 None => Verdict::Rejected("approval is required but no approver is configured".to_owned()),
-                Some(approver) => match approver.approve(call).await {
-                    Approval::Approve => Verdict::Approved,
-                    Approval::Reject(reason) => Verdict::Rejected(reason),
+                Some(approver) => match AssertUnwindSafe(approver.approve(call)).catch_unwind().await {
+                    Ok(Approval::Approve) => Verdict::Approved,
+                    Ok(Approval::Reject(reason)) => Verdict::Rejected(reason),
+                    Err(panic) => Verdict::Rejected(format!("the approver panicked: {}", panic_message(&*panic))),
                 },
             },
         }

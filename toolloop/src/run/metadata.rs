@@ -7,6 +7,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::hooks::HookError;
+use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
 /// Why a run ended.
@@ -65,7 +66,11 @@ pub struct RunMetadata {
     pub elapsed: Duration,
     /// Why the run ended.
     pub termination: TerminationReason,
-    /// Hooks that failed or panicked; the run went on regardless.
+    /// Why the last model response ended: an answer cut off at the token
+    /// limit ([`StopReason::MaxTokens`]) or refused ([`StopReason::Refusal`])
+    /// shows here. `None` when no model call succeeded.
+    pub stop_reason: Option<StopReason>,
+    /// Hooks and callbacks that failed or panicked; the run went on regardless.
     pub hook_errors: Vec<HookError>,
 }
 
@@ -85,7 +90,11 @@ pub(crate) struct Tally {
     pub(crate) iterations: u32,
     pub(crate) model_calls: u32,
     pub(crate) tool_calls: u32,
+    /// Executions that count toward `max_tool_executions` (not the
+    /// framework's own output and `submit` tools).
+    pub(crate) limited_tool_calls: u32,
     pub(crate) started: Instant,
+    pub(crate) stop_reason: Option<StopReason>,
     pub(crate) hook_errors: Mutex<Vec<HookError>>,
 }
 
@@ -97,9 +106,18 @@ impl Tally {
             iterations: 0,
             model_calls: 0,
             tool_calls: 0,
+            limited_tool_calls: 0,
             started: Instant::now(),
+            stop_reason: None,
             hook_errors: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Records a callback that failed, as hooks' failures are.
+    pub(crate) fn push_hook_error(&self, event: &'static str, message: &str) {
+        tracing::warn!(event, message, "callback failed");
+        let error = HookError { event, message: message.to_owned() };
+        self.hook_errors.lock().unwrap_or_else(PoisonError::into_inner).push(error);
     }
 
     pub(crate) fn finish(self, termination: TerminationReason) -> RunMetadata {
@@ -111,6 +129,7 @@ impl Tally {
             tool_calls: self.tool_calls,
             elapsed: self.started.elapsed(),
             termination,
+            stop_reason: self.stop_reason,
             hook_errors: self.hook_errors.into_inner().unwrap_or_else(PoisonError::into_inner),
         }
     }

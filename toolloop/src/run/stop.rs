@@ -116,6 +116,11 @@ impl Stop {
 /// [`FailureKind::NotExecuted`] result, so the conversation never holds a
 /// dangling tool call. Writing both messages at once also means a run future
 /// dropped mid-batch leaves nothing half-written.
+/// The synthetic result of a call that did not run because of `stop`.
+pub(crate) fn not_executed(call: &ToolCall, stop: &Stop) -> ToolResult {
+    ToolResult::failure(&call.id, FailureKind::NotExecuted, format!("not executed: the run stopped: {stop}"))
+}
+
 pub(crate) fn append_batch(
     conversation: &mut Conversation,
     assistant: Message,

@@ -21,9 +21,12 @@ pub struct ToolDefinition {
     /// JSON schema of the input object, as Anthropic and Ollama take it.
     pub input_schema: Value,
     /// The same schema in OpenAI's strict shape: every object closed with
-    /// `additionalProperties: false`, every property required, and the ones
-    /// that were optional made nullable.
-    pub strict_input_schema: Value,
+    /// `additionalProperties: false`, every property required, the ones that
+    /// were optional made nullable, and keywords strict mode rejects
+    /// (`default`) dropped. `None` when strict mode cannot express the input
+    /// (a map with free-form keys, a value of any type): such a tool is sent
+    /// without `strict` even when strict tools are asked for.
+    pub strict_input_schema: Option<Value>,
     /// How long the tool may run before its call fails with
     /// [`FailureKind::TimedOut`](crate::FailureKind::TimedOut); `None` uses
     /// the tool set's default.
@@ -57,10 +60,25 @@ impl ToolDefinition {
         self
     }
 
-    /// The input schema in the requested shape.
+    /// The input schema in the requested shape: the strict one when it is
+    /// asked for and exists (see [`is_strict`](Self::is_strict)), the plain one otherwise.
     pub fn schema(&self, strict: bool) -> &Value {
-        if strict { &self.strict_input_schema } else { &self.input_schema }
+        match &self.strict_input_schema {
+            Some(strict_schema) if strict => strict_schema,
+            _ => &self.input_schema,
+        }
     }
+
+    /// Whether the tool is sent in strict mode when strict tools are asked for.
+    pub fn is_strict(&self, strict_requested: bool) -> bool {
+        strict_requested && self.strict_input_schema.is_some()
+    }
+}
+
+/// Whether providers accept `name` as a tool name: 1 to 64 ASCII letters,
+/// digits, `_` or `-` (the rule `#[derive(Tool)]` checks at compile time).
+pub(crate) fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 mod duration_millis {

@@ -11,6 +11,7 @@ use std::future::Future;
 use serde_json::Value;
 
 pub use definition::ToolDefinition;
+pub(crate) use definition::is_valid_tool_name;
 pub use error::{ArgumentError, ToolError};
 pub use output::ToolOutput;
 pub use set::{DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, ToolExecution, ToolSet};

@@ -7,38 +7,51 @@ use serde_json::{Map, Value};
 /// The plain input schema for `T`: an object schema with subschemas inlined,
 /// without the `$schema` and `title` noise providers do not need.
 pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
+    input_schema_and_description_for::<T>().0
+}
+
+/// [`input_schema_for`] and the type's own description (its doc comment),
+/// taken out of the schema: a tool's description lives in its definition,
+/// and keeping it in the schema too would send it twice.
+pub(crate) fn input_schema_and_description_for<T: JsonSchema>() -> (Value, Option<String>) {
     let generator = SchemaSettings::draft2020_12().with(|settings| settings.inline_subschemas = true).into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
+    let mut description = None;
     if let Value::Object(root) = &mut schema {
         root.remove("$schema");
         root.remove("title");
-        // A tool's description lives in its definition; keeping it here too
-        // would send it twice.
-        root.remove("description");
+        description = root.remove("description").and_then(|d| d.as_str().map(str::to_owned));
         root.entry("type").or_insert_with(|| Value::from("object"));
         if root.get("type") == Some(&Value::from("object")) {
             root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
         }
     }
-    schema
+    (schema, description)
 }
 
 /// `schema` in OpenAI's strict shape: every object has
 /// `additionalProperties: false` and lists every property as required; a
-/// property that was optional becomes nullable; `oneOf` becomes `anyOf`.
-pub(crate) fn strict(schema: &Value) -> Value {
+/// property that was optional becomes nullable; `oneOf` becomes `anyOf`;
+/// keywords strict mode rejects (`default`, unknown formats) are dropped.
+/// `None` when strict mode cannot express the schema: a map with free-form
+/// keys, or a value of any type.
+pub(crate) fn strict(schema: &Value) -> Option<Value> {
     let mut schema = schema.clone();
-    make_strict(&mut schema);
-    schema
+    make_strict(&mut schema).then_some(schema)
 }
 
 /// The string formats OpenAI's strict mode accepts.
 const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
 
-fn make_strict(schema: &mut Value) {
-    let Value::Object(object) = schema else { return };
+/// Rewrites `schema` in place; `false` when it cannot be made strict.
+fn make_strict(schema: &mut Value) -> bool {
+    let object = match schema {
+        Value::Object(object) if !object.is_empty() => object,
+        // `true` and `{}` accept anything, which strict mode cannot say.
+        _ => return false,
+    };
 
-    // Strict mode rejects formats outside its list (schemars writes `int64`, `uint32`, ...).
+    object.remove("default");
     if object.get("format").and_then(Value::as_str).is_some_and(|f| !STRICT_FORMATS.contains(&f)) {
         object.remove("format");
     }
@@ -46,6 +59,7 @@ fn make_strict(schema: &mut Value) {
         object.insert("anyOf".to_owned(), one_of);
     }
 
+    let mut representable = true;
     if object.get("properties").is_some_and(Value::is_object) {
         let required: Vec<String> = match object.get("required") {
             Some(Value::Array(names)) => names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect(),
@@ -53,15 +67,23 @@ fn make_strict(schema: &mut Value) {
         };
         let Some(Value::Object(properties)) = object.get_mut("properties") else { unreachable!() };
         for (name, property) in properties.iter_mut() {
-            make_strict(property);
+            representable &= make_strict(property);
             if !required.contains(name) {
                 make_nullable(property);
             }
         }
         let all: Vec<Value> = properties.keys().cloned().map(Value::from).collect();
         object.insert("required".to_owned(), Value::Array(all));
+        representable &= !matches!(object.get("additionalProperties"), Some(Value::Object(_) | Value::Bool(true)));
         object.insert("additionalProperties".to_owned(), Value::Bool(false));
     } else if object.get("type") == Some(&Value::from("object")) {
+        // An object without properties is either empty (fine) or a map
+        // whose keys are free, which strict mode cannot express.
+        if matches!(object.get("additionalProperties"), Some(Value::Object(_) | Value::Bool(true)))
+            || object.contains_key("patternProperties")
+        {
+            return false;
+        }
         object.insert("additionalProperties".to_owned(), Value::Bool(false));
         object.entry("properties").or_insert_with(|| Value::Object(Map::new()));
         object.insert("required".to_owned(), Value::Array(Vec::new()));
@@ -69,19 +91,24 @@ fn make_strict(schema: &mut Value) {
 
     for key in ["items", "additionalItems", "not", "if", "then", "else", "contains"] {
         if let Some(child) = object.get_mut(key) {
-            make_strict(child);
+            representable &= make_strict(child);
         }
     }
     for key in ["anyOf", "allOf", "prefixItems"] {
         if let Some(Value::Array(children)) = object.get_mut(key) {
-            children.iter_mut().for_each(make_strict);
+            for child in children {
+                representable &= make_strict(child);
+            }
         }
     }
     for key in ["$defs", "definitions"] {
         if let Some(Value::Object(children)) = object.get_mut(key) {
-            children.values_mut().for_each(make_strict);
+            for child in children.values_mut() {
+                representable &= make_strict(child);
+            }
         }
     }
+    representable
 }
 
 /// Lets `schema` also accept `null`.

@@ -40,7 +40,7 @@ pub(super) fn request<'a>(settings: &Settings<'a>, request: &ModelRequest<'a>) -
                     name: &tool.name,
                     description: &tool.description,
                     parameters: tool.schema(request.strict_tools),
-                    strict: request.strict_tools.then_some(true),
+                    strict: tool.is_strict(request.strict_tools).then_some(true),
                 },
             })
             .collect(),
