@@ -150,9 +150,12 @@ impl TryFrom<ChatResponse> for ModelResponse {
         if let Some(refusal) = message.refusal {
             content.push(ContentBlock::Text { text: refusal });
         }
-        for call in message.tool_calls.unwrap_or_default() {
+        for (index, call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
             let input = parse_arguments(call.function.arguments);
-            content.push(ContentBlock::ToolCall(ToolCall { id: call.id, name: call.function.name, input }));
+            // Results are matched to calls by id, so a missing or empty one
+            // (some compatible servers) gets a unique one of ours.
+            let id = if call.id.is_empty() { synthetic_id(index, &call.function.name) } else { call.id };
+            content.push(ContentBlock::ToolCall(ToolCall { id, name: call.function.name, input }));
         }
         let has_calls = content.iter().any(|block| matches!(block, ContentBlock::ToolCall(_)));
         let stop_reason =
@@ -161,6 +164,19 @@ impl TryFrom<ChatResponse> for ModelResponse {
         response.model = wire.model;
         Ok(response.with_provider(PROVIDER))
     }
+}
+
+/// A tool call id unique across processes and calls: the clock, a process
+/// counter and the call's position, hashed.
+fn synthetic_id(index: usize, name: &str) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut hasher = DefaultHasher::new();
+    (now.as_nanos(), SEQUENCE.fetch_add(1, Ordering::Relaxed), index, name).hash(&mut hasher);
+    format!("call_{:016x}", hasher.finish())
 }
 
 /// Usage with cached prompt tokens reported as cache reads and taken out of
@@ -205,8 +221,27 @@ mod tests {
     use serde_json::json;
 
     use super::{error_body, parse_arguments, stop_reason_from, usage};
+    use crate::model::ModelResponse;
     use crate::stop_reason::StopReason;
     use crate::usage::Usage;
+
+    #[test]
+    fn calls_without_ids_or_with_empty_ids_get_unique_ones() {
+        // llama.cpp server / NIM omit the id; LM Studio has sent "".
+        let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}},
+            {"id": "", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}},
+            {"id": "call_kept", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+        ]}}]});
+        let wire: super::super::wire::ChatResponse = serde_json::from_value(body).unwrap();
+        let response = ModelResponse::try_from(wire).unwrap();
+        let ids: Vec<&str> = response.tool_calls_iter().map(|call| call.id.as_str()).collect();
+        assert_eq!(ids.len(), 3);
+        assert!(ids[0].starts_with("call_") && ids[1].starts_with("call_"), "{ids:?}");
+        assert_ne!(ids[0], ids[1]);
+        assert_eq!(ids[2], "call_kept");
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+    }
 
     #[test]
     fn arguments_that_are_not_json_are_kept_raw() {

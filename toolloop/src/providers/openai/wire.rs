@@ -102,6 +102,8 @@ pub(super) struct ResponseMessage {
 
 #[derive(Debug, Deserialize)]
 pub(super) struct ResponseToolCall {
+    /// Some compatible servers (llama.cpp, NIM) omit it, others send "".
+    #[serde(default)]
     pub(super) id: String,
     pub(super) function: ResponseFunctionCall,
 }
