@@ -96,6 +96,10 @@ pub struct ModelRequest<'a> {
     pub system: Option<&'a str>,
     /// The conversation as this model's provider should see it.
     pub messages: &'a [Message],
+    /// The raw conversation the view in `messages` was built from. Models
+    /// that route to models of other providers (like
+    /// [`Fallback`](crate::providers::Fallback)) build each one's view from it.
+    pub history: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolDefinition],
     /// Overrides the provider's configured maximum output tokens.
@@ -112,7 +116,21 @@ impl<'a> ModelRequest<'a> {
     /// A request for `messages` with no system prompt, no tools and the
     /// provider's default settings.
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, tools: &[], max_tokens: None, temperature: None, strict_tools: false }
+        Self {
+            system: None,
+            messages,
+            history: messages,
+            tools: &[],
+            max_tokens: None,
+            temperature: None,
+            strict_tools: false,
+        }
+    }
+
+    /// Sets the raw conversation `messages` is a view of.
+    pub fn with_history(mut self, history: &'a [Message]) -> Self {
+        self.history = history;
+        self
     }
 
     /// Sets the system prompt.

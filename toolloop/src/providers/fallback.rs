@@ -1,7 +1,11 @@
 //! Trying a second model when the first keeps failing.
 
+use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::conversation::Conversation;
 use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
@@ -17,13 +21,16 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 ///
 /// A run builds each request as the view of its conversation for
 /// [`Model::provider`], which for a `Fallback` is its first model's provider.
-/// When a later model speaks another wire format, `Fallback` re-targets the
-/// request with [`Conversation::view_of`], so the first provider's tool calls
-/// and results reach the second one as text, as they would in a run that
-/// had switched models. The response carries the provider that actually
-/// answered ([`ModelResponse::provider`]), so the assistant message appended
-/// to the conversation is tagged with it and later requests are viewed
-/// correctly whichever model they go to.
+/// `Fallback` builds each model's own view from the raw history
+/// ([`ModelRequest::history`]) with [`Conversation::view_of`]: another
+/// provider's tool calls and results reach a model as text, its own stay
+/// native. The response carries the provider that actually answered
+/// ([`ModelResponse::provider`]), so the assistant message appended to the
+/// conversation is tagged with it.
+///
+/// With [`cool_down`](Fallback::cool_down), a model that failed is skipped
+/// for a while, so a run does not pay a dead primary's whole retry schedule
+/// on every iteration.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -57,6 +64,9 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 pub struct Fallback {
     models: Vec<Arc<dyn Model>>,
     fall_back_when: Arc<Predicate>,
+    cool_down: Option<Duration>,
+    /// Per model: skip it until then (after a failure, with a cool-down).
+    skip_until: Arc<Mutex<Vec<Option<Instant>>>>,
 }
 
 impl fmt::Debug for Fallback {
@@ -69,14 +79,39 @@ impl fmt::Debug for Fallback {
 impl Fallback {
     /// A fallback chain starting with `primary`.
     pub fn new(primary: impl Model + 'static) -> Self {
-        Self { models: vec![Arc::new(primary)], fall_back_when: Arc::new(Self::persistent) }
+        Self {
+            models: vec![Arc::new(primary)],
+            fall_back_when: Arc::new(Self::persistent),
+            cool_down: None,
+            skip_until: Arc::new(Mutex::new(vec![None])),
+        }
+    }
+
+    /// After a model fails with an error that falls back, skip it for
+    /// `period` and go straight to the next one (the last model is never
+    /// skipped). Off by default: every call starts with the first model.
+    pub fn cool_down(mut self, period: Duration) -> Self {
+        self.cool_down = Some(period);
+        self
     }
 
     /// Adds `model` as the next one to try.
     #[allow(clippy::should_implement_trait)] // reads as "this model, then that one"
     pub fn then(mut self, model: impl Model + 'static) -> Self {
         self.models.push(Arc::new(model));
+        self.skip_until.lock().unwrap_or_else(PoisonError::into_inner).push(None);
         self
+    }
+
+    fn cooling(&self, index: usize) -> bool {
+        let skip_until = self.skip_until.lock().unwrap_or_else(PoisonError::into_inner);
+        skip_until[index].is_some_and(|until| Instant::now() < until)
+    }
+
+    fn failed(&self, index: usize) {
+        if let Some(period) = self.cool_down {
+            self.skip_until.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(Instant::now() + period);
+        }
     }
 
     /// Sets which errors make the chain try the next model (the default is
@@ -114,7 +149,15 @@ impl Model for Fallback {
         Box::pin(async move {
             let last = self.models.len() - 1;
             for (index, model) in self.models.iter().enumerate() {
-                let view = Conversation::view_of(request.messages, model.provider());
+                if index < last && self.cooling(index) {
+                    continue;
+                }
+                // A request without tools was flattened whole; keep it so.
+                let view = if request.tools.is_empty() {
+                    Cow::Borrowed(request.messages)
+                } else {
+                    Conversation::view_of(request.history, model.provider())
+                };
                 let attempt = ModelRequest { messages: &view, ..request };
                 match model.complete(attempt).await {
                     Ok(mut response) => {
@@ -123,6 +166,7 @@ impl Model for Fallback {
                         return Ok(response);
                     }
                     Err(error) if index < last && (self.fall_back_when)(&error) => {
+                        self.failed(index);
                         let next = &self.models[index + 1];
                         tracing::warn!(
                             failed = model.name(),

@@ -174,6 +174,7 @@ impl Engine<'_> {
             conversation.view_for(self.model.provider())
         };
         let request = ModelRequest::new(&view)
+            .with_history(conversation.messages())
             .with_system(self.system)
             .with_tools(self.tools.definitions())
             .with_max_tokens(self.options.max_tokens)

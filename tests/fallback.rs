@@ -1,0 +1,97 @@
+//! `Fallback` over several iterations: each model sees its own tool calls
+//! natively and the others' as text; a cool-down skips a failed model.
+
+#![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Search, ask};
+use serde_json::json;
+use toolloop::providers::Fallback;
+use toolloop::run::{LoopEnd, ToolLoop};
+use toolloop::{BoxFuture, Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ToolCall, ToolSet};
+
+/// A primary that is always overloaded, counting its calls.
+struct Down {
+    calls: Arc<AtomicUsize>,
+}
+
+impl Model for Down {
+    fn provider(&self) -> &str {
+        "anthropic"
+    }
+    fn name(&self) -> &str {
+        "down"
+    }
+    fn complete<'a>(&'a self, _: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(ModelError::new(ModelErrorKind::Overloaded, "anthropic", "overloaded")) })
+    }
+}
+
+/// A secondary that calls `search` once, then answers; records what it was sent.
+struct Secondary {
+    seen: Arc<Mutex<Vec<Vec<Message>>>>,
+}
+
+impl Model for Secondary {
+    fn provider(&self) -> &str {
+        "openai"
+    }
+    fn name(&self) -> &str {
+        "secondary"
+    }
+    fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let mut seen = self.seen.lock().unwrap();
+        seen.push(request.messages.to_vec());
+        let response = if seen.len() == 1 {
+            ModelResponse::tool_calls([ToolCall::new("call_1", "search", json!({"query": "q"}))])
+        } else {
+            ModelResponse::text("done")
+        };
+        Box::pin(async move { Ok(response) })
+    }
+}
+
+fn tools() -> ToolSet {
+    let mut tools = ToolSet::new();
+    tools.add::<Search>().unwrap();
+    tools
+}
+
+#[tokio::test]
+async fn the_model_that_answers_sees_its_own_tool_calls_natively() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let primary_calls = Arc::new(AtomicUsize::new(0));
+    let model = Fallback::new(Down { calls: primary_calls.clone() }).then(Secondary { seen: seen.clone() });
+    let mut tool_loop = ToolLoop::new(model, tools());
+    let mut conversation = ask("go");
+    let done = tool_loop.run(&mut conversation).await.unwrap();
+    assert_eq!(done.end, LoopEnd::Answer("done".into()));
+    let seen = seen.lock().unwrap();
+    let second = &seen[1];
+    assert_eq!(second[1].tool_calls().next().map(|call| call.id.as_str()), Some("call_1"), "{second:#?}");
+    assert_eq!(second[2].tool_results_iter().next().map(|result| result.call_id.as_str()), Some("call_1"));
+    assert_eq!(conversation.messages()[1].provider.as_deref(), Some("openai"), "tagged with who answered");
+    assert_eq!(primary_calls.load(Ordering::SeqCst), 2, "without a cool-down the primary is tried every time");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cool_down_skips_the_failed_model_until_it_has_passed() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let primary_calls = Arc::new(AtomicUsize::new(0));
+    let model = Fallback::new(Down { calls: primary_calls.clone() })
+        .then(Secondary { seen: seen.clone() })
+        .cool_down(Duration::from_secs(30));
+    let request_messages = [Message::user("hi")];
+    model.complete(ModelRequest::new(&request_messages)).await.unwrap();
+    model.complete(ModelRequest::new(&request_messages)).await.unwrap();
+    assert_eq!(primary_calls.load(Ordering::SeqCst), 1, "skipped while cooling down");
+    tokio::time::advance(Duration::from_secs(31)).await;
+    model.complete(ModelRequest::new(&request_messages)).await.unwrap();
+    assert_eq!(primary_calls.load(Ordering::SeqCst), 2, "tried again once the cool-down passed");
+}
