@@ -21,10 +21,10 @@ struct Down {
 }
 
 impl Model for Down {
-    fn provider(&self) -> &str {
+    fn provider(&self) -> &'static str {
         "anthropic"
     }
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "down"
     }
     fn complete<'a>(&'a self, _: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
@@ -39,10 +39,10 @@ struct Secondary {
 }
 
 impl Model for Secondary {
-    fn provider(&self) -> &str {
+    fn provider(&self) -> &'static str {
         "openai"
     }
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "secondary"
     }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {

@@ -9,11 +9,16 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::providers::{Fallback, RetryPolicy};
-use toolloop::{ContentBlock, Conversation, Message, Model, ModelRequest, Role, ToolCall, ToolResult};
+use toolloop::{ContentBlock, Conversation, Message, Model, ModelRequest, Role, ToolCall, ToolDefinition, ToolResult};
 use toolloop_workspace::{Reply, TestServer, replies};
 
 fn quick() -> RetryPolicy {
     RetryPolicy::default().with_max_retries(1).with_initial_backoff(Duration::from_millis(5))
+}
+
+fn weather_tool() -> Vec<ToolDefinition> {
+    let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+    vec![ToolDefinition::from_schema("weather", "Current weather for a city.", schema)]
 }
 
 fn anthropic_history() -> Conversation {
@@ -44,8 +49,10 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
     let mut conversation = anthropic_history();
     conversation.push_user("And Rome?");
     let before = conversation.clone();
+    let tools = weather_tool();
     let view = conversation.view_for(model.provider());
-    let response = model.complete(ModelRequest::new(&view)).await.unwrap();
+    let request = ModelRequest::new(&view).with_history(conversation.messages()).with_tools(&tools);
+    let response = model.complete(request).await.unwrap();
     assert_eq!(response.provider.as_deref(), Some("openai"));
     assert_eq!(anthropic_server.requests().len(), 2, "Anthropic's own retries ran first");
     // Anthropic was sent its tool_use natively...
@@ -68,7 +75,8 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
 
     // Anthropic is back: it sees its own call natively and OpenAI's as text.
     let view = conversation.view_for(model.provider());
-    let response = model.complete(ModelRequest::new(&view)).await.unwrap();
+    let request = ModelRequest::new(&view).with_history(conversation.messages()).with_tools(&tools);
+    let response = model.complete(request).await.unwrap();
     assert_eq!(response.provider.as_deref(), Some("anthropic"));
     let messages = &anthropic_server.requests()[2].json()["messages"];
     assert_eq!(messages[1]["content"][0]["type"], json!("tool_use"));

@@ -35,7 +35,12 @@ impl Conversation {
     /// in such a request (a text agent continuing a typed agent's
     /// conversation, say). Borrows the history when it has none.
     pub fn view_without_tools(&self) -> Cow<'_, [Message]> {
-        flatten_where(&self.messages, |message| message.tool_calls().next().is_some())
+        Self::view_of_without_tools(&self.messages)
+    }
+
+    /// [`view_without_tools`](Self::view_without_tools) of any slice of messages.
+    pub fn view_of_without_tools(messages: &[Message]) -> Cow<'_, [Message]> {
+        flatten_where(messages, |message| message.tool_calls().next().is_some())
     }
 }
 

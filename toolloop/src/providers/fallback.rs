@@ -1,6 +1,5 @@
 //! Trying a second model when the first keeps failing.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -152,9 +151,9 @@ impl Model for Fallback {
                 if index < last && self.cooling(index) {
                     continue;
                 }
-                // A request without tools was flattened whole; keep it so.
+                // Without tools to call, no provider takes tool blocks.
                 let view = if request.tools.is_empty() {
-                    Cow::Borrowed(request.messages)
+                    Conversation::view_of_without_tools(request.history)
                 } else {
                     Conversation::view_of(request.history, model.provider())
                 };
@@ -245,8 +244,8 @@ mod tests {
         assert_eq!(response.text_content(), "it is sunny");
         assert_eq!(response.provider.as_deref(), Some("openai"));
         assert_eq!(response.to_message(model.provider()).provider.as_deref(), Some("openai"));
-        // The primary got the native history, the secondary the flattened one.
-        assert_eq!(primary.seen.lock().unwrap()[0], messages);
+        // This request offers no tools, so neither model is sent tool blocks.
+        assert_eq!(primary.seen.lock().unwrap()[0][1].text(), "[called tool `weather` with {\"city\":\"Paris\"}]");
         let seen = &secondary.seen.lock().unwrap()[0];
         assert_eq!(seen[1].text(), "[called tool `weather` with {\"city\":\"Paris\"}]");
         assert_eq!(seen[2].text(), "[result of tool `weather`: sunny]");
