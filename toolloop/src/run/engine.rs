@@ -151,6 +151,7 @@ impl Engine<'_> {
     ) -> Result<ModelResponse, Stop> {
         let view = conversation.view_for(self.model.provider());
         let request = ModelRequest::new(&view)
+            .with_conversation(conversation)
             .with_system(self.system)
             .with_tools(self.tools.definitions())
             .with_max_tokens(self.options.max_tokens)
@@ -212,4 +213,54 @@ fn summarize_blocks(content: &[ContentBlock]) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use crate::conversation::Conversation;
+    use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
+    use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+    use crate::run::ToolLoop;
+    use crate::tool::ToolSet;
+
+    /// Records whether each request could use its conversation's wire cache.
+    #[derive(Default)]
+    struct Probe {
+        cached: Mutex<Vec<bool>>,
+    }
+
+    impl Model for Probe {
+        fn provider(&self) -> &'static str {
+            "probe"
+        }
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+        fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            self.cached.lock().unwrap().push(request.wire_cache().is_some());
+            Box::pin(async { Ok(ModelResponse::text("done")) })
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_carry_the_cache_unless_the_view_was_flattened() {
+        let probe = Arc::new(Probe::default());
+        let mut tool_loop = ToolLoop::new(Arc::clone(&probe), ToolSet::new());
+        let mut conversation = Conversation::new();
+        conversation.push_user("hi");
+        tool_loop.run(&mut conversation).await.unwrap();
+
+        conversation.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(ToolCall::new("x", "t", json!({})))],
+            provider: Some("elsewhere".into()),
+        });
+        conversation.push(Message::tool_results([ToolResult::success("x", "1")]));
+        tool_loop.run(&mut conversation).await.unwrap();
+        assert_eq!(*probe.cached.lock().unwrap(), [true, false]);
+    }
 }
