@@ -129,6 +129,19 @@ fn main() {
         );
         return;
     }
+    if let Some(position) = args.iter().position(|a| a == "--sequential") {
+        // For profilers: `perf record -- <bench binary> --sequential toolloop 200`.
+        let driver = match args[position + 1].as_str() {
+            "bare" => Loop::Bare,
+            "toolloop" => Loop::Toolloop,
+            other => panic!("unknown loop {other}"),
+        };
+        let conversations = args[position + 2].parse().unwrap();
+        let server = StubServer::start(50);
+        let per_call = cpu_per_call(driver, Format::OpenAi, &server, conversations);
+        println!("{driver:?}: {:.1} µs per model call", micros(per_call));
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let conversations = if quick { 4 } else { 40 };
 

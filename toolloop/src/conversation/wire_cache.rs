@@ -84,7 +84,8 @@ impl WireCache {
                 }
                 entry.messages = open;
             }
-            out.reserve(entry.json.len() + 1024);
+            // Room for the rest of the body too (tool definitions), so that it is not copied again.
+            out.reserve(entry.json.len() + 4096);
             out.extend_from_slice(&entry.json);
         }
         write_runs(messages, open, messages.len(), out, render)

@@ -13,7 +13,7 @@ use super::options::LoopOptions;
 use super::stop::{Phase, Stop, append_batch};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::message::{ContentBlock, Message, ToolCall};
+use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{Model, ModelRequest, ModelResponse};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolSet;
@@ -82,12 +82,15 @@ impl Engine<'_> {
             tally.iterations += 1;
             let span = tracing::debug_span!("iteration", attempt, iteration);
             let response = self.call_model(conversation, tally, attempt, iteration).instrument(span.clone()).await?;
-            let calls: Vec<ToolCall> = response.tool_calls_iter().cloned().collect();
-            let assistant = response.to_message(self.model.provider());
+            let stop_reason = response.stop_reason.clone();
+            // As `ModelResponse::to_message`, but moving the content instead of copying it.
+            let provider = response.provider.unwrap_or_else(|| self.model.provider().to_owned());
+            let assistant = Message { role: Role::Assistant, content: response.content, provider: Some(provider) };
+            let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
 
             if calls.is_empty() {
                 conversation.push(assistant);
-                if response.stop_reason == StopReason::PauseTurn {
+                if stop_reason == StopReason::PauseTurn {
                     continue;
                 }
                 if let Some(prompt) = self.confirmation.filter(|_| !confirmation_asked) {
@@ -95,14 +98,14 @@ impl Engine<'_> {
                     conversation.push(Message::user(prompt));
                     continue;
                 }
-                return Ok(LoopEnd::Answer(response.text_content()));
+                return Ok(LoopEnd::Answer(conversation.last().map(Message::text).unwrap_or_default()));
             }
 
             if let Err(stop) = self.check_tokens(tally) {
                 append_batch(conversation, assistant, &calls, Vec::new(), Some(&stop));
                 return Err(stop);
             }
-            let (executed, stop) = if response.stop_reason.is_truncated() {
+            let (executed, stop) = if stop_reason.is_truncated() {
                 (super::batch::incomplete(&calls), None)
             } else {
                 self.execute_batch(&calls, tally, &mut consecutive_failures, attempt, iteration).instrument(span).await

@@ -94,6 +94,8 @@ pub(crate) struct HttpClient {
     provider: &'static str,
     client: reqwest::Client,
     url: String,
+    /// `url`, parsed once rather than on every request.
+    parsed_url: reqwest::Url,
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
@@ -130,6 +132,8 @@ impl HttpClient {
         parse_error: ErrorBodyParser,
     ) -> Result<Self, ConfigError> {
         let url = endpoint_url(base_url, path)?;
+        let parsed_url = reqwest::Url::parse(&url)
+            .map_err(|error| ConfigError::InvalidBaseUrl { url: base_url.to_owned(), reason: error.to_string() })?;
         let mut map = HeaderMap::new();
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         map.insert(ACCEPT, HeaderValue::from_static("application/json"));
@@ -148,6 +152,7 @@ impl HttpClient {
             provider,
             client: new_client()?,
             url,
+            parsed_url,
             headers: map,
             timeout: settings.timeout,
             retry: settings.retry,
@@ -205,7 +210,7 @@ impl HttpClient {
         };
         let response = self
             .client
-            .post(&self.url)
+            .post(self.parsed_url.clone())
             .headers(self.headers.clone())
             .timeout(self.timeout)
             .body(body)
