@@ -7,7 +7,7 @@
 //! The cache keeps, per wire format, the rendered JSON of every settled run;
 //! a request copies those bytes and renders only the open run at the end.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::message::Message;
 
@@ -29,6 +29,10 @@ const FORMATS: usize = 3;
 #[derive(Default)]
 pub(crate) struct WireCache {
     entries: Mutex<Vec<Rendered>>,
+    /// Per provider, how many leading messages hold no tool call of another
+    /// provider, so that [`view_for`](super::Conversation::view_for) checks
+    /// only the messages after them.
+    native: Mutex<Vec<(Box<str>, usize)>>,
 }
 
 /// One wire format's rendering of the first `messages` messages, which end
@@ -100,6 +104,25 @@ impl WireCache {
             self.entries.clear_poison();
             entries
         })
+    }
+
+    /// How many leading messages are known to need no flattening for `provider`.
+    pub(crate) fn native_prefix(&self, provider: &str) -> usize {
+        let native = self.native.lock().unwrap_or_else(PoisonError::into_inner);
+        native.iter().find(|(known, _)| **known == *provider).map_or(0, |(_, count)| *count)
+    }
+
+    /// Records that the first `count` messages need no flattening for `provider`.
+    pub(crate) fn set_native_prefix(&self, provider: &str, count: usize) {
+        let mut native = self.native.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = native.iter_mut().find(|(known, _)| **known == *provider) {
+            entry.1 = count;
+        } else {
+            if native.len() == FORMATS {
+                native.remove(0);
+            }
+            native.push((provider.into(), count));
+        }
     }
 
     /// How many runs have been rendered into the cache for `format`, and
