@@ -95,8 +95,8 @@ impl WireCache {
         write_runs(messages, open, messages.len(), out, render)
     }
 
-    /// The entries; a panic while rendering left no half-written entry in
-    /// use, but to be safe a poisoned cache starts empty.
+    /// The entries. A panic while rendering may have left an entry half
+    /// written, so a poisoned cache starts empty.
     fn lock(&self) -> MutexGuard<'_, Vec<Rendered>> {
         self.entries.lock().unwrap_or_else(|poisoned| {
             let mut entries = poisoned.into_inner();

@@ -24,7 +24,7 @@ pub(super) struct Settings<'a> {
     pub(super) temperature: Option<f32>,
 }
 
-/// The request body: the same bytes as serialising a [`ChatRequest`] of the
+/// The request body: the same bytes as serialising a `ChatRequest` of the
 /// whole conversation, with the conversation's settled messages copied from
 /// its wire cache.
 pub(super) fn body(settings: &Settings<'_>, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
