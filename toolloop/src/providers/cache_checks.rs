@@ -99,6 +99,43 @@ pub(crate) fn shapes() -> Vec<(&'static str, Vec<Message>)> {
     ]
 }
 
+/// Conversations drawn from a palette of messages by a fixed-seed generator:
+/// any order of roles, calls, results and text, including shapes no run produces.
+pub(crate) fn random_shapes() -> Vec<(&'static str, Vec<Message>)> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |bound: usize| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(state >> 33).unwrap() % bound
+    };
+    (0..60)
+        .map(|_| {
+            let length = 1 + next(14);
+            let messages = (0..length)
+                .map(|index| {
+                    let id = format!("r{}", next(4));
+                    match next(7) {
+                        0 => Message::user(format!("user {index}")),
+                        1 => Message::assistant(if next(3) == 0 { String::new() } else { format!("text {index}") }),
+                        2 => assistant(vec![call(&id, "lookup", json!({"key": index}))]),
+                        3 => assistant(vec![
+                            ContentBlock::text("two at once"),
+                            call(&id, "lookup", json!({"key": "a"})),
+                            call(&format!("{id}b"), "other", json!("{raw")),
+                        ]),
+                        4 => Message::tool_results([ToolResult::success(&id, format!("result {index}"))]),
+                        5 => Message::tool_results([
+                            ToolResult::failure(&id, FailureKind::ToolFailed, "failed"),
+                            ToolResult::success(format!("{id}b"), ""),
+                        ]),
+                        _ => Message::user(" "),
+                    }
+                })
+                .collect();
+            ("random", messages)
+        })
+        .collect()
+}
+
 /// A tool definition for the requests.
 pub(crate) fn tools() -> Vec<ToolDefinition> {
     vec![ToolDefinition {
@@ -145,7 +182,7 @@ pub(crate) fn check_bodies(
     reference: &dyn Fn(&ModelRequest<'_>, Variant) -> Vec<u8>,
 ) {
     let tools = tools();
-    for (name, messages) in shapes() {
+    for (name, messages) in shapes().into_iter().chain(random_shapes()) {
         let mut conversation = Conversation::new();
         for (step, message) in messages.into_iter().enumerate() {
             conversation.push(message);
@@ -168,16 +205,8 @@ pub(crate) fn check_bodies(
         let settled_runs = conversation.messages().chunk_by(|a, b| a.role == b.role).count() - 1;
         let (rendered, covered) = conversation.wire_cache().stats(format).expect("the cache was used");
         assert_eq!(rendered, settled_runs, "{name}: every settled run rendered exactly once");
-        assert_eq!(
-            covered,
-            conversation.len()
-                - conversation
-                    .messages()
-                    .iter()
-                    .rev()
-                    .take_while(|m| m.role == conversation.last().unwrap().role)
-                    .count()
-        );
+        let open_run = conversation.messages().chunk_by(|a, b| a.role == b.role).last().map_or(0, <[Message]>::len);
+        assert_eq!(covered, conversation.len() - open_run, "{name}: the cache covers every settled run");
 
         // Another format renders into its own entry and leaves this one alone.
         let mut other = |run: &[Message], _: &[Message], out: &mut Vec<u8>| {
