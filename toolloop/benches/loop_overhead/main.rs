@@ -87,9 +87,20 @@ impl Driver {
 /// Client CPU per model call over `conversations` sequential conversations,
 /// after one warm-up conversation (start-up subtracted).
 fn cpu_per_call(kind: Loop, format: Format, server: &StubServer, conversations: usize) -> Duration {
+    cpu_per_call_at(kind, format, server, conversations, 50)
+}
+
+/// [`cpu_per_call`] for conversations of `iterations` iterations.
+fn cpu_per_call_at(
+    kind: Loop,
+    format: Format,
+    server: &StubServer,
+    conversations: usize,
+    iterations: usize,
+) -> Duration {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
-        let driver = Driver::new(kind, format, &server.base, 50);
+        let driver = Driver::new(kind, format, &server.base, iterations);
         driver.conversation().await;
         let started = measure::cpu_time();
         let mut calls = 0;
@@ -127,6 +138,20 @@ fn main() {
             report.peak_memory as f64 / (1024.0 * 1024.0),
             report.memory_per_conversation as f64 / 1024.0,
         );
+        return;
+    }
+    if let Some(position) = args.iter().position(|a| a == "--sequential") {
+        // For profilers: `perf record -- <bench binary> --sequential toolloop 200 [iterations]`.
+        let driver = match args[position + 1].as_str() {
+            "bare" => Loop::Bare,
+            "toolloop" => Loop::Toolloop,
+            other => panic!("unknown loop {other}"),
+        };
+        let conversations = args[position + 2].parse().unwrap();
+        let iterations = args.get(position + 3).map_or(50, |n| n.parse().unwrap());
+        let server = StubServer::start(iterations);
+        let per_call = cpu_per_call_at(driver, Format::OpenAi, &server, conversations, iterations);
+        println!("{driver:?}: {:.1} µs per model call", micros(per_call));
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");

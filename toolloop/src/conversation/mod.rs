@@ -1,10 +1,19 @@
 //! The caller-owned, append-only conversation.
 
 mod view;
+// Only the HTTP providers render wire JSON.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+mod wire_cache;
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role};
+
+pub(crate) use wire_cache::WireCache;
+#[cfg(feature = "http")]
+pub(crate) use wire_cache::{RenderRun, write_array, write_uncached};
 
 /// The raw history of a run, owned by the caller.
 ///
@@ -16,9 +25,37 @@ use crate::message::{ContentBlock, Message, Role};
 /// What a model is sent is a *view* of the conversation built for that
 /// model's provider ([`Conversation::view_for`]); the raw history is never
 /// changed to suit one provider.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// A conversation also keeps, privately, each provider's wire JSON of the
+/// messages no later append can change, so a request renders only what is
+/// new and its cost stays flat as the conversation grows. That cache is not
+/// part of its value: it is not serialised, compared or cloned.
+#[derive(Default, Serialize, Deserialize)]
 pub struct Conversation {
     messages: Vec<Message>,
+    #[serde(skip)]
+    wire: WireCache,
+}
+
+impl Clone for Conversation {
+    fn clone(&self) -> Self {
+        Self { messages: self.messages.clone(), wire: WireCache::default() }
+    }
+}
+
+impl PartialEq for Conversation {
+    fn eq(&self, other: &Self) -> bool {
+        self.messages == other.messages
+    }
+}
+
+// The cache is not part of the conversation's value: left out, as the derived
+// `Debug` of a conversation without it would.
+#[allow(clippy::missing_fields_in_debug)]
+impl fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Conversation").field("messages", &self.messages).finish()
+    }
 }
 
 impl Conversation {
@@ -62,6 +99,11 @@ impl Conversation {
         self.messages.is_empty()
     }
 
+    /// The wire cache of these messages.
+    pub(crate) fn wire_cache(&self) -> &WireCache {
+        &self.wire
+    }
+
     /// Ids of tool calls that have no result anywhere after them.
     ///
     /// Every run leaves this empty; a non-empty answer means the history was
@@ -84,7 +126,7 @@ impl Conversation {
 
 impl From<Vec<Message>> for Conversation {
     fn from(messages: Vec<Message>) -> Self {
-        Self { messages }
+        Self { messages, wire: WireCache::default() }
     }
 }
 

@@ -16,6 +16,13 @@ impl Conversation {
     /// hand or by a test model), pass through untouched. The raw history is
     /// never changed: when nothing needs flattening the view borrows it.
     pub fn view_for(&self, provider: &str) -> Cow<'_, [Message]> {
+        // Messages are only appended: those already found to need no
+        // flattening for `provider` are not checked again.
+        let checked = self.wire.native_prefix(provider).min(self.messages.len());
+        if !self.messages[checked..].iter().any(|message| is_foreign(message, provider)) {
+            self.wire.set_native_prefix(provider, self.messages.len());
+            return Cow::Borrowed(&self.messages);
+        }
         Self::view_of(&self.messages, provider)
     }
 
@@ -25,9 +32,7 @@ impl Conversation {
     /// [`Fallback`](crate::providers::Fallback)); messages already flattened
     /// stay text.
     pub fn view_of<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
-        flatten_where(messages, |message| {
-            message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
-        })
+        flatten_where(messages, |message| is_foreign(message, provider))
     }
 
     /// The messages with every tool call and result shown as text, for a
@@ -91,6 +96,11 @@ fn flatten_where(messages: &[Message], foreign: impl Fn(&Message) -> bool) -> Co
     Cow::Owned(view)
 }
 
+/// Whether `message` holds tool calls made through a provider other than `provider`.
+fn is_foreign(message: &Message, provider: &str) -> bool {
+    message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
@@ -133,5 +143,21 @@ mod tests {
         assert_eq!(view[2].text(), "[error from tool `weather`: offline]");
         assert!(view.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results_iter().next().is_none()));
         assert_eq!(conversation, before);
+    }
+
+    #[test]
+    fn checked_messages_are_remembered_per_provider_and_appends_are_checked() {
+        let mut conversation = Conversation::new();
+        conversation.push_user("hi");
+        assert!(matches!(conversation.view_for("openai"), Cow::Borrowed(_)));
+        assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
+        assert_eq!(conversation.wire.native_prefix("openai"), 1);
+        let with_call = with_call_from(Some("anthropic"));
+        conversation.extend(with_call.messages().iter().cloned());
+        assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
+        assert!(matches!(conversation.view_for("openai"), Cow::Owned(_)));
+        assert!(matches!(conversation.view_for("openai"), Cow::Owned(_)));
+        assert_eq!(conversation.wire.native_prefix("openai"), 1);
+        assert_eq!(conversation.wire.native_prefix("anthropic"), 4);
     }
 }

@@ -2,12 +2,14 @@
 
 mod error;
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
 
+use crate::conversation::{Conversation, WireCache};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolDefinition;
@@ -89,7 +91,7 @@ impl<M: Model + ?Sized> Model for &M {
 
 /// What a model is asked: borrowed from the run, so building a request copies
 /// nothing.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ModelRequest<'a> {
     /// The system prompt.
@@ -110,6 +112,23 @@ pub struct ModelRequest<'a> {
     /// `strict: true`, sending [`ToolDefinition::strict_input_schema`] for every
     /// tool that has one).
     pub strict_tools: bool,
+    /// The conversation `messages` came from, whose wire cache providers
+    /// use while `messages` is that whole conversation.
+    pub(crate) conversation: Option<&'a Conversation>,
+}
+
+impl fmt::Debug for ModelRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelRequest")
+            .field("system", &self.system)
+            .field("messages", &self.messages)
+            .field("history", &self.history.len())
+            .field("tools", &self.tools)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("strict_tools", &self.strict_tools)
+            .finish()
+    }
 }
 
 impl<'a> ModelRequest<'a> {
@@ -124,6 +143,7 @@ impl<'a> ModelRequest<'a> {
             max_tokens: None,
             temperature: None,
             strict_tools: false,
+            conversation: None,
         }
     }
 
@@ -131,6 +151,23 @@ impl<'a> ModelRequest<'a> {
     pub fn with_history(mut self, history: &'a [Message]) -> Self {
         self.history = history;
         self
+    }
+
+    /// Marks `messages` as coming from `conversation`, so that providers may
+    /// reuse its wire cache whenever `messages` is the whole conversation (not
+    /// a view rewritten for another provider).
+    pub(crate) fn with_conversation(mut self, conversation: &'a Conversation) -> Self {
+        self.conversation = Some(conversation);
+        self
+    }
+
+    /// The wire cache for `messages`, when they are exactly the messages of
+    /// the conversation the request was built from.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn wire_cache(&self) -> Option<&'a WireCache> {
+        self.conversation
+            .filter(|conversation| std::ptr::eq(conversation.messages(), self.messages))
+            .map(Conversation::wire_cache)
     }
 
     /// Sets the system prompt.

@@ -25,6 +25,8 @@
 //! subscriber such as `tracing_subscriber`'s `EnvFilter`, turn this on with
 //! `RUST_LOG=toolloop=debug`.
 
+#[cfg(all(test, feature = "http"))]
+mod cache_checks;
 mod fallback;
 
 #[cfg(feature = "http")]
@@ -48,6 +50,11 @@ pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};
 #[cfg(feature = "http")]
 mod shared {
     use std::borrow::Cow;
+
+    use serde::Serialize;
+
+    use crate::conversation::{RenderRun, write_array, write_uncached};
+    use crate::model::ModelRequest;
 
     #[cfg(any(feature = "anthropic", feature = "ollama"))]
     use serde_json::{Map, Value};
@@ -81,5 +88,58 @@ mod shared {
         } else {
             Cow::Borrowed(&result.content)
         }
+    }
+
+    /// Writes `head`, a struct serialising to a non-empty JSON object, as
+    /// the start of a request body: its fields without the closing brace.
+    /// The body is built in pieces so that the messages can be copied from a
+    /// conversation's wire cache; every piece is written by `serde_json`, so
+    /// the bytes are those of serialising the whole request at once.
+    pub(crate) fn open_body(out: &mut Vec<u8>, head: &impl Serialize) -> serde_json::Result<()> {
+        serde_json::to_writer(&mut *out, head)?;
+        out.pop();
+        Ok(())
+    }
+
+    /// Writes `,"messages":[...]`: the system element when there is one,
+    /// then the request's messages, each run rendered by `render` (the
+    /// conversation's settled runs come from its wire cache for `format`).
+    pub(crate) fn write_messages(
+        out: &mut Vec<u8>,
+        format: &'static str,
+        request: &ModelRequest<'_>,
+        system: Option<&impl Serialize>,
+        render: RenderRun<'_>,
+    ) -> serde_json::Result<()> {
+        out.extend_from_slice(b",\"messages\":");
+        write_array(out, |out| {
+            if let Some(system) = system {
+                write_element(out, system)?;
+            }
+            match request.wire_cache() {
+                Some(cache) => cache.write(format, request.messages, out, render),
+                None => write_uncached(request.messages, out, render),
+            }
+        })
+    }
+
+    /// Ends the body begun by [`open_body`] with the fields of `tail`.
+    pub(crate) fn close_body(out: &mut Vec<u8>, tail: &impl Serialize) -> serde_json::Result<()> {
+        let start = out.len();
+        serde_json::to_writer(&mut *out, tail)?;
+        if out.len() - start == 2 {
+            // `{}`: no fields, only the closing brace.
+            out.truncate(start + 1);
+            out[start] = b'}';
+        } else {
+            out[start] = b',';
+        }
+        Ok(())
+    }
+
+    /// Writes `value` as an element of the messages array: a comma, then its JSON.
+    pub(crate) fn write_element(out: &mut Vec<u8>, value: &impl Serialize) -> serde_json::Result<()> {
+        out.push(b',');
+        serde_json::to_writer(out, value)
     }
 }

@@ -14,7 +14,7 @@ use super::options::LoopOptions;
 use super::stop::{Phase, Stop, append_batch};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::message::{ContentBlock, Message, ToolCall};
+use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{Model, ModelRequest, ModelResponse};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolSet;
@@ -89,12 +89,15 @@ impl Engine<'_> {
             tally.iterations += 1;
             let span = tracing::debug_span!("iteration", attempt, iteration);
             let response = self.call_model(conversation, tally, attempt, iteration).instrument(span.clone()).await?;
-            let calls: Vec<ToolCall> = response.tool_calls_iter().cloned().collect();
-            let assistant = response.to_message(self.model.provider());
+            let stop_reason = response.stop_reason.clone();
+            // As `ModelResponse::to_message`, but moving the content instead of copying it.
+            let provider = response.provider.unwrap_or_else(|| self.model.provider().to_owned());
+            let assistant = Message { role: Role::Assistant, content: response.content, provider: Some(provider) };
+            let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
 
             if calls.is_empty() {
                 conversation.push(assistant);
-                if response.stop_reason == StopReason::PauseTurn {
+                if stop_reason == StopReason::PauseTurn {
                     continue;
                 }
                 if let Some(prompt) = self.confirmation.filter(|_| !confirmation_asked) {
@@ -102,13 +105,13 @@ impl Engine<'_> {
                     conversation.push(Message::user(prompt));
                     continue;
                 }
-                return Ok(LoopEnd::Answer(response.text_content()));
+                return Ok(LoopEnd::Answer(conversation.last().map(Message::text).unwrap_or_default()));
             }
 
             // The token budget is checked before the next model call, not
             // here: this response is paid for, and its calls (an output, a
             // terminal tool) cost no tokens.
-            let truncated = response.stop_reason.is_truncated();
+            let truncated = stop_reason.is_truncated();
             let (executed, stop) = if truncated {
                 (super::batch::incomplete(&calls), None)
             } else {
@@ -175,6 +178,7 @@ impl Engine<'_> {
         };
         let request = ModelRequest::new(&view)
             .with_history(conversation.messages())
+            .with_conversation(conversation)
             .with_system(self.system)
             .with_tools(self.tools.definitions())
             .with_max_tokens(self.options.max_tokens)
@@ -237,4 +241,54 @@ fn summarize_blocks(content: &[ContentBlock]) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::json;
+
+    use crate::conversation::Conversation;
+    use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
+    use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+    use crate::run::ToolLoop;
+    use crate::tool::ToolSet;
+
+    /// Records whether each request could use its conversation's wire cache.
+    #[derive(Default)]
+    struct Probe {
+        cached: Mutex<Vec<bool>>,
+    }
+
+    impl Model for Probe {
+        fn provider(&self) -> &'static str {
+            "probe"
+        }
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+        fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            self.cached.lock().unwrap().push(request.wire_cache().is_some());
+            Box::pin(async { Ok(ModelResponse::text("done")) })
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_carry_the_cache_unless_the_view_was_flattened() {
+        let probe = Arc::new(Probe::default());
+        let mut tool_loop = ToolLoop::new(Arc::clone(&probe), ToolSet::new());
+        let mut conversation = Conversation::new();
+        conversation.push_user("hi");
+        tool_loop.run(&mut conversation).await.unwrap();
+
+        conversation.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(ToolCall::new("x", "t", json!({})))],
+            provider: Some("elsewhere".into()),
+        });
+        conversation.push(Message::tool_results([ToolResult::success("x", "1")]));
+        tool_loop.run(&mut conversation).await.unwrap();
+        assert_eq!(*probe.cached.lock().unwrap(), [true, false]);
+    }
 }

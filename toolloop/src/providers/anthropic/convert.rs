@@ -3,62 +3,77 @@
 use std::borrow::Cow;
 
 use super::wire::{
-    ErrorResponse, InputBlock, InputMessage, MessagesRequest, MessagesResponse, OutputBlock, Role as WireRole, Tool,
+    ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse, OutputBlock,
+    Role as WireRole, Tool,
 };
 use crate::message::{ContentBlock, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::http::ApiError;
-use crate::providers::shared::object_input;
+use crate::providers::shared::{close_body, object_input, open_body, write_element, write_messages};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
 use super::PROVIDER;
 
-/// Builds the request body. `max_tokens` and `temperature` are the
-/// request's overrides, else the client's settings.
-pub(super) fn request<'a>(
-    model: &'a str,
+/// Builds the request body: the same bytes as serialising a
+/// `MessagesRequest` of the whole conversation, with the conversation's
+/// settled messages copied from its wire cache. `max_tokens` and
+/// `temperature` are the request's overrides, else the client's settings.
+pub(super) fn body(
+    model: &str,
     max_tokens: u32,
     temperature: Option<f32>,
-    request: &ModelRequest<'a>,
-) -> MessagesRequest<'a> {
-    MessagesRequest {
+    request: &ModelRequest<'_>,
+) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let head = MessagesRequestHead {
         model,
         max_tokens: request.max_tokens.unwrap_or(max_tokens),
         system: request.system.filter(|s| !s.is_empty()),
-        messages: messages(request.messages),
+    };
+    open_body(&mut out, &head)?;
+    write_messages(&mut out, WIRE_FORMAT, request, None::<&()>, &mut |run, _, out| match run_message(run) {
+        Some(message) => write_element(out, &message),
+        None => Ok(()),
+    })?;
+    let tail = MessagesRequestTail {
         tools: request
             .tools
             .iter()
             .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
             .collect(),
         temperature: request.temperature.or(temperature),
-    }
+    };
+    close_body(&mut out, &tail)?;
+    Ok(out)
 }
 
-/// The conversation in the API's shape: consecutive messages of one role
-/// merged (the API wants user and assistant turns to alternate), tool results
-/// first in their user turn (the API requires them to lead), empty text
-/// blocks and empty turns dropped (the API rejects them).
+/// Names the message rendering of [`run_message`] in a conversation's wire cache.
+const WIRE_FORMAT: &str = "anthropic-messages";
+
+/// The conversation in the API's shape (see [`run_message`]).
+#[cfg(test)]
 fn messages(messages: &[crate::message::Message]) -> Vec<InputMessage<'_>> {
-    let mut out: Vec<InputMessage<'_>> = Vec::with_capacity(messages.len());
-    for message in messages {
-        let role = match message.role {
-            Role::User => WireRole::User,
-            Role::Assistant => WireRole::Assistant,
-        };
-        let blocks = message.content.iter().filter_map(|block| input_block(role, block));
-        match out.last_mut() {
-            Some(last) if last.role == role => last.content.extend(blocks),
-            _ => out.push(InputMessage { role, content: blocks.collect() }),
-        }
+    messages.chunk_by(|a, b| a.role == b.role).filter_map(run_message).collect()
+}
+
+/// One run of same-role messages in the API's shape: merged into one turn
+/// (the API wants user and assistant turns to alternate), tool results first
+/// (the API requires them to lead), empty text blocks dropped and an empty
+/// turn left out (the API rejects them).
+fn run_message(run: &[crate::message::Message]) -> Option<InputMessage<'_>> {
+    let role = match run[0].role {
+        Role::User => WireRole::User,
+        Role::Assistant => WireRole::Assistant,
+    };
+    let mut content: Vec<InputBlock<'_>> =
+        run.iter().flat_map(|message| &message.content).filter_map(|block| input_block(role, block)).collect();
+    if content.is_empty() {
+        return None;
     }
-    out.retain(|message| !message.content.is_empty());
-    for message in &mut out {
-        // A stable sort keeps the results in call order and the text in its order.
-        message.content.sort_by_key(|block| !block.is_tool_result());
-    }
-    out
+    // A stable sort keeps the results in call order and the text in its order.
+    content.sort_by_key(|block| !block.is_tool_result());
+    Some(InputMessage { role, content })
 }
 
 fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
@@ -199,5 +214,56 @@ mod tests {
         let parsed = error_body(body).unwrap();
         assert_eq!((parsed.message.as_str(), parsed.error_type.as_deref()), ("Overloaded", Some("overloaded_error")));
         assert!(error_body(b"<html>").is_none());
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::{body, messages};
+    use crate::model::ModelRequest;
+    use crate::providers::anthropic::wire::{MessagesRequest, Tool};
+    use crate::providers::cache_checks::{Variant, check_bodies, check_flattened_view};
+
+    /// Client settings that change from request to request, as when one
+    /// conversation switches models.
+    fn settings(variant: Variant) -> (&'static str, u32, Option<f32>) {
+        match variant.index % 3 {
+            0 => ("claude-sonnet-4-5", 4096, None),
+            1 => ("claude-opus-4-1", 1024, Some(0.2)),
+            _ => ("claude \"q\"", 8, Some(1.0)),
+        }
+    }
+
+    fn cached_or_not(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
+        let (model, max_tokens, temperature) = settings(variant);
+        body(model, max_tokens, temperature, request).unwrap()
+    }
+
+    /// The body as the whole request serialised at once.
+    fn reference(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
+        let (model, max_tokens, temperature) = settings(variant);
+        serde_json::to_vec(&MessagesRequest {
+            model,
+            max_tokens: request.max_tokens.unwrap_or(max_tokens),
+            system: request.system.filter(|s| !s.is_empty()),
+            messages: messages(request.messages),
+            tools: request
+                .tools
+                .iter()
+                .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
+                .collect(),
+            temperature: request.temperature.or(temperature),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
+        check_bodies(super::WIRE_FORMAT, &cached_or_not, &reference);
+    }
+
+    #[test]
+    fn a_flattened_view_is_rendered_without_the_cache() {
+        check_flattened_view(&cached_or_not, &reference);
     }
 }

@@ -69,8 +69,9 @@ impl Anthropic {
     }
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let body = convert::request(&self.model, self.max_tokens, self.temperature, &request);
-        let wire: wire::MessagesResponse = self.http.post_json(&body).await?;
+        let body = convert::body(&self.model, self.max_tokens, self.temperature, &request)
+            .map_err(|error| self.http.body_error(&error))?;
+        let wire: wire::MessagesResponse = self.http.post_json(body).await?;
         ModelResponse::try_from(wire)
     }
 }

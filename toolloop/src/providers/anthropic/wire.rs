@@ -5,7 +5,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The request body.
+/// The request body, as one struct: what the body built in pieces (see
+/// `convert::body`) must equal byte for byte.
+#[cfg(test)]
 #[derive(Debug, Serialize)]
 pub(super) struct MessagesRequest<'a> {
     pub(super) model: &'a str,
@@ -14,6 +16,25 @@ pub(super) struct MessagesRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) system: Option<&'a str>,
     pub(super) messages: Vec<InputMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) temperature: Option<f32>,
+}
+
+/// The fields of the request body before `messages`.
+#[derive(Debug, Serialize)]
+pub(super) struct MessagesRequestHead<'a> {
+    pub(super) model: &'a str,
+    /// Required by the API.
+    pub(super) max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) system: Option<&'a str>,
+}
+
+/// The fields of the request body after `messages`.
+#[derive(Debug, Serialize)]
+pub(super) struct MessagesRequestTail<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -10,8 +10,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::model::{ModelError, ModelErrorKind};
@@ -94,6 +94,8 @@ pub(crate) struct HttpClient {
     provider: &'static str,
     client: reqwest::Client,
     url: String,
+    /// `url`, parsed once rather than on every request.
+    parsed_url: reqwest::Url,
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
@@ -130,6 +132,8 @@ impl HttpClient {
         parse_error: ErrorBodyParser,
     ) -> Result<Self, ConfigError> {
         let url = endpoint_url(base_url, path)?;
+        let parsed_url = reqwest::Url::parse(&url)
+            .map_err(|error| ConfigError::InvalidBaseUrl { url: base_url.to_owned(), reason: error.to_string() })?;
         let mut map = HeaderMap::new();
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         map.insert(ACCEPT, HeaderValue::from_static("application/json"));
@@ -148,6 +152,7 @@ impl HttpClient {
             provider,
             client: new_client()?,
             url,
+            parsed_url,
             headers: map,
             timeout: settings.timeout,
             retry: settings.retry,
@@ -160,23 +165,22 @@ impl HttpClient {
         &self.url
     }
 
-    /// POSTs `body` as JSON, retrying as the policy says, and parses the
-    /// success response as `T`.
-    pub(crate) async fn post_json<B: Serialize, T: DeserializeOwned>(&self, body: &B) -> Result<T, ModelError> {
-        let body = serde_json::to_vec(body).map_err(|error| {
-            ModelError::new(
-                ModelErrorKind::Other,
-                self.provider,
-                format!("the request could not be serialised: {error}"),
-            )
-        })?;
-        let bytes = self.send(body).await?;
+    /// POSTs `body`, a JSON document, retrying as the policy says, and
+    /// parses the success response as `T`.
+    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: Vec<u8>) -> Result<T, ModelError> {
+        let bytes = self.send(Bytes::from(body)).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
-    async fn send(&self, body: Vec<u8>) -> Result<Vec<u8>, ModelError> {
+    /// The error for a request body that could not be written.
+    pub(crate) fn body_error(&self, error: &serde_json::Error) -> ModelError {
+        ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
+    }
+
+    async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
         let mut retry = 0;
         loop {
+            // Cloning `Bytes` shares the buffer: a retry copies nothing.
             let failure = match self.attempt(body.clone()).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
@@ -198,7 +202,7 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: Vec<u8>) -> Result<Vec<u8>, Failure> {
+    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
         let transport = |error: &reqwest::Error| Failure {
             error: error::transport_error(self.provider, error),
             retryable: true,
@@ -206,7 +210,7 @@ impl HttpClient {
         };
         let response = self
             .client
-            .post(&self.url)
+            .post(self.parsed_url.clone())
             .headers(self.headers.clone())
             .timeout(self.timeout)
             .body(body)
@@ -217,7 +221,7 @@ impl HttpClient {
         let headers = response.headers().clone();
         let bytes = response.bytes().await.map_err(|e| transport(&e))?;
         if (200..300).contains(&status) {
-            return Ok(bytes.to_vec());
+            return Ok(bytes);
         }
         let server_wait = retry::server_wait(&headers);
         let request_id =

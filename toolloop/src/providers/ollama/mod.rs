@@ -65,8 +65,9 @@ impl Ollama {
     }
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let body = convert::request(&self.model, self.max_tokens, self.temperature, &request);
-        let wire: wire::ChatResponse = self.http.post_json(&body).await?;
+        let body = convert::body(&self.model, self.max_tokens, self.temperature, &request)
+            .map_err(|error| self.http.body_error(&error))?;
+        let wire: wire::ChatResponse = self.http.post_json(body).await?;
         Ok(convert::response(wire, self.sequence.fetch_add(1, Ordering::Relaxed)))
     }
 }

@@ -5,11 +5,30 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The request body.
+/// The request body, as one struct: what the body built in pieces (see
+/// `convert::body`) must equal byte for byte.
+#[cfg(test)]
 #[derive(Debug, Serialize)]
 pub(super) struct ChatRequest<'a> {
     pub(super) model: &'a str,
     pub(super) messages: Vec<RequestMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tools: Vec<Tool<'a>>,
+    /// Always `false`: one JSON object back, not a stream of them.
+    pub(super) stream: bool,
+    #[serde(skip_serializing_if = "Options::is_empty")]
+    pub(super) options: Options,
+}
+
+/// The fields of the request body before `messages`.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatRequestHead<'a> {
+    pub(super) model: &'a str,
+}
+
+/// The fields of the request body after `messages`.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatRequestTail<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tools: Vec<Tool<'a>>,
     /// Always `false`: one JSON object back, not a stream of them.

@@ -6,13 +6,13 @@ use serde_json::Value;
 
 use super::PROVIDER;
 use super::wire::{
-    ChatRequest, ChatResponse, ErrorResponse, FunctionDefinition, RequestFunctionCall, RequestMessage, RequestToolCall,
-    Tool,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, FunctionDefinition, RequestFunctionCall,
+    RequestMessage, RequestToolCall, Tool,
 };
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::http::ApiError;
-use crate::providers::shared::result_text;
+use crate::providers::shared::{close_body, open_body, result_text, write_element, write_messages};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -24,84 +24,116 @@ pub(super) struct Settings<'a> {
     pub(super) temperature: Option<f32>,
 }
 
-pub(super) fn request<'a>(settings: &Settings<'a>, request: &ModelRequest<'a>) -> ChatRequest<'a> {
+/// The request body: the same bytes as serialising a `ChatRequest` of the
+/// whole conversation, with the conversation's settled messages copied from
+/// its wire cache.
+pub(super) fn body(settings: &Settings<'_>, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
     let max_tokens = request.max_tokens.or(settings.max_tokens);
     let (max_completion_tokens, max_tokens) =
         if settings.legacy_max_tokens { (None, max_tokens) } else { (max_tokens, None) };
-    ChatRequest {
-        model: settings.model,
-        messages: messages(request.system, request.messages),
-        tools: request
-            .tools
-            .iter()
-            .map(|tool| Tool {
-                kind: "function",
-                function: FunctionDefinition {
-                    name: &tool.name,
-                    description: &tool.description,
-                    parameters: tool.schema(request.strict_tools),
-                    strict: tool.is_strict(request.strict_tools).then_some(true),
-                },
-            })
-            .collect(),
+    let mut out = Vec::new();
+    open_body(&mut out, &ChatRequestHead { model: settings.model })?;
+    let system = request.system.filter(|s| !s.is_empty()).map(|content| RequestMessage::System { content });
+    write_messages(&mut out, WIRE_FORMAT, request, system.as_ref(), &mut |run, _, out| write_run(run, out))?;
+    let tail = ChatRequestTail {
+        tools: tools(request),
         max_completion_tokens,
         max_tokens,
         temperature: request.temperature.or(settings.temperature),
-    }
+    };
+    close_body(&mut out, &tail)?;
+    Ok(out)
 }
 
-/// The conversation in the API's shape: the system prompt as a system
-/// message; consecutive turns of one role merged; each tool result as a
-/// `tool` message answering its `tool_call_id`, before the rest of its user
-/// turn; an assistant turn's text as its content and its calls as
-/// `tool_calls` with JSON-string arguments.
+/// Names the message rendering of [`write_run`] in a conversation's wire cache.
+const WIRE_FORMAT: &str = "openai-chat";
+
+fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
+    request
+        .tools
+        .iter()
+        .map(|tool| Tool {
+            kind: "function",
+            function: FunctionDefinition {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: tool.schema(request.strict_tools),
+                strict: tool.is_strict(request.strict_tools).then_some(true),
+            },
+        })
+        .collect()
+}
+
+/// Writes one run of same-role messages in the API's shape (see [`run_messages`]).
+fn write_run(run: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
+    run_messages(run, &mut |message| write_element(out, &message))
+}
+
+/// The conversation in the API's shape (see [`run_messages`]).
+#[cfg(test)]
 fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
+    let mut out = Vec::new();
     if let Some(system) = system.filter(|s| !s.is_empty()) {
         out.push(RequestMessage::System { content: system });
     }
-    // One message per run of same-role turns: the tool messages of a user
-    // run come first, so they directly follow the assistant's tool calls.
     for run in messages.chunk_by(|a, b| a.role == b.role) {
-        let role = run[0].role;
-        let mut text: Vec<Cow<'a, str>> = Vec::new();
-        let mut tool_calls = Vec::new();
-        for block in run.iter().flat_map(|message| &message.content) {
-            match (role, block) {
-                (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-                (_, ContentBlock::Text { .. }) => {}
-                (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
-                    id: &call.id,
-                    kind: "function",
-                    function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
-                }),
-                (Role::User, ContentBlock::ToolResult(result)) => {
-                    out.push(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) });
-                }
-                // Not expressible in this turn: keep it as text rather than lose it.
-                (_, ContentBlock::ToolCall(call)) => {
-                    text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
-                }
-                (_, ContentBlock::ToolResult(result)) => {
-                    text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
-                }
+        run_messages(run, &mut |message| {
+            out.push(message);
+            Ok(())
+        })
+        .unwrap();
+    }
+    out
+}
+
+/// One run of same-role messages in the API's shape, which the system prompt
+/// precedes as a system message: the run merged into one message; each tool
+/// result as a `tool` message answering its `tool_call_id`, before the rest of
+/// its user turn (so that tool messages directly follow the assistant's tool
+/// calls); an assistant turn's text as its content and its calls as
+/// `tool_calls` with JSON-string arguments.
+fn run_messages<'a>(
+    run: &'a [Message],
+    emit: &mut dyn FnMut(RequestMessage<'a>) -> serde_json::Result<()>,
+) -> serde_json::Result<()> {
+    let role = run[0].role;
+    let mut text: Vec<Cow<'a, str>> = Vec::new();
+    let mut tool_calls = Vec::new();
+    for block in run.iter().flat_map(|message| &message.content) {
+        match (role, block) {
+            (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
+            (_, ContentBlock::Text { .. }) => {}
+            (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
+                id: &call.id,
+                kind: "function",
+                function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
+            }),
+            (Role::User, ContentBlock::ToolResult(result)) => {
+                emit(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) })?;
             }
-        }
-        let content = join(text);
-        match role {
-            Role::User => {
-                if let Some(content) = content {
-                    out.push(RequestMessage::User { content });
-                }
+            // Not expressible in this turn: keep it as text rather than lose it.
+            (_, ContentBlock::ToolCall(call)) => {
+                text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
             }
-            Role::Assistant => {
-                if content.is_some() || !tool_calls.is_empty() {
-                    out.push(RequestMessage::Assistant { content, tool_calls });
-                }
+            (_, ContentBlock::ToolResult(result)) => {
+                text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
             }
         }
     }
-    out
+    let content = join(text);
+    match role {
+        Role::User => {
+            if let Some(content) = content {
+                emit(RequestMessage::User { content })?;
+            }
+        }
+        Role::Assistant => {
+            if content.is_some() || !tool_calls.is_empty() {
+                emit(RequestMessage::Assistant { content, tool_calls })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn join(mut parts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
@@ -318,5 +350,54 @@ mod message_tests {
                 {"role": "user", "content": "note"}
             ])
         );
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::{Settings, body, messages, tools};
+    use crate::model::ModelRequest;
+    use crate::providers::cache_checks::{Variant, check_bodies, check_flattened_view};
+    use crate::providers::openai::wire::ChatRequest;
+
+    /// Client settings that change from request to request, as when one
+    /// conversation switches models.
+    fn settings(variant: Variant) -> Settings<'static> {
+        match variant.index % 3 {
+            0 => Settings { model: "gpt-4.1", max_tokens: None, legacy_max_tokens: false, temperature: None },
+            1 => Settings { model: "gpt-5", max_tokens: Some(100), legacy_max_tokens: false, temperature: Some(0.5) },
+            _ => Settings { model: "local \"q\"", max_tokens: Some(9), legacy_max_tokens: true, temperature: None },
+        }
+    }
+
+    fn cached_or_not(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
+        body(&settings(variant), request).unwrap()
+    }
+
+    /// The body as the whole request serialised at once.
+    fn reference(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
+        let settings = settings(variant);
+        let max_tokens = request.max_tokens.or(settings.max_tokens);
+        let (max_completion_tokens, max_tokens) =
+            if settings.legacy_max_tokens { (None, max_tokens) } else { (max_tokens, None) };
+        serde_json::to_vec(&ChatRequest {
+            model: settings.model,
+            messages: messages(request.system, request.messages),
+            tools: tools(request),
+            max_completion_tokens,
+            max_tokens,
+            temperature: request.temperature.or(settings.temperature),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
+        check_bodies(super::WIRE_FORMAT, &cached_or_not, &reference);
+    }
+
+    #[test]
+    fn a_flattened_view_is_rendered_without_the_cache() {
+        check_flattened_view(&cached_or_not, &reference);
     }
 }

@@ -74,8 +74,8 @@ impl OpenAi {
             legacy_max_tokens: self.legacy_max_tokens,
             temperature: self.temperature,
         };
-        let body = convert::request(&settings, &request);
-        let wire: wire::ChatResponse = self.http.post_json(&body).await?;
+        let body = convert::body(&settings, &request).map_err(|error| self.http.body_error(&error))?;
+        let wire: wire::ChatResponse = self.http.post_json(body).await?;
         ModelResponse::try_from(wire)
     }
 }

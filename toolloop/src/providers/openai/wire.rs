@@ -5,11 +5,32 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The request body.
+/// The request body, as one struct: what the body built in pieces (see
+/// `convert::body`) must equal byte for byte.
+#[cfg(test)]
 #[derive(Debug, Serialize)]
 pub(super) struct ChatRequest<'a> {
     pub(super) model: &'a str,
     pub(super) messages: Vec<RequestMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) temperature: Option<f32>,
+}
+
+/// The fields of the request body before `messages`.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatRequestHead<'a> {
+    pub(super) model: &'a str,
+}
+
+/// The fields of the request body after `messages`.
+#[derive(Debug, Serialize)]
+pub(super) struct ChatRequestTail<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
