@@ -219,7 +219,10 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
-    /// Sets the token that cancels this agent's runs.
+    /// Sets the token that cancels this agent's runs. The token belongs to
+    /// the agent (and its clones): once cancelled, every run of it stops,
+    /// the ones in flight and the ones started later. To cancel one run,
+    /// pass a token of its own to [`Agent::run_with_cancel`](crate::Agent::run_with_cancel).
     pub fn cancel_token(mut self, cancel: CancellationToken) -> Self {
         self.cancel = Some(cancel);
         self

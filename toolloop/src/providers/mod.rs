@@ -19,6 +19,14 @@
 //! [`ModelError`](crate::ModelError)s, and never shows its API key in
 //! `Debug` output, errors or logs.
 //!
+//! The HTTP clients use reqwest over rustls with the `ring` crypto provider,
+//! given to each client, so nothing is installed process-wide. Cargo unifies
+//! features, so reqwest's `rustls-no-provider` reaches your own reqwest
+//! clients too: if your crate builds reqwest clients with no TLS feature of
+//! its own, install a provider once at start-up
+//! (`rustls::crypto::ring::default_provider().install_default()`) or enable
+//! one of reqwest's TLS features.
+//!
 //! Each call runs in a `model_call` [`tracing`] span (provider, model, token
 //! usage, stop reason, latency); at debug level it also logs every message
 //! sent (role, block kinds, tool call ids and names, not contents). With a

@@ -204,7 +204,8 @@ impl<S: Send> ToolLoop<S> {
         self
     }
 
-    /// Sets the token that cancels runs of this loop.
+    /// Sets the token that cancels runs of this loop; once cancelled, it
+    /// stops every later run too (set a fresh token to run again).
     pub fn cancel_token(mut self, cancel: CancellationToken) -> Self {
         self.cancel = cancel;
         self
