@@ -38,12 +38,9 @@ impl ScanTable {
 
 /// The model for one part: the environment's, or that part's script.
 fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
-    if let Some(model) = toolloop::providers::from_env()? {
-        println!("using {} ({})", model.name(), model.provider());
-        return Ok(model);
-    }
-    println!("using a scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OLLAMA_HOST for a real one)");
-    Ok(Box::new(script))
+    let model = toolloop::providers::from_env_or(script)?;
+    println!("using {} ({})", model.name(), model.provider());
+    Ok(model)
 }
 
 fn scan(id: &str, table: &str) -> ToolCall {

@@ -55,14 +55,11 @@ impl TrackParcel {
     }
 }
 
-/// The model the example runs on: the environment's, or a script.
+/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`), or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
-    if let Some(model) = toolloop::providers::from_env()? {
-        println!("using {} ({})\n", model.name(), model.provider());
-        return Ok(model);
-    }
-    println!("using a scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY or OLLAMA_HOST for a real one)\n");
-    Ok(Box::new(scripted()))
+    let model = toolloop::providers::from_env_or(scripted())?;
+    println!("using {} ({})\n", model.name(), model.provider());
+    Ok(model)
 }
 
 /// Two orders at once, then the parcel, then the answer.

@@ -23,6 +23,22 @@ pub fn from_env() -> Result<Option<Box<dyn Model>>, ConfigError> {
     from_lookup(&process_env)
 }
 
+/// The model the environment configures ([`from_env`]), or `offline` when
+/// it configures none: for programs that run live when a key is set and on a
+/// test model otherwise (examples, demos, smoke tests).
+///
+/// ```
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Model, ModelResponse};
+///
+/// let model = toolloop::providers::from_env_or(ScriptedModel::new().respond(ModelResponse::text("hi")))?;
+/// println!("using {} ({})", model.name(), model.provider());
+/// # Ok::<(), toolloop::providers::ConfigError>(())
+/// ```
+pub fn from_env_or(offline: impl Model + 'static) -> Result<Box<dyn Model>, ConfigError> {
+    Ok(from_env()?.unwrap_or_else(|| Box::new(offline)))
+}
+
 pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, ConfigError> {
     #[cfg(feature = "anthropic")]
     if env("ANTHROPIC_API_KEY").is_some() {

@@ -50,7 +50,7 @@ pub mod ollama;
 pub mod openai;
 
 #[cfg(feature = "http")]
-pub use detect::from_env;
+pub use detect::{from_env, from_env_or};
 pub use fallback::Fallback;
 #[cfg(feature = "http")]
 pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};
