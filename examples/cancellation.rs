@@ -21,7 +21,8 @@ use serde_json::json;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, CancellationToken, ContentBlock, Conversation, Model, ModelResponse, RunError, ToolCall, Usage};
 
-/// Scan one database table for personal data. Big tables take a while.
+/// Scan one database table for personal data. The orders table is big and
+/// takes a while.
 #[derive(toolloop::Tool)]
 struct ScanTable {
     /// The table: "users", "orders" or "events".
@@ -30,7 +31,7 @@ struct ScanTable {
 
 impl ScanTable {
     async fn run(self) -> Result<String, Infallible> {
-        let seconds = if self.table == "users" { 0 } else { 30 };
+        let seconds = if self.table == "orders" { 30 } else { 0 };
         tokio::time::sleep(Duration::from_secs(seconds)).await;
         Ok(format!("{}: 2 columns hold personal data", self.table))
     }
@@ -112,10 +113,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("2. a token budget of 1000");
     let script = ScriptedModel::new()
         .respond(ModelResponse::tool_calls([scan("b1", "users")]).with_usage(Usage::new(400, 30)))
-        // This response brings the total to 1200: its calls are answered, not run.
-        .respond(
-            ModelResponse::tool_calls([scan("b2", "orders"), scan("b3", "events")]).with_usage(Usage::new(720, 50)),
-        );
+        // This response brings the total to 1200. It is paid for, so its call
+        // runs; the budget stops the model call that would come next.
+        .respond(ModelResponse::tool_calls([scan("b2", "events")]).with_usage(Usage::new(720, 50)));
     let agent = Agent::builder()
         .model(model(script)?)
         .system("You audit databases.")
