@@ -293,3 +293,45 @@ async fn a_request_without_tools_carries_no_tool_blocks() {
     assert_eq!(sent[1].text(), "[called tool `final_output` with {\"title\":\"t\"}]");
     assert!(conversation.messages()[1].tool_calls().next().is_some(), "the raw history keeps its tool call");
 }
+
+/// A run-time tool that happens to be called `submit` (loaded from another
+/// system): without reflection it is the user's, with side effects.
+struct SubmitOrder {
+    definition: toolloop::ToolDefinition,
+    orders: Arc<AtomicUsize>,
+}
+
+impl toolloop::DynTool for SubmitOrder {
+    fn definition(&self) -> &toolloop::ToolDefinition {
+        &self.definition
+    }
+    fn call<'a>(
+        &'a self,
+        _input: &'a serde_json::Value,
+    ) -> toolloop::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
+        self.orders.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(toolloop::ToolOutput::from("ordered")) })
+    }
+}
+
+#[tokio::test]
+async fn without_reflection_a_user_tool_named_submit_counts_toward_max_tool_executions() {
+    let orders = Arc::new(AtomicUsize::new(0));
+    let schema = json!({"type": "object", "properties": {"id": {"type": "string"}}});
+    let tool = SubmitOrder {
+        definition: toolloop::ToolDefinition::from_schema("submit", "Submit an order.", schema),
+        orders: orders.clone(),
+    };
+    let order = |id: &str| calls([call(id, "submit", json!({"id": id}))]);
+    let model = ScriptedModel::new().respond(order("1")).respond(order("2")).respond(output("o", "t", 5));
+    let agent = Agent::builder()
+        .model(model)
+        .tool_dyn(Arc::new(tool))
+        .output::<Report>()
+        .max_tool_executions(1)
+        .build()
+        .unwrap();
+    let error = agent.run(&mut ask("go")).await.unwrap_err();
+    assert!(matches!(error.kind(), RunErrorKind::BudgetExceeded(_)), "{error}");
+    assert_eq!(orders.load(Ordering::SeqCst), 1);
+}

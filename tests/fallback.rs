@@ -95,3 +95,77 @@ async fn a_cool_down_skips_the_failed_model_until_it_has_passed() {
     model.complete(ModelRequest::new(&request_messages)).await.unwrap();
     assert_eq!(primary_calls.load(Ordering::SeqCst), 2, "tried again once the cool-down passed");
 }
+
+/// Records how many messages each request carried; fails when told to.
+struct Counting {
+    provider: &'static str,
+    fail: bool,
+    sizes: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Model for Counting {
+    fn provider(&self) -> &'static str {
+        self.provider
+    }
+    fn name(&self) -> &'static str {
+        self.provider
+    }
+    fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.sizes.lock().unwrap().push(request.messages.len());
+        let outcome = if self.fail {
+            Err(ModelError::new(ModelErrorKind::Overloaded, self.provider, "overloaded"))
+        } else {
+            Ok(ModelResponse::text(self.provider))
+        };
+        Box::pin(async move { outcome })
+    }
+}
+
+fn counting(provider: &'static str, fail: bool) -> (Counting, Arc<Mutex<Vec<usize>>>) {
+    let sizes = Arc::new(Mutex::new(Vec::new()));
+    (Counting { provider, fail, sizes: sizes.clone() }, sizes)
+}
+
+/// A wrapper that trims the context to the last message, as a context-window manager would.
+struct KeepLast<M>(M);
+
+impl<M: Model> Model for KeepLast<M> {
+    fn provider(&self) -> &str {
+        self.0.provider()
+    }
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let mut trimmed = request;
+        trimmed.messages = &request.messages[request.messages.len() - 1..];
+        self.0.complete(trimmed)
+    }
+}
+
+#[tokio::test]
+async fn a_wrapper_that_replaces_the_messages_is_respected() {
+    let (primary, sizes) = counting("openai", false);
+    let model = KeepLast(Fallback::new(primary));
+    let history: Vec<Message> = (0..5).map(|i| Message::user(format!("m{i}"))).collect();
+    // As the loop builds it: the messages declared a view of the history.
+    model.complete(ModelRequest::new(&history).with_history(&history)).await.unwrap();
+    assert_eq!(*sizes.lock().unwrap(), [1], "the trimmed messages, not the whole history");
+}
+
+#[tokio::test(start_paused = true)]
+async fn chains_built_from_one_clone_keep_their_own_cool_downs() {
+    let (down, _) = counting("down", true);
+    let (down_again, _) = counting("down", true);
+    let (healthy, healthy_sizes) = counting("healthy", false);
+    let (last, _) = counting("last", false);
+    let (last_again, _) = counting("last", false);
+    let shared = Fallback::new(down).cool_down(Duration::from_secs(60));
+    let first = shared.clone().then(down_again).then(last);
+    let second = shared.then(healthy).then(last_again);
+    let messages = [Message::user("hi")];
+    first.complete(ModelRequest::new(&messages)).await.unwrap();
+    let response = second.complete(ModelRequest::new(&messages)).await.unwrap();
+    assert_eq!(response.provider.as_deref(), Some("healthy"), "one chain's failures must not cool down another's");
+    assert_eq!(healthy_sizes.lock().unwrap().len(), 1);
+}

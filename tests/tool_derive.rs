@@ -311,11 +311,40 @@ impl TagDocuments {
     }
 }
 
+/// Label documents, optionally.
+#[derive(Tool)]
+struct LabelDocuments {
+    /// Labels by document id, when there are any.
+    labels: Option<std::collections::HashMap<String, String>>,
+}
+
+impl LabelDocuments {
+    async fn run(self) -> Result<usize, std::convert::Infallible> {
+        Ok(self.labels.map_or(0, |labels| labels.len()))
+    }
+}
+
+/// Store a JSON document.
+#[derive(Tool)]
+struct StoreDocument {
+    /// The document, any JSON value.
+    document: serde_json::Value,
+}
+
+impl StoreDocument {
+    async fn run(self) -> Result<String, std::convert::Infallible> {
+        Ok(self.document.to_string())
+    }
+}
+
 #[test]
 fn inputs_strict_mode_cannot_express_have_no_strict_shape() {
-    let definition = TagDocuments::definition();
-    assert_eq!(definition.strict_input_schema, None, "a closed map would only ever accept {{}}");
-    assert!(!definition.is_strict(true));
-    assert_eq!(definition.schema(true), &definition.input_schema);
+    // A closed map would only ever accept `{}`; an untyped value has no `type` strict mode requires.
+    for definition in [TagDocuments::definition(), LabelDocuments::definition(), StoreDocument::definition()] {
+        assert_eq!(definition.strict_input_schema, None, "{}: {}", definition.name, definition.input_schema);
+        assert!(!definition.is_strict(true));
+        assert_eq!(definition.schema(true), &definition.input_schema);
+    }
     assert!(FindTickets::definition().is_strict(true));
+    assert!(GetWeather::definition().is_strict(true));
 }

@@ -157,7 +157,10 @@ impl Control<AgentSignal> for AgentControl<'_> {
     fn counts_as_execution(&self, call: &ToolCall) -> bool {
         match self {
             Self::Text(_) => true,
-            Self::Typed { output_tool, .. } => call.name != **output_tool && call.name != SUBMIT_TOOL,
+            // `submit` is the framework's only with reflection; otherwise it may be a user's tool.
+            Self::Typed { output_tool, reflective, .. } => {
+                call.name != **output_tool && !(*reflective && call.name == SUBMIT_TOOL)
+            }
         }
     }
 

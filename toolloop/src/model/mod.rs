@@ -100,7 +100,8 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     /// The raw conversation the view in `messages` was built from. Models
     /// that route to models of other providers (like
-    /// [`Fallback`](crate::providers::Fallback)) build each one's view from it.
+    /// [`Fallback`](crate::providers::Fallback)) build each one's view from
+    /// it, as long as `messages` is still that view (see [`source`](Self::source)).
     pub history: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolDefinition],
@@ -115,6 +116,9 @@ pub struct ModelRequest<'a> {
     /// The conversation `messages` came from, whose wire cache providers
     /// use while `messages` is that whole conversation.
     pub(crate) conversation: Option<&'a Conversation>,
+    /// The `messages` that [`with_history`](Self::with_history) declared a
+    /// view of `history`; a wrapper that swaps `messages` breaks the link.
+    pub(crate) viewed: Option<&'a [Message]>,
 }
 
 impl fmt::Debug for ModelRequest<'_> {
@@ -144,13 +148,26 @@ impl<'a> ModelRequest<'a> {
             temperature: None,
             strict_tools: false,
             conversation: None,
+            viewed: None,
         }
     }
 
-    /// Sets the raw conversation `messages` is a view of.
+    /// Declares `messages` (as set now) a view of `history`, the raw conversation.
     pub fn with_history(mut self, history: &'a [Message]) -> Self {
         self.history = history;
+        self.viewed = Some(self.messages);
         self
+    }
+
+    /// What a model routing to other providers should build its views from:
+    /// the raw history while `messages` is still the view declared by
+    /// [`with_history`](Self::with_history), and `messages` once something
+    /// (a wrapper trimming the context, say) has replaced it.
+    pub fn source(&self) -> &'a [Message] {
+        match self.viewed {
+            Some(viewed) if std::ptr::eq(viewed, self.messages) => self.history,
+            _ => self.messages,
+        }
     }
 
     /// Marks `messages` as coming from `conversation`, so that providers may

@@ -98,7 +98,8 @@ impl Fallback {
     #[allow(clippy::should_implement_trait)] // reads as "this model, then that one"
     pub fn then(mut self, model: impl Model + 'static) -> Self {
         self.models.push(Arc::new(model));
-        self.skip_until.lock().unwrap_or_else(PoisonError::into_inner).push(None);
+        // A new chain: its cool-downs are its own, not shared with clones of the old one.
+        self.skip_until = Arc::new(Mutex::new(vec![None; self.models.len()]));
         self
     }
 
@@ -153,9 +154,9 @@ impl Model for Fallback {
                 }
                 // Without tools to call, no provider takes tool blocks.
                 let view = if request.tools.is_empty() {
-                    Conversation::view_of_without_tools(request.history)
+                    Conversation::view_of_without_tools(request.source())
                 } else {
-                    Conversation::view_of(request.history, model.provider())
+                    Conversation::view_of(request.source(), model.provider())
                 };
                 let attempt = ModelRequest { messages: &view, ..request };
                 match model.complete(attempt).await {

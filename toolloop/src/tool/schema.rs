@@ -43,13 +43,27 @@ pub(crate) fn strict(schema: &Value) -> Option<Value> {
 /// The string formats OpenAI's strict mode accepts.
 const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
 
+/// Keywords that say what a value is; a schema without any accepts anything.
+const TYPE_KEYWORDS: &[&str] = &["type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "items"];
+
+/// Whether the schema's `type` is `"object"` or a list holding it (`["object", "null"]`).
+fn is_object_type(object: &Map<String, Value>) -> bool {
+    match object.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+        _ => false,
+    }
+}
+
 /// Rewrites `schema` in place; `false` when it cannot be made strict.
 fn make_strict(schema: &mut Value) -> bool {
-    let object = match schema {
-        Value::Object(object) if !object.is_empty() => object,
-        // `true` and `{}` accept anything, which strict mode cannot say.
-        _ => return false,
-    };
+    // `true` accepts anything, which strict mode cannot say.
+    let Value::Object(object) = schema else { return false };
+    // Nor can a schema with nothing but annotations (`{}`, or a documented
+    // `serde_json::Value`, which is `{"description": ...}`).
+    if !TYPE_KEYWORDS.iter().any(|keyword| object.contains_key(*keyword)) {
+        return false;
+    }
 
     object.remove("default");
     if object.get("format").and_then(Value::as_str).is_some_and(|f| !STRICT_FORMATS.contains(&f)) {
@@ -76,7 +90,7 @@ fn make_strict(schema: &mut Value) -> bool {
         object.insert("required".to_owned(), Value::Array(all));
         representable &= !matches!(object.get("additionalProperties"), Some(Value::Object(_) | Value::Bool(true)));
         object.insert("additionalProperties".to_owned(), Value::Bool(false));
-    } else if object.get("type") == Some(&Value::from("object")) {
+    } else if is_object_type(object) {
         // An object without properties is either empty (fine) or a map
         // whose keys are free, which strict mode cannot express.
         if matches!(object.get("additionalProperties"), Some(Value::Object(_) | Value::Bool(true)))
