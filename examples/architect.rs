@@ -74,12 +74,12 @@ fn scripted() -> ScriptedModel {
     let call = |id: &str, name: &str, input| ToolCall::new(id, name, input);
     ScriptedModel::from_responses([
         // Request 1: read two components (one iteration), then reply.
-        ModelResponse::tool_calls([
+        ModelResponse::from_tool_calls([
             call("r1", "read_component", json!({"name": "orders"})),
             call("r2", "read_component", json!({"name": "billing"})),
         ])
         .with_usage(Usage::new(500, 40)),
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call(
             "r3",
             "submit_reply",
             json!({"reply": "Billing learns of an order from the `order_placed` event that orders publishes; \
@@ -87,7 +87,7 @@ fn scripted() -> ScriptedModel {
         )])
         .with_usage(Usage::new(620, 55)),
         // Request 2: answered from general knowledge in one iteration.
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call(
             "r4",
             "submit_reply",
             json!({"reply": "Put the rate limit in the gateway: it sees every request and is stateless, \

@@ -96,7 +96,7 @@ const TASK: &str = "Scan the users, orders and events tables for personal data, 
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("1. cancelled from another task");
     let script = ScriptedModel::new().respond(
-        ModelResponse::tool_calls([scan("s1", "users"), scan("s2", "orders")]).with_usage(Usage::new(400, 45)),
+        ModelResponse::from_tool_calls([scan("s1", "users"), scan("s2", "orders")]).with_usage(Usage::new(400, 45)),
     );
     let agent = Agent::builder().model(model(script)?).system("You audit databases.").tool::<ScanTable>().build()?;
     let cancel = CancellationToken::new();
@@ -112,10 +112,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("2. a token budget of 1000");
     let script = ScriptedModel::new()
-        .respond(ModelResponse::tool_calls([scan("b1", "users")]).with_usage(Usage::new(400, 30)))
+        .respond(ModelResponse::from_tool_calls([scan("b1", "users")]).with_usage(Usage::new(400, 30)))
         // This response brings the total to 1200. It is paid for, so its call
         // runs; the budget stops the model call that would come next.
-        .respond(ModelResponse::tool_calls([scan("b2", "events")]).with_usage(Usage::new(720, 50)));
+        .respond(ModelResponse::from_tool_calls([scan("b2", "events")]).with_usage(Usage::new(720, 50)));
     let agent = Agent::builder()
         .model(model(script)?)
         .system("You audit databases.")
@@ -128,8 +128,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("3. a deadline of 500 ms");
     let script = ScriptedModel::new()
-        .respond(ModelResponse::tool_calls([scan("d1", "users")]).with_usage(Usage::new(400, 30)))
-        .respond(ModelResponse::tool_calls([scan("d2", "orders")]).with_usage(Usage::new(460, 30)));
+        .respond(ModelResponse::from_tool_calls([scan("d1", "users")]).with_usage(Usage::new(400, 30)))
+        .respond(ModelResponse::from_tool_calls([scan("d2", "orders")]).with_usage(Usage::new(460, 30)));
     let agent = Agent::builder()
         .model(model(script)?)
         .system("You audit databases.")

@@ -118,14 +118,14 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
 fn scripted() -> ScriptedModel {
     let call = |id: &str, name: &str, input| ToolCall::new(id, name, input);
     ScriptedModel::from_responses([
-        ModelResponse::tool_calls([call("l1", "list_files", json!({}))]).with_usage(Usage::new(400, 20)),
-        ModelResponse::tool_calls([
+        ModelResponse::from_tool_calls([call("l1", "list_files", json!({}))]).with_usage(Usage::new(400, 20)),
+        ModelResponse::from_tool_calls([
             call("d1", "describe_file", json!({"file": "north.csv"})),
             call("d2", "describe_file", json!({"file": "south.csv"})),
             call("d3", "describe_file", json!({"file": "west.csv"})),
         ])
         .with_usage(Usage::new(480, 60)),
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call(
             "f1",
             "final_output",
             json!({"best_region": "north", "total_revenue": 830, "summary": "North leads with 390 of 830 k€."}),
@@ -167,7 +167,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .parallel_tool_calls(PARALLEL)
         .on_model_response(move |response| {
             *on_response.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-            println!("model asked for {} tool call(s)", response.tool_calls_iter().count());
+            println!("model asked for {} tool call(s)", response.tool_calls().count());
         })
         .on_tool_call(move |call| println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input))
         .on_tool_result(move |call, result| {

@@ -104,13 +104,13 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
 fn scripted() -> ScriptedModel {
     let call = |id: &str, name: &str, input| ToolCall::new(id, name, input);
     ScriptedModel::from_responses([
-        ModelResponse::tool_calls([
+        ModelResponse::from_tool_calls([
             call("g1", "run_query", json!({"sql": "select email from customers where inactive"})),
             call("g2", "email_customers", json!({"group": "inactive", "subject": "We miss you"})),
             call("g3", "drop_table", json!({"table": "inactive_customers"})),
         ])
         .with_usage(Usage::new(500, 70)),
-        ModelResponse::text(
+        ModelResponse::from_text(
             "I found 3 inactive customers. Emailing them was not approved and dropping the table is not \
              allowed, so I did neither.",
         )

@@ -66,14 +66,15 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
 fn scripted() -> ScriptedModel {
     let call = |id: &str, name: &str, input| ToolCall::new(id, name, input);
     ScriptedModel::from_responses([
-        ModelResponse::tool_calls([
+        ModelResponse::from_tool_calls([
             call("o1", "order_status", json!({"order_id": "A-17"})),
             call("o2", "order_status", json!({"order_id": "A-18"})),
         ])
         .with_usage(Usage::new(350, 40)),
-        ModelResponse::tool_calls([call("p1", "track_parcel", json!({"parcel_id": "P-998"}))])
+        ModelResponse::from_tool_calls([call("p1", "track_parcel", json!({"parcel_id": "P-998"}))])
             .with_usage(Usage::new(430, 25)),
-        ModelResponse::text("A-17 arrives today; A-18 is waiting for your payment.").with_usage(Usage::new(510, 20)),
+        ModelResponse::from_text("A-17 arrives today; A-18 is waiting for your payment.")
+            .with_usage(Usage::new(510, 20)),
     ])
 }
 
@@ -89,7 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let progress = move |event: &Event<'_>| match event {
         Event::ModelResponse { attempt, iteration, response } => {
             let total = tokens.fetch_add(response.usage.total(), Ordering::Relaxed) + response.usage.total();
-            let calls: Vec<&str> = response.tool_calls_iter().map(|call| call.name.as_str()).collect();
+            let calls: Vec<&str> = response.tool_calls().map(|call| call.name.as_str()).collect();
             let next = if calls.is_empty() { "answers".to_owned() } else { format!("calls {}", calls.join(", ")) };
             println!(
                 "[attempt {attempt} · iteration {iteration} · {:>5.0?}] model {next} · {total} tokens so far",

@@ -104,12 +104,12 @@ fn scripted() -> ScriptedModel {
     let usage = Usage::new(600, 60);
     ScriptedModel::from_responses([
         // Run 1: the request is vague, so the agent asks.
-        ModelResponse::text("Which format do users need, and who may export: everyone, or admins only?")
+        ModelResponse::from_text("Which format do users need, and who may export: everyone, or admins only?")
             .with_usage(usage),
         // Run 2: two searches use up the run's iterations; the hook grants more; then the spec.
-        ModelResponse::tool_calls([call("c1", "search_backlog", json!({"query": "export"}))]).with_usage(usage),
-        ModelResponse::tool_calls([call("c2", "search_backlog", json!({"query": "gdpr"}))]).with_usage(usage),
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call("c1", "search_backlog", json!({"query": "export"}))]).with_usage(usage),
+        ModelResponse::from_tool_calls([call("c2", "search_backlog", json!({"query": "gdpr"}))]).with_usage(usage),
+        ModelResponse::from_tool_calls([call(
             "c3",
             "spec_submit",
             json!({
@@ -120,7 +120,7 @@ fn scripted() -> ScriptedModel {
         )])
         .with_usage(usage),
         // Run 3: the agent remembers the spec and revises it.
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call(
             "c4",
             "spec_submit",
             json!({

@@ -52,49 +52,49 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
 fn scripted() -> ScriptedModel {
     let call = |id: &str, name: &str, input| ToolCall::new(id, name, input);
     ScriptedModel::from_responses([
-        ModelResponse::tool_calls([
+        ModelResponse::from_tool_calls([
             call("t1", "population", json!({"city": "Paris"})),
             call("t2", "population", json!({"city": "Berlin"})),
         ])
         .with_usage(Usage::new(420, 38)),
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call(
             "t3",
             "final_output",
             json!({"title": "Berlin vs Paris", "largest": "Paris", "confidence": 4}),
         )])
         .with_usage(Usage::new(510, 41)),
-        ModelResponse::tool_calls([call(
+        ModelResponse::from_tool_calls([call(
             "t4",
             "final_output",
             json!({"title": "Berlin vs Paris", "largest": "Berlin", "confidence": 5}),
         )])
         .with_usage(Usage::new(580, 40)),
-        ModelResponse::tool_calls([call("t5", "submit", json!({}))]).with_usage(Usage::new(640, 12)),
+        ModelResponse::from_tool_calls([call("t5", "submit", json!({}))]).with_usage(Usage::new(640, 12)),
     ])
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let agent =
-        Agent::builder()
-            .model(model()?)
-            .system("You compare cities. Use the tools, then give your report.")
-            .tool::<Population>()
-            .output::<Report>()
-            .reflection(|report| format!("Draft: {report:?}. Check it against the data, then submit."))
-            .validator(|report| {
+    let agent = Agent::builder()
+        .model(model()?)
+        .system("You compare cities. Use the tools, then give your report.")
+        .tool::<Population>()
+        .output::<Report>()
+        .reflection(|report| format!("Draft: {report:?}. Check it against the data, then submit."))
+        .validator(
+            |report| {
                 if ["Paris", "Berlin"].contains(&report.largest.as_str()) { Ok(()) } else { Err("unknown city") }
-            })
-            .on_model_response(|response| {
-                let calls: Vec<_> =
-                    response.tool_calls_iter().map(|call| format!("{}({})", call.name, call.input)).collect();
-                println!("model: {}", if calls.is_empty() { response.text_content() } else { calls.join(", ") });
-            })
-            .on_tool_result(|call, result| {
-                let mark = if result.is_error() { "error" } else { "ok" };
-                println!("  {} -> [{mark}] {}", call.name, result.content);
-            })
-            .build()?;
+            },
+        )
+        .on_model_response(|response| {
+            let calls: Vec<_> = response.tool_calls().map(|call| format!("{}({})", call.name, call.input)).collect();
+            println!("model: {}", if calls.is_empty() { response.text() } else { calls.join(", ") });
+        })
+        .on_tool_result(|call, result| {
+            let mark = if result.is_error() { "error" } else { "ok" };
+            println!("  {} -> [{mark}] {}", call.name, result.content);
+        })
+        .build()?;
 
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger, Paris or Berlin?");

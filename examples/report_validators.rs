@@ -76,14 +76,14 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
 fn scripted() -> ScriptedModel {
     let output = |id: &str, report| ToolCall::new(id, "final_output", report);
     ScriptedModel::from_responses([
-        ModelResponse::tool_calls([output(
+        ModelResponse::from_tool_calls([output(
             "o1",
             json!({"title": "Sales report", "total": 245, "regions": [
                 {"region": "North", "revenue": 120}, {"region": "Sout", "revenue": 95}, {"region": "West", "revenue": 40}
             ]}),
         )])
         .with_usage(Usage::new(700, 80)),
-        ModelResponse::tool_calls([output(
+        ModelResponse::from_tool_calls([output(
             "o2",
             json!({"title": "Q3 2026 sales", "total": 255, "regions": [
                 {"region": "North", "revenue": 120}, {"region": "South", "revenue": 95}, {"region": "West", "revenue": 40}

@@ -48,13 +48,14 @@ fn first_model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
         return Ok(model);
     }
     println!("first model: scripted, playing provider \"alpha\" (set ANTHROPIC_API_KEY, ... for a real one)\n");
-    let call = |id: &str, city: &str| ModelResponse::tool_calls([ToolCall::new(id, "weather", json!({"city": city}))]);
+    let call =
+        |id: &str, city: &str| ModelResponse::from_tool_calls([ToolCall::new(id, "weather", json!({"city": city}))]);
     Ok(Box::new(
         ScriptedModel::from_responses([
             call("alpha_1", "Paris").with_usage(Usage::new(300, 20)),
-            ModelResponse::text("Sunny in Paris, 21 °C.").with_usage(Usage::new(360, 12)),
+            ModelResponse::from_text("Sunny in Paris, 21 °C.").with_usage(Usage::new(360, 12)),
             call("alpha_2", "Oslo").with_usage(Usage::new(400, 20)),
-            ModelResponse::text("Rain in Oslo, 9 °C.").with_usage(Usage::new(450, 12)),
+            ModelResponse::from_text("Rain in Oslo, 9 °C.").with_usage(Usage::new(450, 12)),
         ])
         .with_provider("alpha"),
     ))
@@ -113,7 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let log = received.clone();
     let beta = FunctionModel::new(move |request| {
         log.lock().unwrap_or_else(PoisonError::into_inner).push(request.clone());
-        Ok(ModelResponse::text("Paris had the nicer day: sunny and 21 °C against rain in Oslo.")
+        Ok(ModelResponse::from_text("Paris had the nicer day: sunny and 21 °C against rain in Oslo.")
             .with_usage(Usage::new(500, 18)))
     })
     .with_provider("beta");

@@ -57,7 +57,7 @@ async fn a_denied_submit_does_not_submit() {
     let model = ScriptedModel::new()
         .respond(output("o1", "draft", 5))
         .respond(submit("s1"))
-        .respond(ModelResponse::text("giving up"));
+        .respond(ModelResponse::from_text("giving up"));
     let governance = Governance::new()
         .policy(|call| if call.name == "submit" { Decision::Deny("no".into()) } else { Decision::Allow });
     let agent = Agent::builder()
@@ -140,7 +140,7 @@ async fn the_response_that_spends_the_token_budget_still_delivers_its_output() {
 #[tokio::test]
 async fn a_text_answer_cut_off_at_the_token_limit_says_so_in_the_metadata() {
     let model =
-        ScriptedModel::new().respond(ModelResponse::text("The answer is").with_stop_reason(StopReason::MaxTokens));
+        ScriptedModel::new().respond(ModelResponse::from_text("The answer is").with_stop_reason(StopReason::MaxTokens));
     let agent = Agent::builder().model(model).build().unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();
     assert_eq!(done.output, "The answer is");
@@ -151,14 +151,14 @@ async fn a_text_answer_cut_off_at_the_token_limit_says_so_in_the_metadata() {
 async fn a_panicking_policy_denies_the_call_instead_of_breaking_the_run() {
     let model = ScriptedModel::new()
         .respond(calls([call("s1", "search", json!({"query": "x"}))]))
-        .respond(ModelResponse::text("done"));
+        .respond(ModelResponse::from_text("done"));
     let governance = Governance::new().policy(|_call| -> Decision { panic!("policy bug") });
     let agent = Agent::builder().model(model).tool::<Search>().governance(governance).build().unwrap();
     let mut conversation = ask("go");
     let done = tokio::spawn(async move { (agent.run(&mut conversation).await, conversation) }).await.unwrap();
     let (result, conversation) = done;
     assert_eq!(result.unwrap().output, "done");
-    let denial = &conversation.messages()[2].tool_results_iter().next().unwrap().content;
+    let denial = &conversation.messages()[2].tool_results().next().unwrap().content;
     assert_eq!(denial, "tool call denied: the tool policy panicked: policy bug");
 }
 
@@ -166,7 +166,7 @@ async fn a_panicking_policy_denies_the_call_instead_of_breaking_the_run() {
 async fn a_panicking_approver_rejects_the_call() {
     let model = ScriptedModel::new()
         .respond(calls([call("s1", "search", json!({"query": "x"}))]))
-        .respond(ModelResponse::text("done"));
+        .respond(ModelResponse::from_text("done"));
     let governance = Governance::new().policy(|_call| Decision::Ask).approver(|_call: ToolCall| async {
         panic!("approver bug");
         #[allow(unreachable_code)]
@@ -182,7 +182,7 @@ async fn a_panicking_approver_rejects_the_call() {
 async fn a_panicking_terminal_check_is_collected_like_a_failing_hook() {
     let model = ScriptedModel::new()
         .respond(calls([call("s1", "search", json!({"query": "q"}))]))
-        .respond(ModelResponse::text("done"));
+        .respond(ModelResponse::from_text("done"));
     let agent = Agent::builder()
         .model(model)
         .tool::<Search>()
@@ -283,13 +283,13 @@ async fn a_request_without_tools_carries_no_tool_blocks() {
         content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "final_output", json!({"title": "t"})))],
         provider: Some("test".into()),
     });
-    conversation.push(Message::tool_results([ToolResult::success("toolu_1", "Output received")]));
+    conversation.push(Message::from_tool_results([ToolResult::success("toolu_1", "Output received")]));
     conversation.push_user("now summarise it in one line");
-    let model = ScriptedModel::new().respond(ModelResponse::text("A one-line summary."));
+    let model = ScriptedModel::new().respond(ModelResponse::from_text("A one-line summary."));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     agent.run(&mut conversation).await.unwrap();
     let sent = &model.requests()[0].messages;
-    assert!(sent.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results_iter().next().is_none()));
+    assert!(sent.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results().next().is_none()));
     assert_eq!(sent[1].text(), "[called tool `final_output` with {\"title\":\"t\"}]");
     assert!(conversation.messages()[1].tool_calls().next().is_some(), "the raw history keeps its tool call");
 }

@@ -36,7 +36,7 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         .on_attempt_start(move |attempt| on_attempt(format!("attempt {attempt}")))
         .on_model_request(move |request| on_request(format!("request ({} messages)", request.messages.len())))
         .on_model_response(move |response| {
-            on_response(format!("response ({} calls)", response.tool_calls_iter().count()));
+            on_response(format!("response ({} calls)", response.tool_calls().count()));
         })
         .on_tool_call(move |call| on_call(format!("call {}", call.name)))
         .on_tool_result(move |call, result| on_result(format!("result {}: {}", call.name, result.content)))
@@ -167,7 +167,7 @@ async fn cancelling_while_a_tool_runs_answers_its_call_and_the_rest_of_the_batch
 async fn a_cancelled_token_stops_before_the_first_model_call() {
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let model = ScriptedModel::new().respond(ModelResponse::text("unused"));
+    let model = ScriptedModel::new().respond(ModelResponse::from_text("unused"));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     let error = agent.run_with_cancel(&mut ask("go"), &cancel).await.unwrap_err();
     assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ModelCall }));
@@ -197,7 +197,7 @@ async fn dropping_the_run_future_mid_tool_leaves_no_dangling_call() {
 async fn a_text_agent_with_a_terminal_check_returns_the_signal() {
     let model = ScriptedModel::new()
         .respond(calls([call("1", "search", json!({"query": "spec"}))]))
-        .respond(ModelResponse::text("unused"));
+        .respond(ModelResponse::from_text("unused"));
     let agent = Agent::builder()
         .model(model)
         .tool::<Search>()
@@ -212,7 +212,7 @@ async fn a_text_agent_with_a_terminal_check_returns_the_signal() {
 #[tokio::test]
 async fn a_text_agent_with_double_confirmation_and_an_iteration_limit_hook() {
     let model = ScriptedModel::new()
-        .respond(ModelResponse::text("draft"))
+        .respond(ModelResponse::from_text("draft"))
         .respond(calls([call("1", "search", json!({"query": "more"}))]))
         .respond(calls([call("2", "search", json!({"query": "even more"}))]));
     let agent = Agent::builder()

@@ -37,7 +37,7 @@ async fn helper_tools_run_then_the_output_ends_the_run() {
     assert_eq!(requests[0].system.as_deref(), Some("You write reports."));
     // The second request carries both helper results, in call order.
     let second = &requests[1].messages;
-    let fed_back: Vec<_> = second.last().unwrap().tool_results_iter().map(|r| r.content.clone()).collect();
+    let fed_back: Vec<_> = second.last().unwrap().tool_results().map(|r| r.content.clone()).collect();
     assert_eq!(fed_back, ["results for rust", "row k"]);
     assert_consistent(&conversation);
 }
@@ -149,7 +149,7 @@ async fn unknown_tools_and_handler_errors_are_fed_back_and_the_model_recovers() 
     assert_eq!(all[1].content, "no row for `missing`");
     assert_eq!(all[2].failure, None);
     // The model saw the errors marked as errors.
-    assert!(model.requests()[1].messages.last().unwrap().tool_results_iter().all(toolloop::ToolResult::is_error));
+    assert!(model.requests()[1].messages.last().unwrap().tool_results().all(toolloop::ToolResult::is_error));
     assert_consistent(&conversation);
 }
 
@@ -231,7 +231,9 @@ async fn async_validators_run_and_every_attempts_errors_are_reported() {
 
 #[tokio::test]
 async fn a_text_answer_in_typed_mode_is_fed_back_and_then_reported_as_invalid_response() {
-    let model = ScriptedModel::new().respond(ModelResponse::text("Here it is")).respond(ModelResponse::text("Really"));
+    let model = ScriptedModel::new()
+        .respond(ModelResponse::from_text("Here it is"))
+        .respond(ModelResponse::from_text("Really"));
     let agent = Agent::builder().model(model.clone()).output::<Report>().max_attempts(2).build().unwrap();
     let mut conversation = ask("go");
     let error = agent.run(&mut conversation).await.unwrap_err();
@@ -275,7 +277,7 @@ async fn usage_is_summed_over_every_iteration_and_attempt() {
 
 #[tokio::test]
 async fn errors_carry_usage_too() {
-    let model = ScriptedModel::new().respond(ModelResponse::text("no").with_usage(usage(5, 5)));
+    let model = ScriptedModel::new().respond(ModelResponse::from_text("no").with_usage(usage(5, 5)));
     let agent = Agent::builder().model(model).output::<Report>().max_attempts(1).build().unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert_eq!(error.metadata().usage, usage(5, 5));
@@ -311,7 +313,8 @@ async fn reflection_with_bad_arguments_lets_the_model_fix_them_in_the_same_attem
 
 #[tokio::test]
 async fn a_conversation_can_serve_several_runs() {
-    let model = ScriptedModel::new().respond(ModelResponse::text("Hi Ann")).respond(ModelResponse::text("Ann"));
+    let model =
+        ScriptedModel::new().respond(ModelResponse::from_text("Hi Ann")).respond(ModelResponse::from_text("Ann"));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     let mut conversation = ask("I am Ann");
     assert_eq!(agent.run(&mut conversation).await.unwrap().output, "Hi Ann");
@@ -431,15 +434,15 @@ async fn tool_calls_from_another_provider_are_sent_as_text() {
         content: vec![toolloop::ContentBlock::ToolCall(call("toolu_1", "search", json!({"query": "x"})))],
         provider: Some("anthropic".into()),
     });
-    conversation.push(toolloop::Message::tool_results([toolloop::ToolResult::success("toolu_1", "found x")]));
+    conversation.push(toolloop::Message::from_tool_results([toolloop::ToolResult::success("toolu_1", "found x")]));
     conversation.push(toolloop::Message::assistant("x it is"));
     conversation.push_user("and now?");
-    let model = ScriptedModel::new().respond(ModelResponse::text("y"));
+    let model = ScriptedModel::new().respond(ModelResponse::from_text("y"));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     let before = conversation.messages().to_vec();
     agent.clone().run(&mut conversation).await.unwrap();
     let sent = &model.requests()[0].messages;
-    assert!(sent.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results_iter().next().is_none()));
+    assert!(sent.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results().next().is_none()));
     assert_eq!(sent[2].text(), "[result of tool `search`: found x]");
     assert_eq!(conversation.messages()[..before.len()], before[..], "the raw history is untouched");
 }

@@ -54,7 +54,7 @@ fn conversation() -> Conversation {
         ],
         provider: Some("anthropic".into()),
     });
-    conversation.push(Message::tool_results([
+    conversation.push(Message::from_tool_results([
         ToolResult::success("toolu_01", "18°C and sunny"),
         ToolResult::failure("toolu_02", FailureKind::ToolFailed, "station offline"),
     ]));
@@ -218,10 +218,10 @@ async fn arguments_that_do_not_fit_the_tool_are_fed_back_and_corrected() {
         let view = conversation.view_for(model.provider());
         let response = model.complete(ModelRequest::new(&view).with_tools(tools.definitions())).await.unwrap();
         conversation.push(response.to_message(model.provider()));
-        let call = response.tool_calls_iter().next().unwrap().clone();
+        let call = response.tool_calls().next().unwrap().clone();
         let execution = tools.execute(&call, &cancel).await.unwrap();
         results.push(execution.result.clone());
-        conversation.push(Message::tool_results([execution.result]));
+        conversation.push(Message::from_tool_results([execution.result]));
     }
     assert_eq!(results[0].failure, Some(FailureKind::InvalidArguments));
     assert!(results[0].content.contains("city"), "{}", results[0].content);

@@ -49,9 +49,9 @@ impl Model for Secondary {
         let mut seen = self.seen.lock().unwrap();
         seen.push(request.messages.to_vec());
         let response = if seen.len() == 1 {
-            ModelResponse::tool_calls([ToolCall::new("call_1", "search", json!({"query": "q"}))])
+            ModelResponse::from_tool_calls([ToolCall::new("call_1", "search", json!({"query": "q"}))])
         } else {
-            ModelResponse::text("done")
+            ModelResponse::from_text("done")
         };
         Box::pin(async move { Ok(response) })
     }
@@ -75,7 +75,7 @@ async fn the_model_that_answers_sees_its_own_tool_calls_natively() {
     let seen = seen.lock().unwrap();
     let second = &seen[1];
     assert_eq!(second[1].tool_calls().next().map(|call| call.id.as_str()), Some("call_1"), "{second:#?}");
-    assert_eq!(second[2].tool_results_iter().next().map(|result| result.call_id.as_str()), Some("call_1"));
+    assert_eq!(second[2].tool_results().next().map(|result| result.call_id.as_str()), Some("call_1"));
     assert_eq!(conversation.messages()[1].provider.as_deref(), Some("openai"), "tagged with who answered");
     assert_eq!(primary_calls.load(Ordering::SeqCst), 2, "without a cool-down the primary is tried every time");
 }
@@ -115,7 +115,7 @@ impl Model for Counting {
         let outcome = if self.fail {
             Err(ModelError::new(ModelErrorKind::Overloaded, self.provider, "overloaded"))
         } else {
-            Ok(ModelResponse::text(self.provider))
+            Ok(ModelResponse::from_text(self.provider))
         };
         Box::pin(async move { outcome })
     }

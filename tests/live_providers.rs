@@ -52,14 +52,14 @@ async fn round_trip(model: &dyn Model) {
         assert!(response.usage.input_tokens + response.usage.cache_read_tokens > 0);
         conversation.push(response.to_message(model.provider()));
         if !response.has_tool_calls() {
-            assert!(response.text_content().contains("21"), "{}", response.text_content());
+            assert!(response.text().contains("21"), "{}", response.text());
             return;
         }
         let mut results = Vec::new();
-        for call in response.tool_calls_iter() {
+        for call in response.tool_calls() {
             results.push(tools.execute(call, &cancel).await.unwrap().result);
         }
-        conversation.push(Message::tool_results(results));
+        conversation.push(Message::from_tool_results(results));
     }
     panic!("no final answer after 4 model calls: {conversation:#?}");
 }

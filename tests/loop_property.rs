@@ -111,10 +111,10 @@ fn script(steps: &[(Step, (u64, u64))]) -> (ScriptedModel, Vec<Usage>) {
     for (index, (step, (input, output))) in steps.iter().enumerate() {
         let usage = Usage::new(*input, *output);
         let (next, counted) = match step {
-            Step::Text => (model.respond(ModelResponse::text("answer").with_usage(usage)), usage),
+            Step::Text => (model.respond(ModelResponse::from_text("answer").with_usage(usage)), usage),
             Step::Calls { calls, truncated } => {
                 let mut response =
-                    ModelResponse::tool_calls(calls.iter().enumerate().map(|(i, c)| tool_call(index, i, c)));
+                    ModelResponse::from_tool_calls(calls.iter().enumerate().map(|(i, c)| tool_call(index, i, c)));
                 if *truncated {
                     response = response.with_stop_reason(StopReason::MaxTokens);
                 }

@@ -82,7 +82,7 @@ async fn the_deadline_stops_a_running_tool_and_a_pending_model_call() {
     assert!(matches!(error.stop, Stop::Deadline));
     assert_eq!(failures(&conversation), [Some(FailureKind::NotExecuted)]);
 
-    let model = ScriptedModel::new().respond_after(Duration::from_secs(60), ModelResponse::text("late"));
+    let model = ScriptedModel::new().respond_after(Duration::from_secs(60), ModelResponse::from_text("late"));
     let mut tool_loop = looped(&model).configure(|o| o.timeout = Some(Duration::from_secs(1)));
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
     assert!(matches!(error.stop, Stop::Deadline));
@@ -127,7 +127,7 @@ async fn a_success_resets_the_consecutive_failure_count() {
             call("2", "search", json!({"query": "q"})),
             call("3", "lookup", json!({"key": "missing"})),
         ]))
-        .respond(ModelResponse::text("done"));
+        .respond(ModelResponse::from_text("done"));
     let mut tool_loop = looped(&model).configure(|o| o.max_consecutive_tool_failures = Some(2));
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
     assert_eq!(done.end, LoopEnd::Answer("done".into()));
@@ -167,7 +167,7 @@ async fn a_truncated_response_gets_incomplete_results_and_its_calls_do_not_run()
     let db = Db::default();
     let model = ScriptedModel::new()
         .respond(calls([call("1", "lookup", json!({"key": "k"}))]).with_stop_reason(StopReason::MaxTokens))
-        .respond(ModelResponse::text("ok"));
+        .respond(ModelResponse::from_text("ok"));
     let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default()));
     let mut conversation = ask("go");
     tool_loop.run(&mut conversation).await.unwrap();
@@ -179,8 +179,8 @@ async fn a_truncated_response_gets_incomplete_results_and_its_calls_do_not_run()
 #[tokio::test]
 async fn a_paused_turn_is_sent_back_to_continue() {
     let model = ScriptedModel::new()
-        .respond(ModelResponse::text("thinking").with_stop_reason(StopReason::PauseTurn))
-        .respond(ModelResponse::text("done"));
+        .respond(ModelResponse::from_text("thinking").with_stop_reason(StopReason::PauseTurn))
+        .respond(ModelResponse::from_text("done"));
     let done = looped(&model).run(&mut ask("go")).await.unwrap();
     assert_eq!(done.end, LoopEnd::Answer("done".into()));
     assert_eq!(done.metadata.iterations, 2);
@@ -191,7 +191,7 @@ async fn a_terminal_check_ends_the_loop_with_a_signal_from_a_tool_result() {
     let model = ScriptedModel::new()
         .respond(searches(&["a"]))
         .respond(calls([call("s", "spec_submit", json!({"title": "auth"}))]))
-        .respond(ModelResponse::text("never asked"));
+        .respond(ModelResponse::from_text("never asked"));
     let mut tool_loop = looped(&model).terminal_check(|batch| {
         batch
             .iter()
@@ -228,9 +228,9 @@ async fn the_iteration_limit_hook_grants_more_iterations_then_ends_with_a_signal
 #[tokio::test]
 async fn double_confirmation_asks_once_and_the_model_may_continue_with_tools() {
     let model = ScriptedModel::new()
-        .respond(ModelResponse::text("done?"))
+        .respond(ModelResponse::from_text("done?"))
         .respond(searches(&["missed"]))
-        .respond(ModelResponse::text("now done"));
+        .respond(ModelResponse::from_text("now done"));
     let mut tool_loop = looped(&model).double_confirmation_prompt("Are you sure?");
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
@@ -238,7 +238,8 @@ async fn double_confirmation_asks_once_and_the_model_may_continue_with_tools() {
     assert_eq!(model.requests()[1].last_text(), "Are you sure?");
     assert_eq!(user_texts(&conversation), ["go", "Are you sure?"]);
 
-    let model = ScriptedModel::new().respond(ModelResponse::text("a")).respond(ModelResponse::text("confirmed"));
+    let model =
+        ScriptedModel::new().respond(ModelResponse::from_text("a")).respond(ModelResponse::from_text("confirmed"));
     let done = looped(&model).double_confirmation().run(&mut ask("go")).await.unwrap();
     assert_eq!(done.end, LoopEnd::Answer("confirmed".into()));
     model.assert_consumed();
@@ -255,7 +256,7 @@ async fn parallel_tool_calls_overlap_and_keep_call_order() {
     };
     for (parallel, peak) in [(3, 3), (1, 1)] {
         let gauge = Gauge::default();
-        let model = ScriptedModel::new().respond(batch()).respond(ModelResponse::text("ok"));
+        let model = ScriptedModel::new().respond(batch()).respond(ModelResponse::from_text("ok"));
         let mut tool_loop = ToolLoop::new(model, tools(&Db::default(), &gauge))
             .configure(|o| o.parallel_tool_calls = NonZeroUsize::new(parallel).unwrap());
         let mut conversation = ask("go");
@@ -290,7 +291,7 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             call("3", "wait", json!({"millis": 1, "label": "ok"})),
             call("4", "search", json!({"query": "q"})),
         ]))
-        .respond(ModelResponse::text("done"));
+        .respond(ModelResponse::from_text("done"));
     let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default())).governance(governance).hooks(hooks);
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
@@ -335,7 +336,7 @@ async fn a_model_error_in_the_middle_keeps_earlier_work() {
 
 #[tokio::test]
 async fn a_loop_run_can_be_spawned() {
-    let model = ScriptedModel::new().respond(searches(&["a"])).respond(ModelResponse::text("done"));
+    let model = ScriptedModel::new().respond(searches(&["a"])).respond(ModelResponse::from_text("done"));
     let mut tool_loop = looped(&model).terminal_check(|_| None::<String>);
     let handle = tokio::spawn(async move { tool_loop.run(&mut ask("go")).await.map(|done| done.end) });
     assert_eq!(handle.await.unwrap().unwrap(), LoopEnd::Answer("done".into()));

@@ -65,7 +65,7 @@ fn conversation() -> Conversation {
         ],
         provider: Some("ollama".into()),
     });
-    conversation.push(Message::tool_results([
+    conversation.push(Message::from_tool_results([
         ToolResult::success("call_a", "18°C and sunny"),
         ToolResult::failure("call_b", FailureKind::ToolFailed, "station offline"),
     ]));
@@ -120,7 +120,7 @@ async fn the_request_is_exactly_the_chat_api_shape_and_the_response_parses_back(
         })
     );
 
-    let calls: Vec<&ToolCall> = response.tool_calls_iter().collect();
+    let calls: Vec<&ToolCall> = response.tool_calls().collect();
     assert_eq!(calls.len(), 2);
     assert_eq!((calls[0].name.as_str(), &calls[0].input), ("weather", &json!({"city": "Oslo"})));
     assert_eq!((calls[1].name.as_str(), &calls[1].input), ("weather", &json!({"city": "Rome"})));
@@ -150,8 +150,8 @@ async fn text_answers_ids_from_the_server_and_error_bodies() {
     let messages = [Message::user("hi")];
     let call = || model.complete(ModelRequest::new(&messages));
     let text = call().await.unwrap();
-    assert_eq!((text.text_content().as_str(), &text.stop_reason), ("Sunny.", &StopReason::EndTurn));
-    assert_eq!(call().await.unwrap().tool_calls_iter().next().unwrap().id, "call_srv");
+    assert_eq!((text.text().as_str(), &text.stop_reason), ("Sunny.", &StopReason::EndTurn));
+    assert_eq!(call().await.unwrap().tool_calls().next().unwrap().id, "call_srv");
     assert_eq!(call().await.unwrap().stop_reason, StopReason::MaxTokens);
     let error = call().await.unwrap_err();
     assert_eq!(
@@ -189,10 +189,10 @@ async fn arguments_that_do_not_fit_the_tool_are_fed_back_and_corrected() {
         let view = conversation.view_for(model.provider());
         let response = model.complete(ModelRequest::new(&view).with_tools(tools.definitions())).await.unwrap();
         conversation.push(response.to_message(model.provider()));
-        let call = response.tool_calls_iter().next().unwrap().clone();
+        let call = response.tool_calls().next().unwrap().clone();
         let execution = tools.execute(&call, &cancel).await.unwrap();
         results.push(execution.result.clone());
-        conversation.push(Message::tool_results([execution.result]));
+        conversation.push(Message::from_tool_results([execution.result]));
     }
     assert_eq!(results[0].failure, Some(FailureKind::InvalidArguments));
     assert!(results[0].content.contains("city"), "{}", results[0].content);

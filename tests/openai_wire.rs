@@ -66,7 +66,7 @@ fn conversation() -> Conversation {
         ],
         provider: Some("openai".into()),
     });
-    conversation.push(Message::tool_results([
+    conversation.push(Message::from_tool_results([
         ToolResult::success("call_01", "18°C and sunny"),
         ToolResult::failure("call_02", FailureKind::ToolFailed, "station offline"),
     ]));
@@ -146,7 +146,7 @@ async fn strict_tools_send_the_strict_schema() {
     let messages = [Message::user("hi")];
     let response =
         model.complete(ModelRequest::new(&messages).with_tools(&tools).with_strict_tools(true)).await.unwrap();
-    assert_eq!((response.text_content().as_str(), &response.stop_reason), ("ok", &StopReason::EndTurn));
+    assert_eq!((response.text().as_str(), &response.stop_reason), ("ok", &StopReason::EndTurn));
     let function = &server.requests()[0].json()["tools"][0]["function"];
     assert_eq!(function["strict"], json!(true));
     assert_eq!(Some(&function["parameters"]), Weather::definition().strict_input_schema.as_ref());
@@ -206,10 +206,7 @@ async fn refusals_and_error_bodies_are_typed() {
     let messages = [Message::user("hi")];
     let call = || model.complete(ModelRequest::new(&messages));
     let refusal = call().await.unwrap();
-    assert_eq!(
-        (&refusal.stop_reason, refusal.text_content().as_str()),
-        (&StopReason::Refusal, "I can't help with that.")
-    );
+    assert_eq!((&refusal.stop_reason, refusal.text().as_str()), (&StopReason::Refusal, "I can't help with that."));
 
     let error = call().await.unwrap_err();
     assert_eq!((error.kind(), error.error_type()), (ModelErrorKind::Authentication, Some("invalid_api_key")));
@@ -249,14 +246,14 @@ async fn arguments_that_are_not_json_become_an_error_result_and_are_corrected() 
         let view = conversation.view_for(model.provider());
         let response = model.complete(ModelRequest::new(&view).with_tools(tools.definitions())).await.unwrap();
         conversation.push(response.to_message(model.provider()));
-        let call = response.tool_calls_iter().next().unwrap().clone();
+        let call = response.tool_calls().next().unwrap().clone();
         if results.is_empty() {
             // The model's text is kept as it was written, never lost or crashed on.
             assert_eq!(call.input, Value::String(raw.to_owned()));
         }
         let execution = tools.execute(&call, &cancel).await.unwrap();
         results.push(execution.result.clone());
-        conversation.push(Message::tool_results([execution.result]));
+        conversation.push(Message::from_tool_results([execution.result]));
     }
     assert_eq!(results[0].failure, Some(FailureKind::InvalidArguments));
     assert!(results[0].content.contains("not valid JSON"), "{}", results[0].content);

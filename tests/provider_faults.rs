@@ -103,7 +103,7 @@ async fn rate_limited_with_retry_after_then_success(p: &Provider) {
     let model = (p.build)(&server.url(), slow_backoff, TIMEOUT);
     let messages = hello();
     let response = guarded(model.complete(ModelRequest::new(&messages))).await.unwrap();
-    assert_eq!(response.text_content(), "hello");
+    assert_eq!(response.text(), "hello");
     // The failed attempt consumed nothing: usage is the successful one's alone.
     assert_eq!(response.usage, Usage::new(10, 5));
     assert_eq!(server.requests().len(), 2);
@@ -118,7 +118,7 @@ async fn server_error_then_success(p: &Provider) {
     let model = (p.build)(&server.url(), quick_retries(2), TIMEOUT);
     let messages = hello();
     let response = guarded(model.complete(ModelRequest::new(&messages))).await.unwrap();
-    assert_eq!(response.text_content(), "hello");
+    assert_eq!(response.text(), "hello");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].body, requests[1].body, "a retry sends the same request");
@@ -133,7 +133,7 @@ async fn overloaded_529_then_success(p: &Provider) {
     let model = (p.build)(&server.url(), quick_retries(2), TIMEOUT);
     let messages = hello();
     let response = guarded(model.complete(ModelRequest::new(&messages))).await.unwrap();
-    assert_eq!(response.text_content(), "hello");
+    assert_eq!(response.text(), "hello");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -176,7 +176,7 @@ async fn x_should_retry_overrides_the_status(p: &Provider) {
     let error = guarded(model.complete(ModelRequest::new(&messages))).await.unwrap_err();
     assert_eq!((error.status(), error.attempts()), (Some(500), 1));
     let response = guarded(model.complete(ModelRequest::new(&messages))).await.unwrap();
-    assert_eq!(response.text_content(), "hello");
+    assert_eq!(response.text(), "hello");
     assert_eq!(server.requests().len(), 3);
 }
 
@@ -190,7 +190,7 @@ async fn connection_dropped_mid_response_is_retried(p: &Provider) {
     let model = (p.build)(&server.url(), quick_retries(2), TIMEOUT);
     let messages = hello();
     let response = guarded(model.complete(ModelRequest::new(&messages))).await.unwrap();
-    assert_eq!(response.text_content(), "hello");
+    assert_eq!(response.text(), "hello");
     assert_eq!(server.requests().len(), 3);
 
     let server = TestServer::start([Reply::json(200, &(p.ok_body)()).cut_after(20)]).await;

@@ -41,13 +41,13 @@ async fn run(model: &dyn Model, conversation: &mut Conversation) -> (String, Usa
         conversation.push(response.to_message(model.provider()));
         if !response.has_tool_calls() {
             assert_eq!(response.stop_reason, StopReason::EndTurn);
-            return (response.text_content(), usage, calls);
+            return (response.text(), usage, calls);
         }
         let mut results = Vec::new();
-        for call in response.tool_calls_iter() {
+        for call in response.tool_calls() {
             results.push(tools.execute(call, &cancel).await.unwrap().result);
         }
-        conversation.push(Message::tool_results(results));
+        conversation.push(Message::from_tool_results(results));
     }
     unreachable!()
 }
@@ -62,7 +62,7 @@ fn assert_finished(conversation: &Conversation, answer: &str, usage: Usage, call
     assert_eq!((answer, usage, calls), ("3 and 7.", Usage::new(20, 10), 2));
     assert!(conversation.unanswered_tool_calls().is_empty());
     assert_eq!(conversation.messages()[1].provider.as_deref(), Some(provider));
-    let results: Vec<&str> = conversation.messages()[2].tool_results_iter().map(|r| r.content.as_str()).collect();
+    let results: Vec<&str> = conversation.messages()[2].tool_results().map(|r| r.content.as_str()).collect();
     assert_eq!(results, ["3", "7"]);
 }
 

@@ -29,7 +29,7 @@ fn anthropic_history() -> Conversation {
         content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_01", "weather", json!({"city": "Paris"})))],
         provider: Some("anthropic".into()),
     });
-    conversation.push(Message::tool_results([ToolResult::success("toolu_01", "sunny")]));
+    conversation.push(Message::from_tool_results([ToolResult::success("toolu_01", "sunny")]));
     conversation
 }
 
@@ -71,7 +71,7 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
     let message = response.to_message(model.provider());
     assert_eq!(message.provider.as_deref(), Some("openai"));
     conversation.push(message);
-    conversation.push(Message::tool_results([ToolResult::success("call_9", "cloudy")]));
+    conversation.push(Message::from_tool_results([ToolResult::success("call_9", "cloudy")]));
 
     // Anthropic is back: it sees its own call natively and OpenAI's as text.
     let view = conversation.view_for(model.provider());

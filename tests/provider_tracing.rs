@@ -51,7 +51,7 @@ async fn a_model_call_is_traced_without_the_key_or_contents() {
             content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_7", "lookup", json!({"q": "hidden"})))],
             provider: Some("anthropic".into()),
         },
-        Message::tool_results([ToolResult::success("toolu_7", "classified answer")]),
+        Message::from_tool_results([ToolResult::success("toolu_7", "classified answer")]),
     ];
 
     let captured = Captured::default();

@@ -88,7 +88,7 @@ pub fn call(id: &str, name: &str, input: Value) -> ToolCall {
 
 /// A response holding `calls`.
 pub fn calls(calls: impl IntoIterator<Item = ToolCall>) -> ModelResponse {
-    ModelResponse::tool_calls(calls)
+    ModelResponse::from_tool_calls(calls)
 }
 
 /// A response with one call of the output tool.
@@ -115,7 +115,7 @@ pub fn ask(text: &str) -> Conversation {
 
 /// Every tool result in the conversation, in order.
 pub fn results(conversation: &Conversation) -> Vec<ToolResult> {
-    conversation.messages().iter().flat_map(|m| m.tool_results_iter().cloned()).collect()
+    conversation.messages().iter().flat_map(|m| m.tool_results().cloned()).collect()
 }
 
 /// The failure kinds of every tool result, in order.
@@ -135,7 +135,7 @@ pub fn assert_consistent(conversation: &Conversation) {
         if pair[0].tool_calls().next().is_some() {
             assert_eq!(pair[1].role, Role::User, "a tool call must be followed by its results");
             let ids: Vec<_> = pair[0].tool_calls().map(|c| c.id.clone()).collect();
-            let answered: Vec<_> = pair[1].tool_results_iter().map(|r| r.call_id.clone()).collect();
+            let answered: Vec<_> = pair[1].tool_results().map(|r| r.call_id.clone()).collect();
             assert_eq!(ids, answered, "results must answer the calls in order, in the next message");
         }
     }

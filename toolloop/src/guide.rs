@@ -81,7 +81,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // Stands in for a real provider, e.g. `toolloop::providers::anthropic::Anthropic::from_env()?`.
 //! let model = ScriptedModel::new()
-//!     .respond(ModelResponse::tool_calls([ToolCall::new("1", "spec_submit", serde_json::json!({"title": "Export"}))]));
+//!     .respond(ModelResponse::from_tool_calls([ToolCall::new("1", "spec_submit", serde_json::json!({"title": "Export"}))]));
 //!
 //! let agent = Agent::builder()
 //!     .model(model)
@@ -129,7 +129,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let answer = |id: &str, days: u32| {
-//!     ModelResponse::tool_calls([ToolCall::new(id, "final_output", serde_json::json!({"days": days}))])
+//!     ModelResponse::from_tool_calls([ToolCall::new(id, "final_output", serde_json::json!({"days": days}))])
 //! };
 //! let model = ScriptedModel::new().respond(answer("1", 0)).respond(answer("2", 3));
 //!
@@ -191,7 +191,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let model = ScriptedModel::new().respond(ModelResponse::text("done"));
+//! let model = ScriptedModel::new().respond(ModelResponse::from_text("done"));
 //! let mut tool_loop = ToolLoop::new(model, ToolSet::new())
 //!     .configure(|options| options.max_iterations = 5)
 //!     .terminal_check(|batch| batch.iter().any(|done| done.call.name == "finish").then_some(()));

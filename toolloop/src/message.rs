@@ -43,7 +43,7 @@ impl Message {
     }
 
     /// A user message answering tool calls, one block per result, in call order.
-    pub fn tool_results(results: impl IntoIterator<Item = ToolResult>) -> Self {
+    pub fn from_tool_results(results: impl IntoIterator<Item = ToolResult>) -> Self {
         Self { role: Role::User, content: results.into_iter().map(ContentBlock::ToolResult).collect(), provider: None }
     }
 
@@ -56,7 +56,7 @@ impl Message {
     }
 
     /// The tool results in this message, in order.
-    pub fn tool_results_iter(&self) -> impl Iterator<Item = &ToolResult> {
+    pub fn tool_results(&self) -> impl Iterator<Item = &ToolResult> {
         self.content.iter().filter_map(|block| match block {
             ContentBlock::ToolResult(result) => Some(result),
             _ => None,

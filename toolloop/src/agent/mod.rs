@@ -13,7 +13,7 @@
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 //! let model = ScriptedModel::new()
-//!     .respond(ModelResponse::tool_calls([ToolCall::new("1", "final_output", serde_json::json!({"title": "Q3"}))]));
+//!     .respond(ModelResponse::from_tool_calls([ToolCall::new("1", "final_output", serde_json::json!({"title": "Q3"}))]));
 //! let agent = Agent::builder()
 //!     .model(model)
 //!     .system("You write reports.")
@@ -86,8 +86,8 @@ use spec::TypedSpec;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let model = ScriptedModel::new()
-///     .respond(ModelResponse::tool_calls([ToolCall::new("1", "temperature", serde_json::json!({"city": "Paris"}))]))
-///     .respond(ModelResponse::text("18.5 °C in Paris."));
+///     .respond(ModelResponse::from_tool_calls([ToolCall::new("1", "temperature", serde_json::json!({"city": "Paris"}))]))
+///     .respond(ModelResponse::from_text("18.5 °C in Paris."));
 /// let agent = Agent::builder().model(model.clone()).system("Answer briefly.").tool::<Temperature>().build()?;
 ///
 /// let mut conversation = Conversation::new();
@@ -96,7 +96,7 @@ use spec::TypedSpec;
 /// assert_eq!(done.output, "18.5 °C in Paris.");
 /// assert_eq!(done.metadata.iterations, 2);
 /// // The model was sent the tool's result.
-/// assert_eq!(model.requests()[1].messages.last().unwrap().tool_results_iter().next().unwrap().content, "18.5");
+/// assert_eq!(model.requests()[1].messages.last().unwrap().tool_results().next().unwrap().content, "18.5");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```

@@ -121,7 +121,11 @@ mod tests {
             ],
             provider: provider.map(str::to_owned),
         });
-        conversation.push(Message::tool_results([ToolResult::failure("toolu_1", FailureKind::ToolFailed, "offline")]));
+        conversation.push(Message::from_tool_results([ToolResult::failure(
+            "toolu_1",
+            FailureKind::ToolFailed,
+            "offline",
+        )]));
         conversation
     }
 
@@ -141,7 +145,7 @@ mod tests {
         assert!(matches!(view, Cow::Owned(_)));
         assert_eq!(view[1].text(), "checking\n[called tool `weather` with {\"city\":\"Paris\"}]");
         assert_eq!(view[2].text(), "[error from tool `weather`: offline]");
-        assert!(view.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results_iter().next().is_none()));
+        assert!(view.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results().next().is_none()));
         assert_eq!(conversation, before);
     }
 

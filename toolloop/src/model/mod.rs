@@ -35,7 +35,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
 ///         Box::pin(async move {
 ///             let last = request.messages.last().map(|m| m.text()).unwrap_or_default();
-///             Ok(ModelResponse::text(last))
+///             Ok(ModelResponse::from_text(last))
 ///         })
 ///     }
 /// }
@@ -252,12 +252,12 @@ impl ModelResponse {
     }
 
     /// A text-only response.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn from_text(text: impl Into<String>) -> Self {
         Self::new(vec![ContentBlock::text(text)])
     }
 
     /// A response holding only `calls`.
-    pub fn tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
+    pub fn from_tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
         Self::new(calls.into_iter().map(ContentBlock::ToolCall).collect())
     }
 
@@ -286,7 +286,7 @@ impl ModelResponse {
     }
 
     /// The tool calls, in order.
-    pub fn tool_calls_iter(&self) -> impl Iterator<Item = &ToolCall> {
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|block| match block {
             ContentBlock::ToolCall(call) => Some(call),
             _ => None,
@@ -295,11 +295,11 @@ impl ModelResponse {
 
     /// Whether the response holds any tool call.
     pub fn has_tool_calls(&self) -> bool {
-        self.tool_calls_iter().next().is_some()
+        self.tool_calls().next().is_some()
     }
 
     /// The text blocks joined with newlines.
-    pub fn text_content(&self) -> String {
+    pub fn text(&self) -> String {
         crate::message::join_text(&self.content)
     }
 

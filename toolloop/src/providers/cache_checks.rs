@@ -28,11 +28,11 @@ pub(crate) fn shapes() -> Vec<(&'static str, Vec<Message>)> {
             vec![
                 Message::user("weather in Paris?"),
                 assistant(vec![ContentBlock::text("checking"), call("c1", "weather", json!({"city": "Paris"}))]),
-                Message::tool_results([ToolResult::success("c1", "sunny")]),
+                Message::from_tool_results([ToolResult::success("c1", "sunny")]),
                 Message::assistant("It is sunny."),
                 Message::user("and tomorrow?"),
                 assistant(vec![call("c2", "weather", json!({"city": "Paris", "day": 1}))]),
-                Message::tool_results([ToolResult::success("c2", "rain")]),
+                Message::from_tool_results([ToolResult::success("c2", "rain")]),
             ],
         ),
         (
@@ -44,13 +44,13 @@ pub(crate) fn shapes() -> Vec<(&'static str, Vec<Message>)> {
                     call("p2", "lookup", json!({"key": "b"})),
                     call("p3", "lookup", json!("{not json")),
                 ]),
-                Message::tool_results([
+                Message::from_tool_results([
                     ToolResult::success("p1", "1"),
                     ToolResult::failure("p2", FailureKind::TimedOut, "timed out"),
                     ToolResult::failure("p3", FailureKind::InvalidArguments, "bad json"),
                 ]),
                 assistant(vec![call("p4", "lookup", json!("{\"key\": \"d\"}"))]),
-                Message::tool_results([ToolResult::failure("p4", FailureKind::Denied, "")]),
+                Message::from_tool_results([ToolResult::failure("p4", FailureKind::Denied, "")]),
                 Message::assistant("done"),
             ],
         ),
@@ -64,9 +64,9 @@ pub(crate) fn shapes() -> Vec<(&'static str, Vec<Message>)> {
                 Message::assistant(""),
                 assistant(vec![ContentBlock::text("calling"), call("f1", "t", json!({}))]),
                 Message::assistant("and more"),
-                Message::tool_results([ToolResult::success("f1", "ok")]),
+                Message::from_tool_results([ToolResult::success("f1", "ok")]),
                 Message::user("please continue"),
-                Message::tool_results([ToolResult::failure("f9", FailureKind::NotExecuted, "orphan")]),
+                Message::from_tool_results([ToolResult::failure("f9", FailureKind::NotExecuted, "orphan")]),
                 Message::user("are you done?"),
                 Message::assistant("yes"),
             ],
@@ -82,18 +82,18 @@ pub(crate) fn shapes() -> Vec<(&'static str, Vec<Message>)> {
                 assistant(vec![ContentBlock::ToolResult(ToolResult::success("u1", "in the wrong turn"))]),
                 Message::user("tab\t, newline\n, quote \", backslash \\, bell \u{7}, emoji 🦀, é"),
                 assistant(vec![call("e1", "t", json!({"nested": {"list": [1, 2.5, null, true], "s": "\u{0}"}}))]),
-                Message::tool_results([ToolResult::success("e1", "{\"json\": \"as text\"}")]),
+                Message::from_tool_results([ToolResult::success("e1", "{\"json\": \"as text\"}")]),
             ],
         ),
         (
             "ids reused and results before calls",
             vec![
                 Message::user("go"),
-                Message::tool_results([ToolResult::success("r1", "early")]),
+                Message::from_tool_results([ToolResult::success("r1", "early")]),
                 assistant(vec![call("r1", "first", json!({}))]),
-                Message::tool_results([ToolResult::success("r1", "answer")]),
+                Message::from_tool_results([ToolResult::success("r1", "answer")]),
                 assistant(vec![call("r1", "second", json!({}))]),
-                Message::tool_results([ToolResult::success("r1", "again")]),
+                Message::from_tool_results([ToolResult::success("r1", "again")]),
             ],
         ),
     ]
@@ -122,8 +122,8 @@ pub(crate) fn random_shapes() -> Vec<(&'static str, Vec<Message>)> {
                             call(&id, "lookup", json!({"key": "a"})),
                             call(&format!("{id}b"), "other", json!("{raw")),
                         ]),
-                        4 => Message::tool_results([ToolResult::success(&id, format!("result {index}"))]),
-                        5 => Message::tool_results([
+                        4 => Message::from_tool_results([ToolResult::success(&id, format!("result {index}"))]),
+                        5 => Message::from_tool_results([
                             ToolResult::failure(&id, FailureKind::ToolFailed, "failed"),
                             ToolResult::success(format!("{id}b"), ""),
                         ]),
@@ -238,7 +238,7 @@ pub(crate) fn check_flattened_view(
         content: vec![call("x1", "weather", json!({"city": "Oslo"}))],
         provider: Some("elsewhere".into()),
     });
-    conversation.push(Message::tool_results([ToolResult::success("x1", "snow")]));
+    conversation.push(Message::from_tool_results([ToolResult::success("x1", "snow")]));
     conversation.push_user("thanks");
     let view = conversation.view_for("here");
     assert!(matches!(view, Cow::Owned(_)));

@@ -31,7 +31,7 @@ pub fn from_env() -> Result<Option<Box<dyn Model>>, ConfigError> {
 /// use toolloop::testing::ScriptedModel;
 /// use toolloop::{Model, ModelResponse};
 ///
-/// let model = toolloop::providers::from_env_or(ScriptedModel::new().respond(ModelResponse::text("hi")))?;
+/// let model = toolloop::providers::from_env_or(ScriptedModel::new().respond(ModelResponse::from_text("hi")))?;
 /// println!("using {} ({})", model.name(), model.provider());
 /// # Ok::<(), toolloop::providers::ConfigError>(())
 /// ```

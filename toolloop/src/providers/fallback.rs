@@ -49,7 +49,7 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 ///     fn provider(&self) -> &str { "openai" }
 ///     fn name(&self) -> &str { "up" }
 ///     fn complete<'a>(&'a self, _: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-///         Box::pin(async { Ok(ModelResponse::text("hello")) })
+///         Box::pin(async { Ok(ModelResponse::from_text("hello")) })
 ///     }
 /// }
 ///
@@ -217,7 +217,7 @@ mod tests {
         fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
             self.seen.lock().unwrap().push(request.messages.to_vec());
             let outcome =
-                self.outcome.map(ModelResponse::text).map_err(|kind| ModelError::new(kind, self.provider, "no"));
+                self.outcome.map(ModelResponse::from_text).map_err(|kind| ModelError::new(kind, self.provider, "no"));
             Box::pin(async move { outcome })
         }
     }
@@ -230,7 +230,7 @@ mod tests {
                 content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"})))],
                 provider: Some("anthropic".into()),
             },
-            Message::tool_results([ToolResult::success("toolu_1", "sunny")]),
+            Message::from_tool_results([ToolResult::success("toolu_1", "sunny")]),
         ]
     }
 
@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(model.provider(), "anthropic");
         let messages = history();
         let response = model.complete(ModelRequest::new(&messages)).await.unwrap();
-        assert_eq!(response.text_content(), "it is sunny");
+        assert_eq!(response.text(), "it is sunny");
         assert_eq!(response.provider.as_deref(), Some("openai"));
         assert_eq!(response.to_message(model.provider()).provider.as_deref(), Some("openai"));
         // This request offers no tools, so neither model is sent tool blocks.
@@ -276,6 +276,6 @@ mod tests {
         let model = Fallback::new(Recording::new("anthropic", Err(ModelErrorKind::Authentication)))
             .then(secondary)
             .fall_back_when(|_| true);
-        assert_eq!(model.complete(ModelRequest::new(&[])).await.unwrap().text_content(), "second");
+        assert_eq!(model.complete(ModelRequest::new(&[])).await.unwrap().text(), "second");
     }
 }

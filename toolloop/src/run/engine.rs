@@ -270,7 +270,7 @@ mod tests {
         }
         fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
             self.cached.lock().unwrap().push(request.wire_cache().is_some());
-            Box::pin(async { Ok(ModelResponse::text("done")) })
+            Box::pin(async { Ok(ModelResponse::from_text("done")) })
         }
     }
 
@@ -287,7 +287,7 @@ mod tests {
             content: vec![ContentBlock::ToolCall(ToolCall::new("x", "t", json!({})))],
             provider: Some("elsewhere".into()),
         });
-        conversation.push(Message::tool_results([ToolResult::success("x", "1")]));
+        conversation.push(Message::from_tool_results([ToolResult::success("x", "1")]));
         tool_loop.run(&mut conversation).await.unwrap();
         assert_eq!(*probe.cached.lock().unwrap(), [true, false]);
     }

@@ -116,14 +116,14 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 ///
 /// let delete = |id: &str, path: &str| ToolCall::new(id, "delete_file", serde_json::json!({ "path": path }));
 /// let model = ScriptedModel::new()
-///     .respond(ModelResponse::tool_calls([delete("1", "/etc/hosts"), delete("2", "/home/a"), delete("3", "/tmp/b")]))
-///     .respond(ModelResponse::text("Deleted /tmp/b only."));
+///     .respond(ModelResponse::from_tool_calls([delete("1", "/etc/hosts"), delete("2", "/home/a"), delete("3", "/tmp/b")]))
+///     .respond(ModelResponse::from_text("Deleted /tmp/b only."));
 /// let agent = Agent::builder().model(model).tool::<DeleteFile>().governance(governance).build()?;
 ///
 /// let mut conversation = Conversation::new();
 /// conversation.push_user("Clean up.");
 /// let done = agent.run(&mut conversation).await?;
-/// let kinds: Vec<_> = conversation.messages()[2].tool_results_iter().map(|result| result.failure).collect();
+/// let kinds: Vec<_> = conversation.messages()[2].tool_results().map(|result| result.failure).collect();
 /// assert_eq!(kinds, [Some(FailureKind::Denied), Some(FailureKind::ApprovalDenied), None]);
 /// assert_eq!(done.metadata.tool_calls, 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

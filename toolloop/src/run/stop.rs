@@ -139,6 +139,6 @@ pub(crate) fn append_batch(
         })
         .collect();
     conversation.push(assistant);
-    conversation.push(Message::tool_results(results.iter().cloned()));
+    conversation.push(Message::from_tool_results(results.iter().cloned()));
     results
 }

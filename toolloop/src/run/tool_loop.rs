@@ -36,7 +36,7 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 /// use toolloop::{Conversation, ModelResponse, ToolSet};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-/// let model = ScriptedModel::new().respond(ModelResponse::text("4"));
+/// let model = ScriptedModel::new().respond(ModelResponse::from_text("4"));
 /// let mut tool_loop = ToolLoop::new(model, ToolSet::new()).system("You add numbers.");
 /// let mut conversation = Conversation::new();
 /// conversation.push_user("2 + 2?");
@@ -137,7 +137,7 @@ impl ToolLoop<NoSignal> {
     /// let mut tools = ToolSet::new();
     /// tools.add::<SpecSubmit>()?;
     /// let model = ScriptedModel::new()
-    ///     .respond(ModelResponse::tool_calls([ToolCall::new("1", "spec_submit", serde_json::json!({"title": "Export"}))]));
+    ///     .respond(ModelResponse::from_tool_calls([ToolCall::new("1", "spec_submit", serde_json::json!({"title": "Export"}))]));
     ///
     /// // The signal is read from the tool's structured output.
     /// let mut tool_loop = ToolLoop::new(model, tools).terminal_check(|batch| {

@@ -17,7 +17,7 @@ type Respond = dyn Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + S
 /// use toolloop::testing::FunctionModel;
 /// use toolloop::ModelResponse;
 ///
-/// let model = FunctionModel::new(|request| Ok(ModelResponse::text(format!("{} messages", request.messages.len()))));
+/// let model = FunctionModel::new(|request| Ok(ModelResponse::from_text(format!("{} messages", request.messages.len()))));
 /// # let _ = model;
 /// ```
 #[derive(Clone)]
@@ -72,10 +72,11 @@ mod tests {
 
     #[tokio::test]
     async fn answers_from_the_request() {
-        let model = FunctionModel::new(|request| Ok(ModelResponse::text(format!("echo: {}", request.last_text()))));
+        let model =
+            FunctionModel::new(|request| Ok(ModelResponse::from_text(format!("echo: {}", request.last_text()))));
         let messages = [Message::user("ping")];
         let reply = model.complete(ModelRequest::new(&messages)).await.unwrap();
-        assert_eq!(reply.text_content(), "echo: ping");
+        assert_eq!(reply.text(), "echo: ping");
         assert_eq!(model.provider(), TEST_PROVIDER);
     }
 
@@ -85,18 +86,19 @@ mod tests {
         let mut conversation = Conversation::new();
         conversation.push_user("weather?");
         conversation.push(
-            ModelResponse::tool_calls([ToolCall::new("1", "weather", serde_json::json!({}))]).to_message(TEST_PROVIDER),
+            ModelResponse::from_tool_calls([ToolCall::new("1", "weather", serde_json::json!({}))])
+                .to_message(TEST_PROVIDER),
         );
-        conversation.push(Message::tool_results([ToolResult::success("1", "sunny")]));
+        conversation.push(Message::from_tool_results([ToolResult::success("1", "sunny")]));
         let model = FunctionModel::new(|request| {
             let calls =
                 request.messages.iter().flat_map(|m| &m.content).filter(|b| matches!(b, ContentBlock::ToolCall(_)));
-            Ok(ModelResponse::text(format!("{} tool calls", calls.count())))
+            Ok(ModelResponse::from_text(format!("{} tool calls", calls.count())))
         })
         .with_provider("other");
         assert_eq!(model.provider(), "other");
         let view = conversation.view_for(model.provider());
         let reply = model.complete(ModelRequest::new(&view)).await.unwrap();
-        assert_eq!(reply.text_content(), "0 tool calls", "the test provider's call reached `other` as text");
+        assert_eq!(reply.text(), "0 tool calls", "the test provider's call reached `other` as text");
     }
 }

@@ -8,9 +8,9 @@
 //! use toolloop::{Model, ModelRequest, ModelResponse};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let model = ScriptedModel::new().respond(ModelResponse::text("hello"));
+//! let model = ScriptedModel::new().respond(ModelResponse::from_text("hello"));
 //! let reply = model.complete(ModelRequest::new(&[])).await.unwrap();
-//! assert_eq!(reply.text_content(), "hello");
+//! assert_eq!(reply.text(), "hello");
 //! model.assert_consumed();
 //! # });
 //! ```

@@ -149,12 +149,12 @@ mod tests {
 
     #[tokio::test]
     async fn answers_in_order_records_requests_and_fails_when_exhausted() {
-        let model = ScriptedModel::from_responses([ModelResponse::text("one"), ModelResponse::text("two")]);
+        let model = ScriptedModel::from_responses([ModelResponse::from_text("one"), ModelResponse::from_text("two")]);
         let messages = [crate::Message::user("hi")];
         let request = ModelRequest::new(&messages).with_system(Some("be brief"));
-        assert_eq!(model.complete(request).await.unwrap().text_content(), "one");
+        assert_eq!(model.complete(request).await.unwrap().text(), "one");
         assert_eq!(model.remaining(), 1);
-        assert_eq!(model.complete(request).await.unwrap().text_content(), "two");
+        assert_eq!(model.complete(request).await.unwrap().text(), "two");
         model.assert_consumed();
         let error = model.complete(request).await.unwrap_err();
         assert_eq!(error.kind(), ModelErrorKind::ScriptExhausted);
@@ -168,7 +168,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "1 unused step")]
     fn assert_consumed_panics_with_steps_left() {
-        ScriptedModel::new().respond(ModelResponse::text("unused")).assert_consumed();
+        ScriptedModel::new().respond(ModelResponse::from_text("unused")).assert_consumed();
     }
 
     #[test]

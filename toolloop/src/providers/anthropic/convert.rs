@@ -173,9 +173,9 @@ mod tests {
                 ],
                 provider: None,
             },
-            Message::tool_results([ToolResult::success("a", "1")]),
+            Message::from_tool_results([ToolResult::success("a", "1")]),
             Message::user("please continue"),
-            Message::tool_results([ToolResult::failure("b", FailureKind::InvalidArguments, "bad json")]),
+            Message::from_tool_results([ToolResult::failure("b", FailureKind::InvalidArguments, "bad json")]),
         ];
         let wire = serde_json::to_value(messages(&history)).unwrap();
         assert_eq!(

@@ -200,10 +200,10 @@ mod tests {
         });
         let parse = |sequence| response(serde_json::from_value(body.clone()).unwrap(), sequence);
         let first = parse(0);
-        let ids: Vec<String> = first.tool_calls_iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = first.tool_calls().map(|c| c.id.clone()).collect();
         assert_ne!(ids[0], ids[1]);
-        assert_eq!(ids, parse(0).tool_calls_iter().map(|c| c.id.clone()).collect::<Vec<_>>());
-        assert_ne!(ids[0], parse(1).tool_calls_iter().next().unwrap().id);
+        assert_eq!(ids, parse(0).tool_calls().map(|c| c.id.clone()).collect::<Vec<_>>());
+        assert_ne!(ids[0], parse(1).tool_calls().next().unwrap().id);
         assert_eq!(first.stop_reason, StopReason::ToolUse);
         assert_eq!((first.usage.input_tokens, first.usage.output_tokens), (12, 3));
     }

@@ -267,7 +267,7 @@ mod tests {
         ]}}]});
         let wire: super::super::wire::ChatResponse = serde_json::from_value(body).unwrap();
         let response = ModelResponse::try_from(wire).unwrap();
-        let ids: Vec<&str> = response.tool_calls_iter().map(|call| call.id.as_str()).collect();
+        let ids: Vec<&str> = response.tool_calls().map(|call| call.id.as_str()).collect();
         assert_eq!(ids.len(), 3);
         assert!(ids[0].starts_with("call_") && ids[1].starts_with("call_"), "{ids:?}");
         assert_ne!(ids[0], ids[1]);
@@ -335,9 +335,9 @@ mod message_tests {
                 provider: None,
             },
             Message::assistant("and another"),
-            Message::tool_results([ToolResult::success("a", "1")]),
+            Message::from_tool_results([ToolResult::success("a", "1")]),
             Message::user("note"),
-            Message::tool_results([ToolResult::failure("b", FailureKind::Denied, "no")]),
+            Message::from_tool_results([ToolResult::failure("b", FailureKind::Denied, "no")]),
         ];
         assert_eq!(
             serde_json::to_value(messages(None, &history)).unwrap(),
