@@ -13,8 +13,6 @@
 mod convert;
 mod wire;
 
-use tracing::Instrument as _;
-
 use super::http::{
     CallTrace, ConfigError, EnvLookup, HttpClient, HttpSettings, http_builder_methods, process_env, secret_header,
     static_header,
@@ -86,16 +84,7 @@ impl Model for Anthropic {
     }
 
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let trace = CallTrace::start(PROVIDER, &self.model, &request);
-        let span = trace.span();
-        Box::pin(
-            async move {
-                let result = self.call(request).await;
-                trace.finish(&result);
-                result
-            }
-            .instrument(span),
-        )
+        CallTrace::start(PROVIDER, &self.model, &request).run(self.call(request))
     }
 }
 

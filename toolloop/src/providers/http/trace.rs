@@ -3,10 +3,11 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use tracing::Instrument as _;
 use tracing::{Level, Span, field};
 
 use crate::message::{ContentBlock, Message};
-use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::model::{BoxFuture, ModelError, ModelRequest, ModelResponse};
 
 /// Tracks one model call: a `model_call` span carrying provider, model,
 /// usage, stop reason and latency, and at debug level a line per message
@@ -48,6 +49,23 @@ impl CallTrace {
     }
 
     /// The span to run the call in.
+    /// Runs one model call inside this trace's span and records how it ended:
+    /// what every provider's `Model::complete` does around its own call.
+    pub(crate) fn run<'a>(
+        self,
+        call: impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let span = self.span();
+        Box::pin(
+            async move {
+                let result = call.await;
+                self.finish(&result);
+                result
+            }
+            .instrument(span),
+        )
+    }
+
     pub(crate) fn span(&self) -> Span {
         self.span.clone()
     }

@@ -14,8 +14,6 @@ mod wire;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tracing::Instrument as _;
-
 use super::http::{CallTrace, ConfigError, EnvLookup, HttpClient, HttpSettings, http_builder_methods, process_env};
 use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
 
@@ -82,16 +80,7 @@ impl Model for Ollama {
     }
 
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let trace = CallTrace::start(PROVIDER, &self.model, &request);
-        let span = trace.span();
-        Box::pin(
-            async move {
-                let result = self.call(request).await;
-                trace.finish(&result);
-                result
-            }
-            .instrument(span),
-        )
+        CallTrace::start(PROVIDER, &self.model, &request).run(self.call(request))
     }
 }
 
