@@ -18,7 +18,8 @@ mod usage;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use agent::{Agent, AgentBuilder, BuildError, RunError, RunErrorKind, RunOutput};
+pub use agent::{Agent, AgentBuilder, BuildError};
+pub use run::outcome::{RunError, RunOutput};
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};

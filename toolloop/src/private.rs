@@ -7,46 +7,9 @@ pub use serde_json;
 use std::fmt::Display;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 
-use crate::tool::{ArgumentError, ToolDefinition, ToolError, ToolOutput, schema};
-
-/// Parses a tool's JSON arguments into its generated argument type.
-pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ArgumentError> {
-    let reparsed;
-    let input = match input {
-        // Providers keep arguments that were not valid JSON as the raw text;
-        // some servers also send valid JSON double-encoded as a string.
-        Value::String(raw) => {
-            reparsed = serde_json::from_str::<Value>(raw)
-                .map_err(|error| ArgumentError::new(None, format!("not valid JSON ({error}): {raw}")))?;
-            &reparsed
-        }
-        other => other,
-    };
-    if !input.is_object() {
-        return Err(ArgumentError::new(None, format!("expected a JSON object, got {}", json_kind(input))));
-    }
-    let relaxed = schema::drop_optional_nulls(input, &definition.input_schema);
-    let input = relaxed.as_ref().unwrap_or(input);
-    serde_path_to_error::deserialize(input).map_err(|error| {
-        let path = error.path().to_string();
-        let path = (path != ".").then_some(path);
-        ArgumentError::new(path, error.into_inner().to_string())
-    })
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::tool::arguments::parse_arguments;
+use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
 /// Builds a derived tool's definition, once per type.
 pub fn definition<T: schemars::JsonSchema>(

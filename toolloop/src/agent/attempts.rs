@@ -1,23 +1,20 @@
 //! A run of an agent: attempts of the loop, validation, feedback.
 
-use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::FutureExt as _;
-use serde_json::Value;
 use tracing::Instrument as _;
 
-use super::error::{AttemptFailure, RunError, RunErrorKind};
-use super::output_tool::{AgentControl, AgentSignal, SUBMIT_TOOL, SubmitTool};
-use super::spec::{AgentOutput, Check};
-use super::{Agent, RunOutput, constraints};
+use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOOL};
+use super::output::{AgentOutput, DEFAULT_OUTPUT_TOOL};
+use super::spec::Check;
+use super::{Agent, constraints};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::Message;
-use crate::run::{Engine, Event, LoopEnd, Phase, Tally, TerminationReason, deadline_passed};
-use crate::tool::ToolSet;
+use crate::run::{
+    AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
+};
 
 impl<O: AgentOutput, R> Agent<O, R> {
     pub(super) async fn execute(
@@ -26,53 +23,33 @@ impl<O: AgentOutput, R> Agent<O, R> {
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
         let mut tally = Tally::start();
-        let proposed = Arc::new(AtomicBool::new(false));
-        let tools = self.tools_for_run(&proposed);
         let engine = Engine {
             model: &*self.model,
-            tools: &tools,
+            tools: &self.tools,
+            definitions: &self.definitions,
             system: self.system.as_deref(),
             options: &self.options,
             hooks: &self.hooks,
             governance: &self.governance,
             cancel,
-            deadline: self.options.timeout.map(|timeout| tally.started + timeout),
+            deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
         };
         let span =
             tracing::info_span!("agent_run", model = self.model.name(), typed = self.output_definition.is_some());
-        let outcome = self.attempts(&engine, conversation, &mut tally, &proposed).instrument(span).await;
-        let reason = match &outcome {
-            Ok((_, reason)) => reason.clone(),
-            Err(kind) => kind.termination(),
+        let mut failures = Vec::new();
+        let outcome = self.attempts(&engine, conversation, &mut tally, &mut failures).instrument(span).await;
+        let termination = match &outcome {
+            Ok((_, termination)) => termination.clone(),
+            Err(stop) => stop.termination.clone(),
         };
-        engine.fire(&Event::Stop { reason: &reason }, &tally);
-        let metadata = tally.finish(reason);
+        engine.fire(&Event::Stop { reason: &termination }, &tally);
+        let metadata = tally.finish(termination);
         tracing::debug!(?metadata, "agent run finished");
         match outcome {
             Ok((output, _)) => Ok(RunOutput { output, metadata }),
-            Err(kind) => Err(RunError::new(kind, metadata)),
+            Err(stop) => Err(RunError::new(stop, metadata).with_attempt_failures(failures)),
         }
-    }
-
-    /// The helper tools plus, for a typed agent, its output tool (and `submit`).
-    fn tools_for_run(&self, proposed: &Arc<AtomicBool>) -> Cow<'_, ToolSet> {
-        let Some(definition) = &self.output_definition else { return Cow::Borrowed(&self.tools) };
-        let mut tools = self.tools.clone();
-        let reflection = self.typed.reflection.clone();
-        let reflective = reflection.is_some();
-        // `build()` checked that these names are free.
-        if let Some(output_tool) = O::output_tool(definition.clone(), reflection, Arc::clone(proposed)) {
-            let _ = tools.add_dyn(output_tool);
-        }
-        if reflective {
-            let _ = tools.add_dyn(Arc::new(SubmitTool {
-                definition: self.submit_definition.clone(),
-                output_tool: definition.name.clone(),
-                proposed: Arc::clone(proposed),
-            }));
-        }
-        Cow::Owned(tools)
     }
 
     async fn attempts(
@@ -80,50 +57,42 @@ impl<O: AgentOutput, R> Agent<O, R> {
         engine: &Engine<'_>,
         conversation: &mut Conversation,
         tally: &mut Tally,
-        proposed: &AtomicBool,
-    ) -> Result<(O::Value, TerminationReason), RunErrorKind> {
-        let mut failures: Vec<AttemptFailure> = Vec::new();
+        failures: &mut Vec<AttemptFailure>,
+    ) -> Result<(O::Value, Termination), Stop> {
         for attempt in 1..=self.max_attempts {
             tally.attempts = attempt;
-            proposed.store(false, Ordering::SeqCst);
             engine.fire(&Event::AttemptStart { attempt }, tally);
             let mut control = match &self.output_definition {
                 None => AgentControl::Text(&self.text),
-                Some(definition) => AgentControl::Typed {
-                    output_tool: &definition.name,
-                    reflective: self.typed.reflection.is_some(),
-                    last_output: None,
-                },
+                Some(definition) => AgentControl::Typed(OwnTools::new(definition, self.typed.reflection.as_deref())),
             };
             let span = tracing::info_span!("attempt", attempt);
-            let end = engine
-                .drive(conversation, tally, attempt, &mut control)
-                .instrument(span)
-                .await
-                .map_err(|stop| RunErrorKind::from_stop(stop, attempt))?;
+            let end = engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?;
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.
                 LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
-                    Some(output) => return Ok((output, TerminationReason::Signal)),
+                    Some(output) => return Ok((output, Termination::Signal)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
                 LoopEnd::Answer(text) => match O::from_text(text.clone()) {
-                    Some(output) => return Ok((output, TerminationReason::Answer)),
+                    Some(output) => return Ok((output, Termination::Answer)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
                 LoopEnd::Signal(AgentSignal::SubmitBeforeOutput) => {
-                    return Err(RunErrorKind::SubmitBeforeOutput { attempt });
+                    return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
-                LoopEnd::Signal(AgentSignal::Output(value)) => {
-                    let validation = self.validate(&value);
+                LoopEnd::Signal(AgentSignal::Output(proposal)) => {
+                    let validation = self.validate(proposal);
                     let checked = tokio::select! {
                         biased;
-                        () = engine.cancel.cancelled() => return Err(RunErrorKind::Cancelled { phase: Phase::Validation }),
-                        () = deadline_passed(engine.deadline) => return Err(RunErrorKind::DeadlineExceeded),
+                        () = engine.cancel.cancelled() => {
+                            return Err(Stop::new(Termination::Cancelled { phase: Phase::Validation }));
+                        }
+                        () = deadline_passed(engine.deadline) => return Err(engine.deadline_stop()),
                         checked = validation => checked,
                     };
                     match checked {
-                        Ok(output) => return Ok((output, TerminationReason::Output)),
+                        Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
                     }
                 }
@@ -136,34 +105,21 @@ impl<O: AgentOutput, R> Agent<O, R> {
             }
             failures.push(failure);
         }
-        Err(match failures.last() {
-            Some(AttemptFailure::NoOutputCall { .. }) => RunErrorKind::InvalidResponse { failures },
-            _ => RunErrorKind::ValidationFailed { failures },
-        })
+        let attempts = self.max_attempts;
+        Err(Stop::new(match failures.last() {
+            Some(AttemptFailure::NoOutputCall { .. }) => Termination::NoOutputCall { attempts },
+            _ => Termination::ValidationFailed { attempts },
+        }))
     }
 
-    /// Deserialises, checks the schema's constraints, then runs the validators.
-    async fn validate(&self, value: &Value) -> Result<O::Value, Vec<String>> {
+    /// Checks the schema's constraints and deserialisation (done once, when
+    /// the output was proposed), then runs the validators.
+    async fn validate(&self, proposal: Proposal<O>) -> Result<O::Value, Vec<String>> {
         let Some(definition) = &self.output_definition else {
             return Err(vec!["a text agent has no typed output".to_owned()]);
         };
-        let reparsed;
-        let value = match value {
-            Value::String(raw) => match serde_json::from_str::<Value>(raw) {
-                Ok(parsed) => {
-                    reparsed = parsed;
-                    &reparsed
-                }
-                Err(_) => value,
-            },
-            other => other,
-        };
-        // As parsing does: nulls for optional fields (which strict mode makes
-        // the model send) mean "absent", so the constraints see them so too.
-        let relaxed = crate::tool::schema::drop_optional_nulls(value, &definition.input_schema);
-        let value = relaxed.as_ref().unwrap_or(value);
-        let mut errors = constraints::violations(&definition.input_schema, value);
-        let output = match O::parse(value, definition) {
+        let mut errors = constraints::violations(&definition.input_schema, &proposal.value);
+        let output = match proposal.parsed {
             Ok(output) if errors.is_empty() => output,
             Ok(_) => return Err(errors),
             Err(error) => {
@@ -189,7 +145,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
 
     /// What the model is told after a failed attempt.
     fn feedback(&self, failure: &AttemptFailure) -> String {
-        let tool = self.output_definition.as_ref().map_or("final_output", |definition| &*definition.name);
+        let tool = self.output_definition.as_ref().map_or(DEFAULT_OUTPUT_TOOL, |definition| &*definition.name);
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
         match failure {
             AttemptFailure::Invalid { errors, .. } => {

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use super::Agent;
 use super::error::BuildError;
-use super::output_tool::{SUBMIT_TOOL, SubmitTool, TextSpec};
-use super::spec::{AgentOutput, Check, TypedSpec};
+use super::output::{AgentOutput, OutputType, Text};
+use super::own_tools::{SUBMIT_TOOL, submit_definition};
+use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
-    Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputType, OutputUnset, ReflectionUnset, Reflective,
-    Text, TextConfigured, TextMode, Typed, WithModel,
+    Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputUnset, ReflectionUnset, Reflective,
+    TextConfigured, TextMode, Typed, WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -159,9 +160,11 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
-    /// How long a run may take.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.options.timeout = Some(timeout);
+    /// How long a run may take, from its start; past it the run ends with
+    /// [`Termination::MaxDuration`](crate::run::Termination::MaxDuration).
+    /// (Tools have their own [`tool_timeout`](Self::tool_timeout).)
+    pub fn max_duration(mut self, limit: Duration) -> Self {
+        self.options.max_duration = Some(limit);
         self
     }
 
@@ -374,7 +377,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         M: HasModel,
         O: Buildable,
     {
-        let typed: TypedSpec<O::Output> = self.typed.convert();
+        let typed: TypedSpec<O::Output> = convert(self.typed);
         if let Some(error) = self.tool_error {
             return Err(error);
         }
@@ -403,9 +406,15 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             }
         }
         let model = self.model.into_model();
+        let mut definitions = self.tools.definitions().to_vec();
+        definitions.extend(output_definition.iter().cloned());
+        if output_definition.is_some() && typed.reflection.is_some() {
+            definitions.push(submit_definition());
+        }
         Ok(Agent {
             model,
             tools: self.tools,
+            definitions: definitions.into(),
             system: self.system,
             options: self.options,
             hooks: self.hooks,
@@ -415,8 +424,25 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             text: self.text,
             typed,
             output_definition,
-            submit_definition: SubmitTool::definition(),
             reflection: PhantomData,
         })
+    }
+}
+
+/// The typed settings for output type `U`, which is `T` itself (or `Text`
+/// for a text agent, which has none of them).
+fn convert<T: 'static, U: OutputIs<T>>(spec: TypedSpec<T>) -> TypedSpec<U> {
+    TypedSpec {
+        name: spec.name,
+        description: spec.description,
+        reflection: spec.reflection.and_then(U::reflection),
+        checks: spec
+            .checks
+            .into_iter()
+            .filter_map(|check| match check {
+                Check::Sync(validator) => U::validator(validator).map(Check::Sync),
+                Check::Async(validator) => U::async_validator(validator).map(Check::Async),
+            })
+            .collect(),
     }
 }

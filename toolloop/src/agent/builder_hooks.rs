@@ -1,7 +1,7 @@
 //! The hook setters of [`AgentBuilder`]: observe a run without being able to break it.
 
 use super::builder::AgentBuilder;
-use crate::run::{AuditRecord, Event, HookOutcome, Hooks, TerminationReason};
+use crate::run::{AuditRecord, Event, HookOutcome, Hooks, Termination};
 use crate::{ModelRequest, ModelResponse, ToolCall, ToolResult};
 
 impl<M, O, R> AgentBuilder<M, O, R> {
@@ -72,7 +72,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Adds a hook called once when a run ends, however it ends.
-    pub fn on_stop<H: HookOutcome>(mut self, hook: impl Fn(&TerminationReason) -> H + Send + Sync + 'static) -> Self {
+    pub fn on_stop<H: HookOutcome>(mut self, hook: impl Fn(&Termination) -> H + Send + Sync + 'static) -> Self {
         self.hooks.on_stop(hook);
         self
     }

@@ -33,7 +33,9 @@ mod builder;
 mod builder_hooks;
 mod constraints;
 mod error;
-mod output_tool;
+mod handlers;
+mod output;
+mod own_tools;
 mod spec;
 mod state;
 
@@ -42,21 +44,21 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 pub use builder::AgentBuilder;
-pub use error::{AttemptFailure, BuildError, RunError, RunErrorKind};
-pub use output_tool::{DEFAULT_OUTPUT_TOOL, SUBMIT_DESCRIPTION, SUBMIT_TOOL};
-pub use spec::AgentOutput;
+pub use error::BuildError;
+pub use handlers::{AsyncValidator, ReflectionHandler, Validator};
+pub use output::{AgentOutput, DEFAULT_OUTPUT_TOOL, OutputType, Text};
+pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};
 pub use state::{
-    AsyncValidator, Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputType, OutputUnset,
-    ReflectionHandler, ReflectionUnset, Reflective, Text, TextConfigured, TextMode, Typed, Validator, WithModel,
+    Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputUnset, ReflectionUnset, Reflective,
+    TextConfigured, TextMode, Typed, WithModel,
 };
 
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
-use crate::run::{Governance, Hooks, LoopOptions, RunMetadata};
+use crate::run::{Governance, Hooks, LoopOptions, RunError, RunOutput};
 use crate::tool::{ToolDefinition, ToolSet};
-use output_tool::TextSpec;
-use spec::TypedSpec;
+use spec::{TextSpec, TypedSpec};
 
 /// An agent: a model, tools, and either a text answer or a typed output
 /// (`Output`), with or without a reflection handler (`Reflection`).
@@ -103,6 +105,8 @@ use spec::TypedSpec;
 pub struct Agent<Output = Text, Reflection = NoReflection> {
     model: Arc<dyn Model>,
     tools: ToolSet,
+    /// What the model is offered: the tools, then the output tool and `submit`.
+    definitions: Arc<[ToolDefinition]>,
     system: Option<String>,
     options: LoopOptions,
     hooks: Hooks,
@@ -112,7 +116,6 @@ pub struct Agent<Output = Text, Reflection = NoReflection> {
     text: TextSpec,
     typed: TypedSpec<Output>,
     output_definition: Option<ToolDefinition>,
-    submit_definition: ToolDefinition,
     reflection: PhantomData<fn() -> Reflection>,
 }
 
@@ -121,6 +124,7 @@ impl<O, R> Clone for Agent<O, R> {
         Self {
             model: Arc::clone(&self.model),
             tools: self.tools.clone(),
+            definitions: Arc::clone(&self.definitions),
             system: self.system.clone(),
             options: self.options.clone(),
             hooks: self.hooks.clone(),
@@ -130,7 +134,6 @@ impl<O, R> Clone for Agent<O, R> {
             text: self.text.clone(),
             typed: self.typed.clone(),
             output_definition: self.output_definition.clone(),
-            submit_definition: self.submit_definition.clone(),
             reflection: PhantomData,
         }
     }
@@ -155,16 +158,6 @@ impl Agent {
     }
 }
 
-/// A successful run: the output and what the run did.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct RunOutput<T> {
-    /// The text answer or the validated typed output.
-    pub output: T,
-    /// Usage, attempts, iterations, calls, elapsed time, hook errors.
-    pub metadata: RunMetadata,
-}
-
 impl<O: AgentOutput, R> Agent<O, R> {
     /// Runs the agent on `conversation`, which should end with the caller's
     /// message. Everything the run does is appended to it, also when it
@@ -186,12 +179,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
 
     /// The tools the model is offered, in order (helpers, then the output
     /// tool and `submit` when the agent has them).
-    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
-        let mut definitions = self.tools.definitions().to_vec();
-        definitions.extend(self.output_definition.iter().cloned());
-        if self.output_definition.is_some() && self.typed.reflection.is_some() {
-            definitions.push(self.submit_definition.clone());
-        }
-        definitions
+    pub fn tool_definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
     }
 }

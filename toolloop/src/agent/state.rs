@@ -3,14 +3,8 @@
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-
-use super::spec::AgentOutput;
-
-/// The output of a text agent: the model's final answer as a `String`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Text;
+use super::handlers::{AsyncValidator, ReflectionHandler, Validator};
+use super::output::{AgentOutput, OutputType, Text};
 
 /// A text agent on which a text-only option was set, so its output can no
 /// longer become typed. Builds an `Agent<Text, NoReflection>`.
@@ -39,18 +33,6 @@ impl std::fmt::Debug for WithModel {
         f.debug_tuple("WithModel").field(&self.0.name()).finish()
     }
 }
-
-/// A type an agent can produce as its typed output: deserialisable, with a
-/// JSON schema, and sendable between threads.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
-    label = "this type is missing `Deserialize` or `JsonSchema`",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
-)]
-pub trait OutputType: DeserializeOwned + JsonSchema + Send + Sync + 'static {}
-
-#[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> OutputType for T {}
 
 /// The builder's output is still open, so `.output::<T>()` may choose it.
 #[diagnostic::on_unimplemented(
@@ -197,74 +179,4 @@ impl Buildable for TextConfigured {
 #[diagnostic::do_not_recommend]
 impl<T: OutputType> Buildable for T {
     type Output = T;
-}
-
-/// A reflection handler for output type `O`: renders a proposed output for
-/// the model to review.
-#[diagnostic::on_unimplemented(
-    message = "a reflection handler must be a `Fn(&{O}) -> String` that is `Send + Sync + 'static`",
-    label = "not a reflection handler for `{O}`",
-    note = "the handler renders the proposed output for the model: `.reflection(|output: &{O}| format!(\"{{output:?}}\"))`"
-)]
-pub trait ReflectionHandler<O>: Send + Sync + 'static {
-    /// Renders `output`.
-    fn render(&self, output: &O) -> String;
-}
-
-#[diagnostic::do_not_recommend]
-impl<O, F, S> ReflectionHandler<O> for F
-where
-    F: Fn(&O) -> S + Send + Sync + 'static,
-    S: Into<String>,
-{
-    fn render(&self, output: &O) -> String {
-        self(output).into()
-    }
-}
-
-/// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`.
-#[diagnostic::on_unimplemented(
-    message = "a validator must be a `Fn(&{O}) -> Result<(), E>` with `E: Display`, `Send + Sync + 'static`",
-    label = "not a validator for `{O}`",
-    note = "a validator receives the output: `.validator(|output: &{O}| if ok {{ Ok(()) }} else {{ Err(\"why\") }})`"
-)]
-pub trait Validator<O>: Send + Sync + 'static {
-    /// Checks `output`.
-    fn check(&self, output: &O) -> Result<(), String>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<O, F, E> Validator<O> for F
-where
-    F: Fn(&O) -> Result<(), E> + Send + Sync + 'static,
-    E: std::fmt::Display,
-{
-    fn check(&self, output: &O) -> Result<(), String> {
-        self(output).map_err(|error| error.to_string())
-    }
-}
-
-/// An async validator for output type `O`: `Fn(&O) -> impl Future<Output = Result<(), E>>`.
-/// The future must own what it needs (clone fields out of the output).
-#[diagnostic::on_unimplemented(
-    message = "an async validator must be a `Fn(&{O}) -> impl Future<Output = Result<(), E>>` with `E: Display`",
-    label = "expected `Fn(&{O}) -> impl Future<Output = Result<(), E>> + Send + 'static`",
-    note = "clone what the check needs, then return an `async move` block"
-)]
-pub trait AsyncValidator<O>: Send + Sync + 'static {
-    /// Checks `output`.
-    fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<O, F, Fut, E> AsyncValidator<O> for F
-where
-    F: Fn(&O) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), E>> + Send + 'static,
-    E: std::fmt::Display,
-{
-    fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>> {
-        let future = self(output);
-        Box::pin(async move { future.await.map_err(|error| error.to_string()) })
-    }
 }

@@ -1,5 +1,6 @@
 //! Executing the tool calls of one response: governance, limits, hooks, order.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
@@ -7,12 +8,15 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use futures_util::stream;
 
-use super::control::ExecutedCall;
+use super::control::{Control, ExecutedCall};
 use super::engine::{Engine, deadline_passed};
 use super::governance::Verdict;
 use super::hooks::{AuditRecord, Event, HookError};
 use super::metadata::Tally;
-use super::stop::{Phase, Stop};
+use super::outcome::Stop;
+use super::panic::panic_message;
+use super::pending::not_executed;
+use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 
 /// How one call of a batch went.
@@ -20,6 +24,9 @@ enum CallOutcome {
     /// It has a result (success, error or denial); the flag says whether
     /// the tool ran (and so whether it counts in the metadata).
     Done(ExecutedCall, bool),
+    /// Governance let through a call the control answers itself; the
+    /// control answers it when the batch's outcomes are collected, in order.
+    Owned(Verdict),
     /// The run stopped while the call was pending.
     Interrupted(Stop),
     /// The run had already stopped, so it was not started.
@@ -49,40 +56,59 @@ pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ExecutedCall>> {
         .collect()
 }
 
+/// Where a call stands: which attempt and iteration it belongs to.
+#[derive(Clone, Copy)]
+struct At {
+    attempt: u32,
+    iteration: u32,
+}
+
 impl Engine<'_> {
-    /// Executes `calls` in order (or up to `parallel` at once, results still
-    /// in call order). `counted[i]` says whether call `i` counts toward
-    /// `max_tool_executions`. Returns one entry per call (`None` where the
-    /// run stopped before a result) and the stop, if any.
-    pub(crate) async fn execute_batch(
+    /// Executes `calls` in order (or up to `parallel_tool_calls` at once,
+    /// results still in call order); the control answers the calls to its
+    /// own tools, in call order. Returns one entry per call (`None` where
+    /// the run stopped before a result) and the stop, if any.
+    pub(crate) async fn execute_batch<S>(
         &self,
         calls: &[ToolCall],
-        counted: &[bool],
-        parallel: usize,
+        control: &mut dyn Control<S>,
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         (attempt, iteration): (u32, u32),
     ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+        let at = At { attempt, iteration };
         let state =
             BatchState { stopping: AtomicBool::new(false), executions: AtomicU32::new(tally.limited_tool_calls) };
         let hook_errors = &tally.hook_errors;
         // The futures are made up front (they start only when polled): a
         // closure inside the stream would make the run future not `Send`.
-        let pending: Vec<_> = calls
-            .iter()
-            .zip(counted)
-            .map(|(call, &counted)| self.run_call(call, counted, &state, hook_errors, (attempt, iteration)))
-            .collect();
-        let mut outcomes = stream::iter(pending).buffered(parallel.max(1));
+        let pending: Vec<_> =
+            calls.iter().map(|call| self.run_call(call, control.owns(&call.name), &state, hook_errors, at)).collect();
+        let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
 
         let mut results = Vec::with_capacity(calls.len());
         let mut stop = None;
         let mut executed_count = 0;
         // Drain every outcome: calls already in flight finish with their real
         // result; calls not yet started see `stopping` and are skipped.
+        // Outcomes arrive in call order whatever the parallelism, so the
+        // control sees its calls in order here.
+        let mut calls = calls.iter();
         while let Some(outcome) = outcomes.next().await {
+            let call = calls.next().expect("one outcome per call");
+            let outcome = match outcome {
+                CallOutcome::Owned(verdict) => match &stop {
+                    Some(stopped) => {
+                        self.report_interrupted(call, stopped, Some(verdict), hook_errors, at);
+                        results.push(None);
+                        continue;
+                    }
+                    None => CallOutcome::Done(self.answer_owned(call, control, verdict, hook_errors, at), true),
+                },
+                other => other,
+            };
             match outcome {
-                CallOutcome::Skipped => results.push(None),
+                CallOutcome::Skipped | CallOutcome::Owned(_) => results.push(None),
                 CallOutcome::Interrupted(interrupted) => {
                     state.stopping.store(true, Ordering::SeqCst);
                     stop.get_or_insert(interrupted);
@@ -106,101 +132,34 @@ impl Engine<'_> {
         (results, stop)
     }
 
-    /// The stop a finished call causes under the stop policies, if any.
-    fn policy_stop(&self, done: &ExecutedCall, consecutive_failures: &mut u32) -> Option<Stop> {
-        let Some(kind) = done.result.failure else {
-            *consecutive_failures = 0;
-            return None;
-        };
-        let denied = matches!(kind, FailureKind::Denied | FailureKind::ApprovalDenied);
-        let policy = if denied { self.options.stop_on_denied_tool } else { self.options.stop_on_failed_tool };
-        if policy {
-            return Some(Stop::ToolPolicy { tool: done.call.name.clone(), kind });
-        }
-        if denied {
-            return None;
-        }
-        *consecutive_failures += 1;
-        match self.options.max_consecutive_tool_failures {
-            Some(limit) if *consecutive_failures >= limit => {
-                Some(Stop::ConsecutiveToolFailures { count: *consecutive_failures })
-            }
-            _ => None,
-        }
-    }
-
-    async fn run_call(
+    /// Has the control answer a call to one of its own tools, and reports it.
+    fn answer_owned<S>(
         &self,
         call: &ToolCall,
-        counted: bool,
-        state: &BatchState,
+        control: &mut dyn Control<S>,
+        verdict: Verdict,
         hook_errors: &Mutex<Vec<HookError>>,
-        (attempt, iteration): (u32, u32),
-    ) -> CallOutcome {
-        if state.stopping.load(Ordering::SeqCst) {
-            return CallOutcome::Skipped;
-        }
-        self.hooks.fire(&Event::ToolCall { attempt, iteration, call }, hook_errors);
-        // Once the tool-call hook has fired, every way out reports a result
-        // and an audit record, interrupted calls included.
-        let interrupted = |stop: Stop, verdict: Option<Verdict>| {
-            let result = super::stop::not_executed(call, &stop);
-            let event = Event::ToolResult { attempt, iteration, call, result: &result, elapsed: Duration::ZERO };
-            self.hooks.fire(&event, hook_errors);
-            let record = AuditRecord {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                input: call.input.clone(),
-                verdict: verdict.unwrap_or(Verdict::Interrupted),
-                failure: result.failure,
-                elapsed_ms: 0,
-            };
-            self.hooks.fire(&Event::Audit(&record), hook_errors);
-            interrupt(state, stop)
-        };
-        let verdict = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => return interrupted(Stop::Cancelled { phase: Phase::ToolExecution }, None),
-            () = deadline_passed(self.deadline) => return interrupted(Stop::Deadline, None),
-            verdict = self.governance.decide(call) => verdict,
-        };
-        let (result, output, elapsed, executed) = match &verdict {
-            Verdict::Denied(reason) => {
-                let message = format!("tool call denied: {reason}");
-                (ToolResult::failure(&call.id, FailureKind::Denied, message), None, Duration::ZERO, false)
-            }
-            Verdict::Rejected(reason) => {
-                let message = format!("tool call not approved: {reason}");
-                (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
-            }
-            // `decide` never answers this; it marks audit records of stopped calls.
-            Verdict::Interrupted => {
-                let message = "not executed: governance did not decide";
-                (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
-            }
-            Verdict::Allowed | Verdict::Approved => {
-                if counted
-                    && let Some(limit) = self.options.max_tool_executions
-                    && state.executions.fetch_add(1, Ordering::SeqCst) >= limit
-                {
-                    return interrupted(Stop::MaxToolExecutions { limit }, Some(verdict));
-                }
-                let execution = tokio::select! {
-                    biased;
-                    () = deadline_passed(self.deadline) => return interrupted(Stop::Deadline, Some(verdict)),
-                    execution = self.tools.execute(call, self.cancel) => execution,
-                };
-                match execution {
-                    Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
-                    Err(_cancelled) => {
-                        let stop = Stop::Cancelled { phase: Phase::ToolExecution };
-                        return interrupted(stop, Some(verdict));
-                    }
-                }
-            }
-        };
-        tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
-        self.hooks.fire(&Event::ToolResult { attempt, iteration, call, result: &result, elapsed }, hook_errors);
+        at: At,
+    ) -> ExecutedCall {
+        let result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
+            let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
+            ToolResult::failure(&call.id, FailureKind::Panicked, message)
+        });
+        self.report(call, &result, verdict, Duration::ZERO, hook_errors, at);
+        ExecutedCall { call: call.clone(), result, output: None }
+    }
+
+    /// Fires the result event and the audit record of a call.
+    fn report(
+        &self,
+        call: &ToolCall,
+        result: &ToolResult,
+        verdict: Verdict,
+        elapsed: Duration,
+        hook_errors: &Mutex<Vec<HookError>>,
+        At { attempt, iteration }: At,
+    ) {
+        self.hooks.fire(&Event::ToolResult { attempt, iteration, call, result, elapsed }, hook_errors);
         let record = AuditRecord {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -210,11 +169,106 @@ impl Engine<'_> {
             elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         };
         self.hooks.fire(&Event::Audit(&record), hook_errors);
+    }
+
+    /// Reports a call the run stopped before it ran; returns its synthetic result.
+    fn report_interrupted(
+        &self,
+        call: &ToolCall,
+        stop: &Stop,
+        verdict: Option<Verdict>,
+        hook_errors: &Mutex<Vec<HookError>>,
+        at: At,
+    ) -> ToolResult {
+        let result = not_executed(call, stop);
+        self.report(call, &result, verdict.unwrap_or(Verdict::Interrupted), Duration::ZERO, hook_errors, at);
+        result
+    }
+
+    /// The stop a finished call causes under the stop policies, if any.
+    fn policy_stop(&self, done: &ExecutedCall, consecutive_failures: &mut u32) -> Option<Stop> {
+        let Some(kind) = done.result.failure else {
+            *consecutive_failures = 0;
+            return None;
+        };
+        let denied = matches!(kind, FailureKind::Denied | FailureKind::ApprovalDenied);
+        let policy = if denied { self.options.stop_on_denied_tool } else { self.options.stop_on_failed_tool };
+        if policy {
+            return Some(Stop::tool(&done.call.name, kind, &done.result.content));
+        }
+        if denied {
+            return None;
+        }
+        *consecutive_failures += 1;
+        match self.options.max_consecutive_tool_failures {
+            Some(limit) if *consecutive_failures >= limit => {
+                Some(Stop::new(Termination::ConsecutiveToolFailures { count: *consecutive_failures }))
+            }
+            _ => None,
+        }
+    }
+
+    async fn run_call(
+        &self,
+        call: &ToolCall,
+        owned: bool,
+        state: &BatchState,
+        hook_errors: &Mutex<Vec<HookError>>,
+        at: At,
+    ) -> CallOutcome {
+        if state.stopping.load(Ordering::SeqCst) {
+            return CallOutcome::Skipped;
+        }
+        let At { attempt, iteration } = at;
+        self.hooks.fire(&Event::ToolCall { attempt, iteration, call }, hook_errors);
+        // Once the tool-call hook has fired, every way out reports a result
+        // and an audit record, interrupted calls included.
+        let interrupted = |stop: Stop, verdict: Option<Verdict>| {
+            self.report_interrupted(call, &stop, verdict, hook_errors, at);
+            state.stopping.store(true, Ordering::SeqCst);
+            CallOutcome::Interrupted(stop)
+        };
+        let cancelled = || Stop::new(Termination::Cancelled { phase: Phase::ToolExecution });
+        let verdict = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return interrupted(cancelled(), None),
+            () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
+            verdict = self.governance.decide(call) => verdict,
+        };
+        let (result, output, elapsed, executed) = match &verdict {
+            Verdict::Denied(reason) => {
+                let message = format!("tool call denied: {reason}");
+                (ToolResult::failure(&call.id, FailureKind::Denied, message), None, Duration::ZERO, false)
+            }
+            Verdict::ApprovalDenied(reason) => {
+                let message = format!("tool call not approved: {reason}");
+                (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
+            }
+            // `decide` never answers this; it marks audit records of stopped calls.
+            Verdict::Interrupted => {
+                let message = "not executed: governance did not decide";
+                (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
+            }
+            Verdict::Allowed | Verdict::Approved if owned => return CallOutcome::Owned(verdict),
+            Verdict::Allowed | Verdict::Approved => {
+                if let Some(limit) = self.options.max_tool_executions
+                    && state.executions.fetch_add(1, Ordering::SeqCst) >= limit
+                {
+                    return interrupted(Stop::new(Termination::MaxToolExecutions { limit }), Some(verdict));
+                }
+                let execution = tokio::select! {
+                    biased;
+                    () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
+                    execution = self.tools.execute(call, self.cancel) => execution,
+                };
+                match execution {
+                    Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
+                    Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
+                }
+            }
+        };
+        tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
+        self.report(call, &result, verdict, elapsed, hook_errors, at);
         CallOutcome::Done(ExecutedCall { call: call.clone(), result, output }, executed)
     }
-}
-
-fn interrupt(state: &BatchState, stop: Stop) -> CallOutcome {
-    state.stopping.store(true, Ordering::SeqCst);
-    CallOutcome::Interrupted(stop)
 }

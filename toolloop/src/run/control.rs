@@ -1,4 +1,5 @@
-//! How a caller steers a loop: terminal checks and the iteration-limit hook.
+//! How a caller steers a loop: terminal checks, the iteration-limit hook,
+//! and tools the caller answers itself.
 
 use crate::message::{ToolCall, ToolResult};
 use crate::tool::ToolOutput;
@@ -31,7 +32,8 @@ pub struct LimitReached {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LimitDecision<S> {
-    /// Stop with a max-iterations error (the default).
+    /// Stop: the run ends with [`Termination::MaxIterations`](super::Termination::MaxIterations)
+    /// (the default).
     Stop,
     /// Allow this many more iterations.
     Extend(u32),
@@ -39,24 +41,41 @@ pub enum LimitDecision<S> {
     End(S),
 }
 
-/// The steering of one loop run, implemented by [`ToolLoop`](super::ToolLoop)
-/// for its closures and by the agent for its output tools.
+impl<S> LimitDecision<S> {
+    /// The same decision, with the signal (if any) converted by `f`.
+    pub fn map<T>(self, f: impl FnOnce(S) -> T) -> LimitDecision<T> {
+        match self {
+            Self::Stop => LimitDecision::Stop,
+            Self::Extend(more) => LimitDecision::Extend(more),
+            Self::End(signal) => LimitDecision::End(f(signal)),
+        }
+    }
+}
+
+/// The steering of one loop run: implemented by [`ToolLoop`](super::ToolLoop)
+/// for its closures, and by an agent for its output tool and `submit`.
+///
+/// A control may *own* tools: the loop offers their definitions like any
+/// other (they are in the run's definitions), lets governance and hooks see
+/// their calls like any other, but has the control answer them, one at a
+/// time in call order, instead of the tool set. Such calls never count
+/// toward `max_tool_executions`.
 pub(crate) trait Control<S>: Send {
+    /// Whether the control answers calls to tool `name` itself.
+    fn owns(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// Answers a call to one of its own tools (see [`owns`](Self::owns)),
+    /// after governance let it through. Calls of a batch arrive in call order.
+    fn answer(&mut self, call: &ToolCall) -> ToolResult {
+        let message = format!("`{}` is not a tool of this run", call.name);
+        ToolResult::failure(&call.id, crate::message::FailureKind::UnknownTool, message)
+    }
+
     /// Looks at an executed batch; a signal ends the loop.
     fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<S>;
 
     /// Decides what happens at the iteration limit.
     fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S>;
-
-    /// Whether this batch must run one call at a time whatever the
-    /// parallelism: when a call's outcome depends on the calls before it.
-    fn sequential(&self, _calls: &[ToolCall]) -> bool {
-        false
-    }
-
-    /// Whether `call` counts toward `max_tool_executions`; the framework's
-    /// own tools (output, `submit`) do not.
-    fn counts_as_execution(&self, _call: &ToolCall) -> bool {
-        true
-    }
 }

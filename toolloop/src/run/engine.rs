@@ -1,37 +1,29 @@
-//! The iteration loop: one model call, then the whole batch of tool calls.
+//! What one loop run reads, and the model call of an iteration.
 
 use std::future::pending;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tokio::time::Instant;
-use tracing::Instrument as _;
 
-use super::control::{Control, LimitDecision, LimitReached};
 use super::governance::Governance;
-use super::hooks::{Event, Hooks, panic_message};
+use super::hooks::{Event, Hooks};
 use super::metadata::Tally;
 use super::options::LoopOptions;
-use super::stop::{Phase, Stop, append_batch};
+use super::outcome::Stop;
+use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelRequest, ModelResponse};
-use crate::stop_reason::StopReason;
-use crate::tool::ToolSet;
-
-/// How an iteration loop ended normally.
-#[derive(Clone, Debug, PartialEq)]
-pub enum LoopEnd<S> {
-    /// The model answered with text and no tool calls.
-    Answer(String),
-    /// A terminal check or the iteration-limit hook returned a signal.
-    Signal(S),
-}
+use crate::tool::{ToolDefinition, ToolSet};
 
 /// Everything one loop run reads; borrowed, so runs share an agent's setup.
 pub(crate) struct Engine<'a> {
     pub(crate) model: &'a dyn Model,
+    /// Executes the calls the control does not answer itself.
     pub(crate) tools: &'a ToolSet,
+    /// What the model is offered: the tool set's definitions, then the
+    /// control's own tools.
+    pub(crate) definitions: &'a [ToolDefinition],
     pub(crate) system: Option<&'a str>,
     pub(crate) options: &'a LoopOptions,
     pub(crate) hooks: &'a Hooks,
@@ -56,101 +48,16 @@ impl Engine<'_> {
         self.hooks.fire(event, &tally.hook_errors);
     }
 
-    /// Runs iterations until the model answers, a terminal signal, or a stop.
-    pub(crate) async fn drive<S>(
-        &self,
-        conversation: &mut Conversation,
-        tally: &mut Tally,
-        attempt: u32,
-        control: &mut dyn Control<S>,
-    ) -> Result<LoopEnd<S>, Stop> {
-        let mut iteration = 0;
-        let mut limit = self.options.max_iterations;
-        let mut confirmation_asked = false;
-        let mut consecutive_failures = 0;
-        loop {
-            if iteration >= limit {
-                let reached = LimitReached { attempt, iterations: iteration, limit };
-                // A panicking hook must not break the run: it counts as "stop".
-                let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(&reached))).unwrap_or_else(|panic| {
-                    tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
-                    LimitDecision::Stop
-                });
-                match decision {
-                    LimitDecision::Extend(more) if more > 0 => limit = limit.saturating_add(more),
-                    LimitDecision::End(signal) => return Ok(LoopEnd::Signal(signal)),
-                    LimitDecision::Stop | LimitDecision::Extend(_) => {
-                        return Err(Stop::MaxIterations { iterations: iteration, limit });
-                    }
-                }
-            }
-            self.check_budgets(tally)?;
-            iteration += 1;
-            tally.iterations += 1;
-            let span = tracing::debug_span!("iteration", attempt, iteration);
-            let response = self.call_model(conversation, tally, attempt, iteration).instrument(span.clone()).await?;
-            let stop_reason = response.stop_reason.clone();
-            // As `ModelResponse::to_message`, but moving the content instead of copying it.
-            let provider = response.provider.unwrap_or_else(|| self.model.provider().to_owned());
-            let assistant = Message { role: Role::Assistant, content: response.content, provider: Some(provider) };
-            let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
-
-            if calls.is_empty() {
-                conversation.push(assistant);
-                if stop_reason == StopReason::PauseTurn {
-                    continue;
-                }
-                if let Some(prompt) = self.confirmation.filter(|_| !confirmation_asked) {
-                    confirmation_asked = true;
-                    conversation.push(Message::user(prompt));
-                    continue;
-                }
-                return Ok(LoopEnd::Answer(conversation.last().map(Message::text).unwrap_or_default()));
-            }
-
-            // The token budget is checked before the next model call, not
-            // here: this response is paid for, and its calls (an output, a
-            // terminal tool) cost no tokens.
-            let truncated = stop_reason.is_truncated();
-            let (executed, stop) = if truncated {
-                (super::batch::incomplete(&calls), None)
-            } else {
-                let parallel = if control.sequential(&calls) { 1 } else { self.options.parallel_tool_calls.get() };
-                let counted: Vec<bool> = calls.iter().map(|call| control.counts_as_execution(call)).collect();
-                self.execute_batch(&calls, &counted, parallel, tally, &mut consecutive_failures, (attempt, iteration))
-                    .instrument(span)
-                    .await
-            };
-            let results = executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
-            append_batch(conversation, assistant, &calls, results, stop.as_ref());
-            if let Some(stop) = stop {
-                return Err(stop);
-            }
-            if truncated {
-                // Nothing ran: the model is asked to make the calls again.
-                continue;
-            }
-            let executed: Vec<_> = executed.into_iter().flatten().collect();
-            let signal = catch_unwind(AssertUnwindSafe(|| control.terminal(&executed))).unwrap_or_else(|panic| {
-                tally.push_hook_error("terminal_check", &format!("panicked: {}", panic_message(&*panic)));
-                None
-            });
-            if let Some(signal) = signal {
-                return Ok(LoopEnd::Signal(signal));
-            }
-        }
-    }
-
     /// The stops checked before each model call.
-    fn check_budgets(&self, tally: &Tally) -> Result<(), Stop> {
+    pub(super) fn check_budgets(&self, tally: &Tally) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
-            return Err(Stop::Cancelled { phase: Phase::ModelCall });
+            return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall }));
         }
         if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-            return Err(Stop::Deadline);
+            return Err(self.deadline_stop());
         }
         if let Some(limit) = self.options.max_model_calls.filter(|limit| tally.model_calls >= *limit) {
-            return Err(Stop::MaxModelCalls { limit });
+            return Err(Stop::new(Termination::MaxModelCalls { limit }));
         }
         self.check_tokens(tally)
     }
@@ -158,20 +65,25 @@ impl Engine<'_> {
     fn check_tokens(&self, tally: &Tally) -> Result<(), Stop> {
         let used = tally.usage.total();
         match self.options.token_budget {
-            Some(limit) if used >= limit => Err(Stop::TokenBudget { used, limit }),
+            Some(limit) if used >= limit => Err(Stop::new(Termination::TokenBudget { used, limit })),
             _ => Ok(()),
         }
     }
 
+    /// The stop of a run past its deadline.
+    pub(crate) fn deadline_stop(&self) -> Stop {
+        Stop::new(Termination::MaxDuration { limit: self.options.max_duration.unwrap_or_default() })
+    }
+
     /// One model call, cancellable and bounded by the deadline.
-    async fn call_model(
+    pub(super) async fn call_model(
         &self,
         conversation: &Conversation,
         tally: &mut Tally,
         attempt: u32,
         iteration: u32,
     ) -> Result<ModelResponse, Stop> {
-        let view = if self.tools.is_empty() {
+        let view = if self.definitions.is_empty() {
             conversation.view_without_tools()
         } else {
             conversation.view_for(self.model.provider())
@@ -180,7 +92,7 @@ impl Engine<'_> {
             .with_history(conversation.messages())
             .with_conversation(conversation)
             .with_system(self.system)
-            .with_tools(self.tools.definitions())
+            .with_tools(self.definitions)
             .with_max_tokens(self.options.max_tokens)
             .with_temperature(self.options.temperature)
             .with_strict_tools(self.options.strict_tools);
@@ -189,13 +101,13 @@ impl Engine<'_> {
         tally.model_calls += 1;
         let outcome = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return Err(Stop::Cancelled { phase: Phase::ModelCall }),
-            () = deadline_passed(self.deadline) => return Err(Stop::Deadline),
+            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
+            () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
             outcome = self.model.complete(request) => outcome,
         };
         let response = outcome.map_err(|error| {
             tracing::debug!(%error, "model call failed");
-            Stop::Model(error)
+            Stop::model(error)
         })?;
         tally.usage += response.usage;
         tally.stop_reason = Some(response.stop_reason.clone());

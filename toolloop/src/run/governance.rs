@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures_util::FutureExt as _;
 use serde::Serialize;
 
-use super::hooks::panic_message;
+use super::panic::panic_message;
 use crate::message::ToolCall;
 use crate::model::BoxFuture;
 
@@ -31,8 +31,9 @@ pub enum Approval {
     /// Run the call.
     Approve,
     /// Do not run it; the model sees an error result
-    /// ([`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied)).
-    Reject(String),
+    /// ([`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied))
+    /// saying the reason.
+    Deny(String),
 }
 
 /// What governance decided about a call, as recorded in the audit trail.
@@ -46,8 +47,8 @@ pub enum Verdict {
     Approved,
     /// The policy denied it.
     Denied(String),
-    /// The approver rejected it.
-    Rejected(String),
+    /// The approver denied it.
+    ApprovalDenied(String),
     /// The run stopped (cancellation, deadline) before governance decided.
     Interrupted,
 }
@@ -81,7 +82,7 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 /// The policy and approver consulted before each tool call. Allows
 /// everything by default.
 ///
-/// A denied or rejected call does not run: the model gets an error result
+/// A denied call does not run: the model gets an error result
 /// with [`FailureKind::Denied`](crate::FailureKind::Denied) or
 /// [`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied), and
 /// an audit record is made for every call.
@@ -112,7 +113,7 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 ///         _ => Decision::Allow,
 ///     })
 ///     // Any async function of the call: a chat message, a ticket, a prompt.
-///     .approver(|call: ToolCall| async move { Approval::Reject(format!("nobody approved {}", call.name)) });
+///     .approver(|call: ToolCall| async move { Approval::Deny(format!("nobody approved {}", call.name)) });
 ///
 /// let delete = |id: &str, path: &str| ToolCall::new(id, "delete_file", serde_json::json!({ "path": path }));
 /// let model = ScriptedModel::new()
@@ -176,11 +177,11 @@ impl Governance {
             Decision::Allow => Verdict::Allowed,
             Decision::Deny(reason) => Verdict::Denied(reason),
             Decision::Ask => match &self.approver {
-                None => Verdict::Rejected("approval is required but no approver is configured".to_owned()),
+                None => Verdict::ApprovalDenied("approval is required but no approver is configured".to_owned()),
                 Some(approver) => match AssertUnwindSafe(approver.approve(call)).catch_unwind().await {
                     Ok(Approval::Approve) => Verdict::Approved,
-                    Ok(Approval::Reject(reason)) => Verdict::Rejected(reason),
-                    Err(panic) => Verdict::Rejected(format!("the approver panicked: {}", panic_message(&*panic))),
+                    Ok(Approval::Deny(reason)) => Verdict::ApprovalDenied(reason),
+                    Err(panic) => Verdict::ApprovalDenied(format!("the approver panicked: {}", panic_message(&*panic))),
                 },
             },
         }

@@ -1,6 +1,5 @@
 //! Hooks: callbacks that observe a run and can never break it.
 
-use std::any::Any;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -8,8 +7,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::TerminationReason;
 use super::governance::Verdict;
+use super::panic::panic_message;
+use super::termination::Termination;
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
 
@@ -74,7 +74,7 @@ pub enum Event<'a> {
     /// The run ends.
     Stop {
         /// Why.
-        reason: &'a TerminationReason,
+        reason: &'a Termination,
     },
 }
 
@@ -195,14 +195,6 @@ impl Hooks {
     }
 }
 
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
-}
-
 impl Hooks {
     fn on<R: HookOutcome>(&mut self, pick: impl Fn(&Event<'_>) -> Option<R> + Send + Sync + 'static) -> &mut Self {
         self.hooks.push(Arc::new(move |event| pick(event).and_then(HookOutcome::into_error)));
@@ -280,7 +272,7 @@ impl Hooks {
     /// Adds a hook called once when the run ends, however it ends.
     pub fn on_stop<R: HookOutcome>(
         &mut self,
-        hook: impl Fn(&TerminationReason) -> R + Send + Sync + 'static,
+        hook: impl Fn(&Termination) -> R + Send + Sync + 'static,
     ) -> &mut Self {
         self.on(move |event| match event {
             Event::Stop { reason } => Some(hook(reason)),

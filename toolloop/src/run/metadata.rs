@@ -7,45 +7,9 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::hooks::HookError;
+use super::termination::Termination;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
-
-/// Why a run ended.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum TerminationReason {
-    /// A typed output was produced and validated.
-    Output,
-    /// The model answered with text and no tool calls.
-    Answer,
-    /// A terminal check or the iteration-limit hook ended the run with a signal.
-    Signal,
-    /// An attempt reached its iteration limit.
-    MaxIterations,
-    /// The run reached its limit of model calls.
-    MaxModelCalls,
-    /// The run reached its limit of tool executions.
-    MaxToolExecutions,
-    /// The run consumed its token budget.
-    TokenBudget,
-    /// Too many tool calls failed in a row.
-    ConsecutiveToolFailures,
-    /// The run's deadline passed.
-    Deadline,
-    /// A tool call was denied or failed and the stop policy ends the run.
-    ToolPolicy,
-    /// The run was cancelled.
-    Cancelled,
-    /// The model call failed.
-    ModelError,
-    /// Every attempt's output failed validation.
-    ValidationFailed,
-    /// Every attempt ended without a usable response (for example no output call).
-    InvalidResponse,
-    /// `submit` was called before any output.
-    SubmitBeforeOutput,
-}
 
 /// What a run did: attached to every result, success or error.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -64,8 +28,8 @@ pub struct RunMetadata {
     /// Wall time of the run.
     #[serde(with = "millis")]
     pub elapsed: Duration,
-    /// Why the run ended.
-    pub termination: TerminationReason,
+    /// Why the run ended: an output, an answer, a signal, or what stopped it.
+    pub termination: Termination,
     /// Why the last model response ended: an answer cut off at the token
     /// limit ([`StopReason::MaxTokens`]) or refused ([`StopReason::Refusal`])
     /// shows here. `None` when no model call succeeded.
@@ -90,8 +54,8 @@ pub(crate) struct Tally {
     pub(crate) iterations: u32,
     pub(crate) model_calls: u32,
     pub(crate) tool_calls: u32,
-    /// Executions that count toward `max_tool_executions` (not the
-    /// framework's own output and `submit` tools).
+    /// Executions that count toward `max_tool_executions`: those of the
+    /// tool set, not the calls a control answers itself.
     pub(crate) limited_tool_calls: u32,
     pub(crate) started: Instant,
     pub(crate) stop_reason: Option<StopReason>,
@@ -120,7 +84,7 @@ impl Tally {
         self.hook_errors.lock().unwrap_or_else(PoisonError::into_inner).push(error);
     }
 
-    pub(crate) fn finish(self, termination: TerminationReason) -> RunMetadata {
+    pub(crate) fn finish(self, termination: Termination) -> RunMetadata {
         RunMetadata {
             usage: self.usage,
             attempts: self.attempts,

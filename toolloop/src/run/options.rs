@@ -22,8 +22,9 @@ pub struct LoopOptions {
     pub max_model_calls: Option<u32>,
     /// Tool executions the whole run may make.
     pub max_tool_executions: Option<u32>,
-    /// How long the whole run may take, from its start.
-    pub timeout: Option<Duration>,
+    /// How long the whole run may take, from its start (a time limit for
+    /// the run; tools and HTTP requests have timeouts of their own).
+    pub max_duration: Option<Duration>,
     /// Tokens (all kinds, see [`Usage::total`](crate::Usage::total)) the run may consume.
     pub token_budget: Option<u64>,
     /// Stop after this many tool calls in a row ended with an error result.
@@ -48,7 +49,7 @@ impl Default for LoopOptions {
             max_iterations: DEFAULT_MAX_ITERATIONS,
             max_model_calls: None,
             max_tool_executions: None,
-            timeout: None,
+            max_duration: None,
             token_budget: None,
             max_consecutive_tool_failures: None,
             stop_on_denied_tool: false,

@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use tracing::Instrument as _;
 
-use super::TerminationReason;
 use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
-use super::engine::{Engine, LoopEnd};
+use super::engine::Engine;
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
-use super::metadata::{RunMetadata, Tally};
+use super::iteration::LoopEnd;
+use super::metadata::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
-use super::stop::Stop;
+use super::outcome::{RunError, RunOutput};
+use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
@@ -41,7 +42,7 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 /// let mut conversation = Conversation::new();
 /// conversation.push_user("2 + 2?");
 /// let done = tool_loop.run(&mut conversation).await.unwrap();
-/// assert_eq!(done.end, LoopEnd::Answer("4".to_owned()));
+/// assert_eq!(done.output, LoopEnd::Answer("4".to_owned()));
 /// # });
 /// ```
 pub struct ToolLoop<S = NoSignal> {
@@ -65,28 +66,6 @@ impl<S> fmt::Debug for ToolLoop<S> {
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
-}
-
-/// A loop run that ended normally.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct LoopOutput<S> {
-    /// How it ended.
-    pub end: LoopEnd<S>,
-    /// What it did.
-    pub metadata: RunMetadata,
-}
-
-/// A loop run that stopped early. The conversation holds everything done
-/// so far, with every tool call answered.
-#[derive(Debug, thiserror::Error)]
-#[error("{stop}")]
-#[non_exhaustive]
-pub struct LoopError {
-    /// Why it stopped.
-    pub stop: Stop,
-    /// What it did.
-    pub metadata: RunMetadata,
 }
 
 impl ToolLoop<NoSignal> {
@@ -146,17 +125,13 @@ impl ToolLoop<NoSignal> {
     /// let mut conversation = Conversation::new();
     /// conversation.push_user("Spec the export.");
     /// let done = tool_loop.run(&mut conversation).await?;
-    /// assert_eq!(done.end, LoopEnd::Signal(7));
+    /// assert_eq!(done.output, LoopEnd::Signal(7));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
     pub fn terminal_check<S>(self, check: impl FnMut(&[ExecutedCall]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
-            Box::new(move |reached: &LimitReached| match hook(reached) {
-                LimitDecision::Stop => LimitDecision::Stop,
-                LimitDecision::Extend(more) => LimitDecision::Extend(more),
-                LimitDecision::End(never) => match never {},
-            }) as LimitHook<S>
+            Box::new(move |reached: &LimitReached| hook(reached).map(|never: NoSignal| -> S { match never {} })) as LimitHook<S>
         });
         ToolLoop {
             model: self.model,
@@ -232,34 +207,36 @@ impl<S: Send> ToolLoop<S> {
     }
 
     /// Runs the loop on `conversation`, which must end with the caller's
-    /// message. Everything the run does is appended to it.
-    pub async fn run(&mut self, conversation: &mut Conversation) -> Result<LoopOutput<S>, LoopError> {
+    /// message. Everything the run does is appended to it, also when it
+    /// fails, with every tool call answered.
+    pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
         let mut tally = Tally::start();
         tally.attempts = 1;
         let engine = Engine {
             model: &*self.model,
             tools: &self.tools,
+            definitions: self.tools.definitions(),
             system: self.system.as_deref(),
             options: &self.options,
             hooks: &self.hooks,
             governance: &self.governance,
             cancel: &self.cancel,
-            deadline: self.options.timeout.map(|timeout| tally.started + timeout),
+            deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.confirmation.as_deref(),
         };
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
         let span = tracing::info_span!("tool_loop", model = self.model.name());
         let outcome = engine.drive(conversation, &mut tally, 1, &mut control).instrument(span).await;
-        let reason = match &outcome {
-            Ok(LoopEnd::Answer(_)) => TerminationReason::Answer,
-            Ok(LoopEnd::Signal(_)) => TerminationReason::Signal,
-            Err(stop) => stop.termination(),
+        let termination = match &outcome {
+            Ok(LoopEnd::Answer(_)) => Termination::Answer,
+            Ok(LoopEnd::Signal(_)) => Termination::Signal,
+            Err(stop) => stop.termination.clone(),
         };
-        engine.fire(&Event::Stop { reason: &reason }, &tally);
-        let metadata = tally.finish(reason);
+        engine.fire(&Event::Stop { reason: &termination }, &tally);
+        let metadata = tally.finish(termination);
         match outcome {
-            Ok(end) => Ok(LoopOutput { end, metadata }),
-            Err(stop) => Err(LoopError { stop, metadata }),
+            Ok(output) => Ok(RunOutput { output, metadata }),
+            Err(stop) => Err(RunError::new(stop, metadata)),
         }
     }
 }

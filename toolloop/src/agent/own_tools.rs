@@ -1,0 +1,177 @@
+//! The tools a typed agent answers itself: the output tool and, with
+//! reflection, `submit`.
+//!
+//! They are not in the tool set: the agent's [`Control`] owns them, so the
+//! loop offers them, runs governance and hooks on their calls like any
+//! other, and then hands each call (in call order) to [`OwnTools::answer`].
+//! The proposed output lives here and nowhere else, parsed once.
+
+use serde_json::{Value, json};
+
+use super::handlers::ReflectionHandler;
+use super::output::AgentOutput;
+use super::spec::TextSpec;
+use crate::message::{FailureKind, ToolCall, ToolResult};
+use crate::run::{Control, ExecutedCall, LimitDecision, LimitReached};
+use crate::tool::{ToolDefinition, arguments};
+
+/// The name of the tool injected with reflection.
+pub const SUBMIT_TOOL: &str = "submit";
+
+/// The description of the injected `submit` tool.
+pub const SUBMIT_DESCRIPTION: &str =
+    "Submit your final output for validation. Call this when you are satisfied with your output.";
+
+/// The definition of the injected `submit` tool.
+pub(crate) fn submit_definition() -> ToolDefinition {
+    ToolDefinition::from_schema(SUBMIT_TOOL, SUBMIT_DESCRIPTION, json!({"type": "object", "properties": {}}))
+}
+
+/// An output the model proposed through the output tool, parsed once.
+pub(crate) struct Proposal<O> {
+    /// The arguments as the schema reads them, for the constraint checks.
+    pub(crate) value: Value,
+    /// The output, or why it does not deserialise.
+    pub(crate) parsed: Result<O, String>,
+}
+
+impl<O: AgentOutput> Proposal<O> {
+    fn from_input(input: &Value, definition: &ToolDefinition) -> Self {
+        match arguments::normalize(input, &definition.input_schema) {
+            Ok(value) => {
+                let parsed = O::parse(&value).map_err(|error| error.to_string());
+                Self { value: value.into_owned(), parsed }
+            }
+            Err(error) => Self { value: input.clone(), parsed: Err(error.to_string()) },
+        }
+    }
+}
+
+/// How an attempt's loop ended, besides an answer.
+pub(crate) enum AgentSignal<O> {
+    /// A text agent's terminal check or iteration-limit hook.
+    Text(String),
+    /// A typed output to validate.
+    Output(Proposal<O>),
+    /// `submit` came before any output.
+    SubmitBeforeOutput,
+}
+
+/// What `submit` decided in the current batch (the first decisive call wins).
+enum Submission<O> {
+    Submitted(Proposal<O>),
+    Early,
+}
+
+/// A typed agent's output tool and `submit`, for one attempt.
+pub(crate) struct OwnTools<'a, O> {
+    output: &'a ToolDefinition,
+    /// `Some` with reflection: the output tool returns the rendering and
+    /// `submit` ends the loop.
+    reflection: Option<&'a dyn ReflectionHandler<O>>,
+    /// The latest proposed output of this attempt.
+    proposal: Option<Proposal<O>>,
+    submission: Option<Submission<O>>,
+}
+
+impl<'a, O: AgentOutput> OwnTools<'a, O> {
+    pub(crate) fn new(output: &'a ToolDefinition, reflection: Option<&'a dyn ReflectionHandler<O>>) -> Self {
+        Self { output, reflection, proposal: None, submission: None }
+    }
+
+    fn owns(&self, name: &str) -> bool {
+        name == self.output.name || (self.reflection.is_some() && name == SUBMIT_TOOL)
+    }
+
+    fn answer(&mut self, call: &ToolCall) -> ToolResult {
+        if call.name == self.output.name {
+            self.propose(call)
+        } else {
+            self.submit(call)
+        }
+    }
+
+    fn propose(&mut self, call: &ToolCall) -> ToolResult {
+        let proposal = Proposal::from_input(&call.input, self.output);
+        let Some(handler) = self.reflection else {
+            // Without reflection the call ends the loop (the last one of the
+            // batch wins); validation reports any problem.
+            self.proposal = Some(proposal);
+            return ToolResult::success(&call.id, "Output received; it will be validated.");
+        };
+        match &proposal.parsed {
+            // The model fixes its arguments within the attempt.
+            Err(error) => ToolResult::failure(&call.id, FailureKind::InvalidArguments, error.clone()),
+            Ok(output) => {
+                let rendering = handler.render(output);
+                self.proposal = Some(proposal);
+                ToolResult::success(&call.id, rendering)
+            }
+        }
+    }
+
+    fn submit(&mut self, call: &ToolCall) -> ToolResult {
+        if self.submission.is_none() {
+            self.submission = Some(match self.proposal.take() {
+                Some(proposal) => Submission::Submitted(proposal),
+                None => Submission::Early,
+            });
+        }
+        match self.submission {
+            Some(Submission::Submitted(_)) => ToolResult::success(&call.id, "Submitted for validation."),
+            _ => {
+                let message =
+                    format!("there is no output to submit: call `{}` with your output first", self.output.name);
+                ToolResult::failure(&call.id, FailureKind::Rejected, message)
+            }
+        }
+    }
+
+    fn ending(&mut self) -> Option<AgentSignal<O>> {
+        if self.reflection.is_some() {
+            return match self.submission.take()? {
+                Submission::Submitted(proposal) => Some(AgentSignal::Output(proposal)),
+                Submission::Early => Some(AgentSignal::SubmitBeforeOutput),
+            };
+        }
+        self.proposal.take().map(AgentSignal::Output)
+    }
+}
+
+/// How an agent's loop decides it is done.
+pub(crate) enum AgentControl<'a, O> {
+    /// A text agent with its optional closures.
+    Text(&'a TextSpec),
+    /// A typed agent: its output tool (and `submit`) end the loop.
+    Typed(OwnTools<'a, O>),
+}
+
+impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
+    fn owns(&self, name: &str) -> bool {
+        match self {
+            Self::Text(_) => false,
+            Self::Typed(tools) => tools.owns(name),
+        }
+    }
+
+    fn answer(&mut self, call: &ToolCall) -> ToolResult {
+        match self {
+            Self::Typed(tools) => tools.answer(call),
+            Self::Text(_) => unreachable!("a text agent owns no tools"),
+        }
+    }
+
+    fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<AgentSignal<O>> {
+        match self {
+            Self::Text(spec) => spec.terminal.as_ref().and_then(|check| check(batch)).map(AgentSignal::Text),
+            Self::Typed(tools) => tools.ending(),
+        }
+    }
+
+    fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<AgentSignal<O>> {
+        match self {
+            Self::Text(TextSpec { on_limit: Some(hook), .. }) => hook(reached).map(AgentSignal::Text),
+            _ => LimitDecision::Stop,
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Why a run ended: one vocabulary for agents and loops, successes and
+//! failures alike.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::message::FailureKind;
+
+/// Why a run ended, reported in [`RunMetadata::termination`](super::RunMetadata)
+/// on success and by [`RunError::termination`](crate::RunError::termination)
+/// on failure. [`Agent`](crate::Agent) and [`ToolLoop`](super::ToolLoop)
+/// share it. Not to be confused with [`StopReason`](crate::StopReason): why
+/// one *model response* ended.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+#[non_exhaustive]
+pub enum Termination {
+    /// A typed output was produced and validated.
+    Output,
+    /// The model answered with text and no tool calls.
+    Answer,
+    /// A terminal check or the iteration-limit hook ended the run with a signal.
+    Signal,
+    /// An attempt used every iteration it was allowed.
+    MaxIterations {
+        /// The attempt (1-based).
+        attempt: u32,
+        /// Iterations made in it.
+        iterations: u32,
+        /// The limit in force (including extensions the iteration-limit hook granted).
+        limit: u32,
+    },
+    /// The run made as many model calls as it may.
+    MaxModelCalls {
+        /// The limit.
+        limit: u32,
+    },
+    /// The run executed as many tools as it may.
+    MaxToolExecutions {
+        /// The limit.
+        limit: u32,
+    },
+    /// The run consumed its token budget.
+    TokenBudget {
+        /// Tokens used.
+        used: u64,
+        /// The budget.
+        limit: u64,
+    },
+    /// Too many tool calls failed in a row.
+    ConsecutiveToolFailures {
+        /// How many.
+        count: u32,
+    },
+    /// The run took as long as it may ([`LoopOptions::max_duration`](super::LoopOptions)).
+    MaxDuration {
+        /// The limit.
+        #[serde(serialize_with = "millis")]
+        limit: Duration,
+    },
+    /// A tool call was denied or failed, and the stop policy ends the run.
+    ToolPolicy {
+        /// The tool.
+        tool: String,
+        /// How its call ended.
+        kind: FailureKind,
+    },
+    /// The run was cancelled through its token.
+    Cancelled {
+        /// What it was doing.
+        phase: Phase,
+    },
+    /// A model call failed; [`RunError::model_error`](crate::RunError::model_error)
+    /// and `source()` hold the error.
+    ModelError,
+    /// Every attempt's output failed validation; the errors are in
+    /// [`RunError::attempt_failures`](crate::RunError::attempt_failures).
+    ValidationFailed {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The last attempt ended without calling the output tool.
+    NoOutputCall {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// `submit` was called before any output was proposed.
+    SubmitBeforeOutput {
+        /// The attempt.
+        attempt: u32,
+    },
+}
+
+impl Termination {
+    /// Whether the run produced what it was asked for (an output, an
+    /// answer or a signal).
+    pub fn is_success(&self) -> bool {
+        matches!(self, Self::Output | Self::Answer | Self::Signal)
+    }
+}
+
+impl fmt::Display for Termination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Output => f.write_str("a valid output was produced"),
+            Self::Answer => f.write_str("the model answered"),
+            Self::Signal => f.write_str("a terminal check ended the run"),
+            Self::MaxIterations { attempt, iterations, limit } => {
+                write!(f, "attempt {attempt} reached the limit of {limit} iterations after {iterations}")
+            }
+            Self::MaxModelCalls { limit } => write!(f, "reached the limit of {limit} model calls"),
+            Self::MaxToolExecutions { limit } => write!(f, "reached the limit of {limit} tool executions"),
+            Self::TokenBudget { used, limit } => write!(f, "used {used} tokens of a budget of {limit}"),
+            Self::ConsecutiveToolFailures { count } => write!(f, "{count} tool calls failed in a row"),
+            Self::MaxDuration { limit } => write!(f, "reached the run's time limit of {limit:?}"),
+            Self::ToolPolicy { tool, kind } => {
+                write!(f, "tool `{tool}` ended with `{kind}` and the stop policy ends the run")
+            }
+            Self::Cancelled { phase } => write!(f, "cancelled during {phase}"),
+            Self::ModelError => f.write_str("the model call failed"),
+            Self::ValidationFailed { attempts } => write!(f, "no valid output after {attempts} attempt(s)"),
+            Self::NoOutputCall { attempts } => {
+                write!(f, "the model did not call the output tool ({attempts} attempt(s))")
+            }
+            Self::SubmitBeforeOutput { attempt } => {
+                write!(f, "attempt {attempt}: `submit` was called before the output tool")
+            }
+        }
+    }
+}
+
+fn millis<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// What a run was doing when it was cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Phase {
+    /// Calling the model, or about to.
+    ModelCall,
+    /// Running tools (or waiting for an approver).
+    ToolExecution,
+    /// Validating an output.
+    Validation,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ModelCall => "the model call",
+            Self::ToolExecution => "tool execution",
+            Self::Validation => "validation",
+        })
+    }
+}
+
+/// Why one attempt of an agent did not produce a valid output; fed back to
+/// the model, and listed by [`RunError::attempt_failures`](crate::RunError::attempt_failures).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttemptFailure {
+    /// The output failed deserialisation, a schema constraint or a validator.
+    #[error("attempt {attempt}: {}", errors.join("; "))]
+    Invalid {
+        /// The attempt (1-based).
+        attempt: u32,
+        /// Every error found.
+        errors: Vec<String>,
+    },
+    /// The model answered with text instead of calling the output tool.
+    #[error("attempt {attempt}: answered with text instead of calling the output tool")]
+    NoOutputCall {
+        /// The attempt.
+        attempt: u32,
+        /// What it wrote.
+        text: String,
+    },
+}
+
+impl AttemptFailure {
+    /// The errors, as fed back to the model.
+    pub fn errors(&self) -> Vec<String> {
+        match self {
+            Self::Invalid { errors, .. } => errors.clone(),
+            Self::NoOutputCall { .. } => vec!["answered with text instead of calling the output tool".to_owned()],
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Turning a model's JSON arguments into a tool's (or an output's) type.
+
+use std::borrow::Cow;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::definition::ToolDefinition;
+use super::error::ArgumentError;
+use super::schema;
+
+/// Parses a tool's JSON arguments into `T`.
+pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ArgumentError> {
+    deserialize(normalize(input, &definition.input_schema)?.as_ref())
+}
+
+/// The arguments as the schema reads them: a JSON object, with `null`s for
+/// optional fields (which strict mode makes models send) removed.
+pub(crate) fn normalize<'v>(input: &'v Value, input_schema: &Value) -> Result<Cow<'v, Value>, ArgumentError> {
+    let input = match input {
+        // Providers keep arguments that were not valid JSON as the raw text;
+        // some servers also send valid JSON double-encoded as a string.
+        Value::String(raw) => Cow::Owned(
+            serde_json::from_str::<Value>(raw)
+                .map_err(|error| ArgumentError::new(None, format!("not valid JSON ({error}): {raw}")))?,
+        ),
+        other => Cow::Borrowed(other),
+    };
+    if !input.is_object() {
+        return Err(ArgumentError::new(None, format!("expected a JSON object, got {}", json_kind(&input))));
+    }
+    Ok(match schema::drop_optional_nulls(&input, input_schema) {
+        Some(relaxed) => Cow::Owned(relaxed),
+        None => input,
+    })
+}
+
+/// Deserialises normalised arguments, naming the field path of an error.
+pub(crate) fn deserialize<T: DeserializeOwned>(input: &Value) -> Result<T, ArgumentError> {
+    serde_path_to_error::deserialize(input).map_err(|error| {
+        let path = error.path().to_string();
+        let path = (path != ".").then_some(path);
+        ArgumentError::new(path, error.into_inner().to_string())
+    })
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
