@@ -76,6 +76,10 @@ fn report(outcome: &Result<String, RunError>, conversation: &Conversation) {
     };
     let metadata = error.metadata();
     println!("  stopped: {error} (termination: {:?})", metadata.termination);
+    // `source()` is the error underneath, when there is one (a model error, say).
+    if let Some(cause) = std::error::Error::source(error) {
+        println!("  because: {cause}");
+    }
     print_conversation(conversation);
     let usage = metadata.usage;
     println!(
@@ -134,7 +138,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .model(model(script)?)
         .system("You audit databases.")
         .tool::<ScanTable>()
-        .timeout(Duration::from_millis(500))
+        .max_duration(Duration::from_millis(500))
         .build()?;
     let mut conversation = ask(TASK);
     let outcome = agent.run(&mut conversation).await.map(|done| done.output);

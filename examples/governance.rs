@@ -77,7 +77,7 @@ fn policy(call: &ToolCall) -> Decision {
 async fn ask_operator(call: ToolCall) -> Approval {
     if !std::io::stdin().is_terminal() {
         println!("  [approver] stdin is not a terminal: answering no to {}", call.name);
-        return Approval::Reject("no operator available to approve it".to_owned());
+        return Approval::Deny("no operator available to approve it".to_owned());
     }
     // Reading stdin blocks, so it runs off the async workers.
     let answer = tokio::task::spawn_blocking(move || {
@@ -89,7 +89,7 @@ async fn ask_operator(call: ToolCall) -> Approval {
     .await;
     match answer {
         Ok(Ok(line)) if line.trim().eq_ignore_ascii_case("y") => Approval::Approve,
-        _ => Approval::Reject("the operator said no".to_owned()),
+        _ => Approval::Deny("the operator said no".to_owned()),
     }
 }
 

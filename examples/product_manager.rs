@@ -189,7 +189,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         conversation.push_user(message);
         match product_manager.run(&mut conversation).await {
             Ok(done) => {
-                match done.end {
+                match done.output {
                     LoopEnd::Answer(text) => println!("  agent asks: {text}"),
                     LoopEnd::Signal(spec_id) => println!("  ended by the terminal check with signal {spec_id}"),
                 }
@@ -201,7 +201,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 );
             }
             Err(error) => {
-                usage += error.metadata.usage;
+                usage += error.metadata().usage;
                 println!("  run stopped: {error}\n");
             }
         }

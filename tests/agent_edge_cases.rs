@@ -14,11 +14,12 @@ use std::time::Duration;
 
 use common::{Gauge, Report, Search, Wait, ask, assert_consistent, call, calls, failures, output, submit};
 use serde_json::json;
+use toolloop::run::Termination;
 use toolloop::run::{Approval, Decision, Governance};
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, BuildError, CancellationToken, ContentBlock, FailureKind, Message, ModelResponse, Role, RunErrorKind,
-    StopReason, ToolCall, ToolResult, Usage,
+    Agent, BuildError, CancellationToken, ContentBlock, FailureKind, Message, ModelResponse, Role, StopReason,
+    ToolCall, ToolResult, Usage,
 };
 
 #[tokio::test]
@@ -69,7 +70,7 @@ async fn a_denied_submit_does_not_submit() {
         .build()
         .unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::InvalidResponse { .. }), "{error}");
+    assert!(matches!(error.termination(), Termination::NoOutputCall { .. }), "{error}");
 }
 
 /// `[final_output, submit]` in one batch, the output waiting on an approver.
@@ -332,6 +333,6 @@ async fn without_reflection_a_user_tool_named_submit_counts_toward_max_tool_exec
         .build()
         .unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::BudgetExceeded(_)), "{error}");
+    assert!(matches!(error.termination(), Termination::MaxToolExecutions { .. }), "{error}");
     assert_eq!(orders.load(Ordering::SeqCst), 1);
 }

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::json;
-use toolloop::run::{LimitDecision, Phase, TerminationReason};
+use toolloop::run::{LimitDecision, Phase, Termination};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, CancellationToken, FailureKind, ModelResponse, RunErrorKind};
+use toolloop::{Agent, CancellationToken, FailureKind, ModelResponse};
 
 #[tokio::test]
 async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
@@ -110,7 +110,7 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
 async fn hook_errors_are_reported_on_failed_runs_too() {
     let agent = Agent::builder().model(ScriptedModel::new()).on_model_request(|_| Err::<(), _>("no")).build().unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::Model(_)));
+    assert!(matches!(error.termination(), Termination::ModelError) && error.model_error().is_some());
     assert_eq!(error.metadata().hook_errors.len(), 1);
 }
 
@@ -127,8 +127,8 @@ async fn cancelling_while_the_model_call_is_pending_stops_promptly() {
     });
     let mut conversation = ask("go");
     let error = agent.run(&mut conversation).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ModelCall }), "{error}");
-    assert_eq!(error.metadata().termination, TerminationReason::Cancelled);
+    assert!(matches!(error.termination(), Termination::Cancelled { phase: Phase::ModelCall }), "{error}");
+    assert_eq!(error.metadata().termination, Termination::Cancelled { phase: Phase::ModelCall });
     assert_eq!(conversation.len(), 3, "the finished iteration stays");
     assert_consistent(&conversation);
 }
@@ -156,7 +156,7 @@ async fn cancelling_while_a_tool_runs_answers_its_call_and_the_rest_of_the_batch
     });
     let mut conversation = ask("go");
     let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ToolExecution }), "{error}");
+    assert!(matches!(error.termination(), Termination::Cancelled { phase: Phase::ToolExecution }), "{error}");
     assert_eq!(failures(&conversation), [None, Some(FailureKind::NotExecuted), Some(FailureKind::NotExecuted)]);
     assert_eq!(gauge.finished.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(error.metadata().tool_calls, 1);
@@ -170,7 +170,7 @@ async fn a_cancelled_token_stops_before_the_first_model_call() {
     let model = ScriptedModel::new().respond(ModelResponse::from_text("unused"));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     let error = agent.run_with_cancel(&mut ask("go"), &cancel).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::ModelCall }));
+    assert!(matches!(error.termination(), Termination::Cancelled { phase: Phase::ModelCall }));
     assert_eq!(model.requests().len(), 0);
 }
 
@@ -206,7 +206,7 @@ async fn a_text_agent_with_a_terminal_check_returns_the_signal() {
         .unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();
     assert_eq!(done.output, "results for spec");
-    assert_eq!(done.metadata.termination, TerminationReason::Signal);
+    assert_eq!(done.metadata.termination, Termination::Signal);
 }
 
 #[tokio::test]
@@ -252,13 +252,13 @@ async fn cancelling_during_a_slow_async_validator_reports_the_validation_phase()
     });
     let mut conversation = ask("go");
     let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::Cancelled { phase: Phase::Validation }), "{error}");
+    assert!(matches!(error.termination(), Termination::Cancelled { phase: Phase::Validation }), "{error}");
     assert_consistent(&conversation);
 
     let model = ScriptedModel::new().respond(output("o", "T", 5));
     let agent = Agent::builder()
         .model(model)
-        .timeout(Duration::from_secs(10))
+        .max_duration(Duration::from_secs(10))
         .output::<Report>()
         .async_validator(|_| async {
             tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -267,7 +267,7 @@ async fn cancelling_during_a_slow_async_validator_reports_the_validation_phase()
         .build()
         .unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::DeadlineExceeded), "{error}");
+    assert!(matches!(error.termination(), Termination::MaxDuration { .. }), "{error}");
 }
 
 #[tokio::test(start_paused = true)]

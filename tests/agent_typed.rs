@@ -4,10 +4,10 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use toolloop::agent::{AttemptFailure, SUBMIT_DESCRIPTION};
-use toolloop::run::TerminationReason;
+use toolloop::agent::SUBMIT_DESCRIPTION;
+use toolloop::run::{AttemptFailure, Termination};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, FailureKind, ModelResponse, RunErrorKind};
+use toolloop::{Agent, FailureKind, ModelResponse};
 
 #[tokio::test]
 async fn helper_tools_run_then_the_output_ends_the_run() {
@@ -27,7 +27,7 @@ async fn helper_tools_run_then_the_output_ends_the_run() {
     let done = agent.run(&mut conversation).await.unwrap();
 
     assert_eq!(done.output, Report { title: "Rust".into(), score: 7 });
-    assert_eq!(done.metadata.termination, TerminationReason::Output);
+    assert_eq!(done.metadata.termination, Termination::Output);
     assert_eq!((done.metadata.iterations, done.metadata.tool_calls, done.metadata.attempts), (2, 3, 1));
     assert_eq!(db.lookups.load(std::sync::atomic::Ordering::SeqCst), 1);
     model.assert_consumed();
@@ -92,8 +92,8 @@ async fn submit_before_any_output_is_an_error_and_the_call_is_answered() {
         .unwrap();
     let mut conversation = ask("go");
     let error = agent.run(&mut conversation).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::SubmitBeforeOutput { attempt: 1 }), "{error}");
-    assert_eq!(error.metadata().termination, TerminationReason::SubmitBeforeOutput);
+    assert!(matches!(error.termination(), Termination::SubmitBeforeOutput { attempt: 1 }), "{error}");
+    assert_eq!(error.metadata().termination, Termination::SubmitBeforeOutput { attempt: 1 });
     assert_eq!(failures(&conversation), [Some(FailureKind::Rejected)]);
     assert_consistent(&conversation);
 }
@@ -217,7 +217,8 @@ async fn async_validators_run_and_every_attempts_errors_are_reported() {
         .build()
         .unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
-    let RunErrorKind::ValidationFailed { failures } = error.kind() else { panic!("{error}") };
+    assert_eq!(error.termination(), &Termination::ValidationFailed { attempts: 2 }, "{error}");
+    let failures = error.attempt_failures();
     assert_eq!(
         failures,
         &[
@@ -237,8 +238,11 @@ async fn a_text_answer_in_typed_mode_is_fed_back_and_then_reported_as_invalid_re
     let agent = Agent::builder().model(model.clone()).output::<Report>().max_attempts(2).build().unwrap();
     let mut conversation = ask("go");
     let error = agent.run(&mut conversation).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::InvalidResponse { failures } if failures.len() == 2), "{error}");
-    assert_eq!(error.metadata().termination, TerminationReason::InvalidResponse);
+    assert!(
+        matches!(error.termination(), Termination::NoOutputCall { attempts: 2 }) && error.attempt_failures().len() == 2,
+        "{error}"
+    );
+    assert!(std::error::Error::source(&error).is_none(), "the attempts are listed in the message, not as a cause");
     let feedback = model.requests()[1].last_text();
     assert!(feedback.contains("Call the `final_output` tool"), "{feedback}");
 }
@@ -251,8 +255,11 @@ async fn max_iterations_reports_attempt_iterations_and_limit() {
     let agent = Agent::builder().model(model).tool::<Search>().max_iterations(2).output::<Report>().build().unwrap();
     let mut conversation = ask("go");
     let error = agent.run(&mut conversation).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::MaxIterations { attempt: 1, iterations: 2, limit: 2 }), "{error}");
-    assert_eq!(error.metadata().termination, TerminationReason::MaxIterations);
+    assert!(
+        matches!(error.termination(), Termination::MaxIterations { attempt: 1, iterations: 2, limit: 2 }),
+        "{error}"
+    );
+    assert_eq!(error.termination(), &error.metadata().termination);
     assert_consistent(&conversation);
 }
 
@@ -290,7 +297,9 @@ async fn a_provider_error_ends_the_run_with_metadata() {
     let agent = Agent::builder().model(model).tool::<Search>().output::<Report>().build().unwrap();
     let mut conversation = ask("go");
     let error = agent.run(&mut conversation).await.unwrap_err();
-    assert!(matches!(error.kind(), RunErrorKind::Model(e) if e.status() == Some(500)), "{error}");
+    assert!(error.model_error().is_some_and(|e| e.status() == Some(500)), "{error}");
+    let source = std::error::Error::source(&error).expect("the model error is the source");
+    assert_eq!(source.downcast_ref::<toolloop::ModelError>().and_then(toolloop::ModelError::status), Some(500));
     assert_eq!(error.metadata().model_calls, 2);
     assert_consistent(&conversation);
 }

@@ -137,7 +137,7 @@ async fn run_case(setup: Setup, steps: Vec<(Step, (u64, u64))>) {
         .tool_with_state::<Lookup>(Db::default())
         .tool_with_state::<Wait>(Gauge::default())
         .max_iterations(setup.max_iterations)
-        .timeout(Duration::from_millis(setup.timeout_ms))
+        .max_duration(Duration::from_millis(setup.timeout_ms))
         .parallel_tool_calls(NonZeroUsize::new(setup.parallel).unwrap());
     let builder = match setup.max_model_calls {
         Some(limit) => builder.max_model_calls(limit),

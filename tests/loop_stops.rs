@@ -11,12 +11,9 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::json;
-use toolloop::run::{
-    Approval, Decision, Governance, Hooks, LimitDecision, LoopEnd, LoopError, Stop, TerminationReason, ToolLoop,
-    Verdict,
-};
+use toolloop::run::{Approval, Decision, Governance, Hooks, LimitDecision, LoopEnd, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Conversation, FailureKind, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolSet};
+use toolloop::{Conversation, FailureKind, ModelError, ModelErrorKind, ModelResponse, RunError, StopReason, ToolSet};
 
 /// Submit the finished spec.
 #[derive(toolloop::Tool)]
@@ -54,10 +51,11 @@ fn lookups(ids: &[&str]) -> ModelResponse {
 }
 
 /// Runs and returns the stop, checking the conversation is consistent.
-async fn stop_of(tool_loop: &mut ToolLoop, conversation: &mut Conversation) -> LoopError {
+async fn stop_of(tool_loop: &mut ToolLoop, conversation: &mut Conversation) -> RunError {
     let error = tool_loop.run(conversation).await.unwrap_err();
     assert_consistent(conversation);
-    assert_eq!(error.metadata.termination, error.stop.termination());
+    assert_eq!(&error.metadata().termination, error.termination());
+    assert!(!error.termination().is_success());
     error
 }
 
@@ -67,25 +65,25 @@ async fn max_tool_executions_answers_the_rest_of_the_batch_with_synthetic_result
     let mut tool_loop = looped(&model).configure(|o| o.max_tool_executions = Some(1));
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
-    assert!(matches!(error.stop, Stop::MaxToolExecutions { limit: 1 }), "{}", error.stop);
+    assert!(matches!(error.termination(), Termination::MaxToolExecutions { limit: 1 }), "{error}");
     assert_eq!(failures(&conversation), [None, Some(FailureKind::NotExecuted), Some(FailureKind::NotExecuted)]);
     assert!(results(&conversation)[1].content.contains("limit of 1 tool executions"));
-    assert_eq!(error.metadata.tool_calls, 1);
+    assert_eq!(error.metadata().tool_calls, 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_deadline_stops_a_running_tool_and_a_pending_model_call() {
     let model = ScriptedModel::new().respond(calls([call("w", "wait", json!({"millis": 60_000, "label": "x"}))]));
-    let mut tool_loop = looped(&model).configure(|o| o.timeout = Some(Duration::from_secs(1)));
+    let mut tool_loop = looped(&model).configure(|o| o.max_duration = Some(Duration::from_secs(1)));
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
-    assert!(matches!(error.stop, Stop::Deadline));
+    assert!(matches!(error.termination(), Termination::MaxDuration { limit } if limit.as_secs() == 1));
     assert_eq!(failures(&conversation), [Some(FailureKind::NotExecuted)]);
 
     let model = ScriptedModel::new().respond_after(Duration::from_secs(60), ModelResponse::from_text("late"));
-    let mut tool_loop = looped(&model).configure(|o| o.timeout = Some(Duration::from_secs(1)));
+    let mut tool_loop = looped(&model).configure(|o| o.max_duration = Some(Duration::from_secs(1)));
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
-    assert!(matches!(error.stop, Stop::Deadline));
+    assert!(matches!(error.termination(), Termination::MaxDuration { limit } if limit.as_secs() == 1));
 }
 
 #[tokio::test]
@@ -99,11 +97,11 @@ async fn the_token_budget_stops_the_next_model_call_after_the_response_that_spen
         ToolLoop::new(model.clone(), tools(&db, &Gauge::default())).configure(|o| o.token_budget = Some(100));
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
-    assert!(matches!(error.stop, Stop::TokenBudget { used: 110, limit: 100 }), "{}", error.stop);
+    assert!(matches!(error.termination(), Termination::TokenBudget { used: 110, limit: 100 }), "{error}");
     assert_eq!(db.lookups.load(Ordering::SeqCst), 1);
     assert_ne!(failures(&conversation), [Some(FailureKind::NotExecuted)], "the call has its real result");
-    assert_eq!(error.metadata.usage, usage(90, 20));
-    assert_eq!(error.metadata.model_calls, 1, "no model call after the budget ran out");
+    assert_eq!(error.metadata().usage, usage(90, 20));
+    assert_eq!(error.metadata().model_calls, 1, "no model call after the budget ran out");
     model.assert_consumed();
 }
 
@@ -113,7 +111,7 @@ async fn consecutive_tool_failures_stop_the_run() {
     let mut tool_loop = looped(&model).configure(|o| o.max_consecutive_tool_failures = Some(3));
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
-    assert!(matches!(error.stop, Stop::ConsecutiveToolFailures { count: 3 }));
+    assert!(matches!(error.termination(), Termination::ConsecutiveToolFailures { count: 3 }));
     let kinds = failures(&conversation);
     assert_eq!(kinds[..3], [Some(FailureKind::ToolFailed); 3]);
     assert_eq!(kinds[3], Some(FailureKind::NotExecuted));
@@ -130,7 +128,7 @@ async fn a_success_resets_the_consecutive_failure_count() {
         .respond(ModelResponse::from_text("done"));
     let mut tool_loop = looped(&model).configure(|o| o.max_consecutive_tool_failures = Some(2));
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.end, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopEnd::Answer("done".into()));
 }
 
 #[tokio::test]
@@ -140,7 +138,9 @@ async fn the_stop_on_failure_policy_ends_the_run_at_the_first_failed_tool() {
     let mut tool_loop = looped(&model).configure(|o| o.stop_on_failed_tool = true);
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
-    assert!(matches!(&error.stop, Stop::ToolPolicy { tool, kind: FailureKind::ToolFailed } if tool == "lookup"));
+    assert!(
+        matches!(error.termination(), Termination::ToolPolicy { tool, kind: FailureKind::ToolFailed } if tool == "lookup")
+    );
     assert_eq!(failures(&conversation), [Some(FailureKind::ToolFailed), Some(FailureKind::NotExecuted)]);
 }
 
@@ -149,17 +149,17 @@ async fn max_model_calls_max_iterations_and_model_errors_leave_a_consistent_conv
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"]));
     let mut tool_loop = looped(&model).configure(|o| o.max_model_calls = Some(1));
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
-    assert!(matches!(error.stop, Stop::MaxModelCalls { limit: 1 }));
-    assert_eq!(error.metadata.model_calls, 1);
+    assert!(matches!(error.termination(), Termination::MaxModelCalls { limit: 1 }));
+    assert_eq!(error.metadata().model_calls, 1);
 
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"]));
     let mut tool_loop = looped(&model).configure(|o| o.max_iterations = 2);
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
-    assert!(matches!(error.stop, Stop::MaxIterations { iterations: 2, limit: 2 }));
+    assert!(matches!(error.termination(), Termination::MaxIterations { attempt: 1, iterations: 2, limit: 2 }));
 
     let model = ScriptedModel::new().respond(searches(&["a"]));
     let error = stop_of(&mut looped(&model), &mut ask("go")).await;
-    assert!(matches!(&error.stop, Stop::Model(e) if e.kind() == ModelErrorKind::ScriptExhausted));
+    assert!(error.model_error().is_some_and(|e| e.kind() == ModelErrorKind::ScriptExhausted));
 }
 
 #[tokio::test]
@@ -182,7 +182,7 @@ async fn a_paused_turn_is_sent_back_to_continue() {
         .respond(ModelResponse::from_text("thinking").with_stop_reason(StopReason::PauseTurn))
         .respond(ModelResponse::from_text("done"));
     let done = looped(&model).run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.end, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopEnd::Answer("done".into()));
     assert_eq!(done.metadata.iterations, 2);
 }
 
@@ -200,8 +200,8 @@ async fn a_terminal_check_ends_the_loop_with_a_signal_from_a_tool_result() {
     });
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
-    assert_eq!(done.end, LoopEnd::Signal("spec-4".to_owned()));
-    assert_eq!(done.metadata.termination, TerminationReason::Signal);
+    assert_eq!(done.output, LoopEnd::Signal("spec-4".to_owned()));
+    assert_eq!(done.metadata.termination, Termination::Signal);
     assert_eq!(model.remaining(), 1);
     assert_consistent(&conversation);
 }
@@ -219,7 +219,7 @@ async fn the_iteration_limit_hook_grants_more_iterations_then_ends_with_a_signal
             if reached.limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::End("request budget") }
         });
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.end, LoopEnd::Signal("request budget"));
+    assert_eq!(done.output, LoopEnd::Signal("request budget"));
     assert_eq!(*asked.lock().unwrap(), [(1, 1), (2, 2), (3, 3)]);
     assert_eq!(done.metadata.iterations, 3);
     model.assert_consumed();
@@ -234,14 +234,14 @@ async fn double_confirmation_asks_once_and_the_model_may_continue_with_tools() {
     let mut tool_loop = looped(&model).double_confirmation_prompt("Are you sure?");
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
-    assert_eq!(done.end, LoopEnd::Answer("now done".into()));
+    assert_eq!(done.output, LoopEnd::Answer("now done".into()));
     assert_eq!(model.requests()[1].last_text(), "Are you sure?");
     assert_eq!(user_texts(&conversation), ["go", "Are you sure?"]);
 
     let model =
         ScriptedModel::new().respond(ModelResponse::from_text("a")).respond(ModelResponse::from_text("confirmed"));
     let done = looped(&model).double_confirmation().run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.end, LoopEnd::Answer("confirmed".into()));
+    assert_eq!(done.output, LoopEnd::Answer("confirmed".into()));
     model.assert_consumed();
 }
 
@@ -282,7 +282,7 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             _ => Decision::Allow,
         })
         .approver(|call: toolloop::ToolCall| async move {
-            if call.input["label"] == "ok" { Approval::Approve } else { Approval::Reject("not today".into()) }
+            if call.input["label"] == "ok" { Approval::Approve } else { Approval::Deny("not today".into()) }
         });
     let model = ScriptedModel::new()
         .respond(calls([
@@ -303,7 +303,7 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
         *audit.lock().unwrap(),
         [
             ("lookup".to_owned(), Verdict::Denied("lookups are disabled".into())),
-            ("wait".to_owned(), Verdict::Rejected("not today".into())),
+            ("wait".to_owned(), Verdict::ApprovalDenied("not today".into())),
             ("wait".to_owned(), Verdict::Approved),
             ("search".to_owned(), Verdict::Allowed),
         ]
@@ -319,7 +319,7 @@ async fn the_stop_on_denied_policy_ends_the_run() {
     let mut tool_loop = looped(&model).governance(governance).configure(|o| o.stop_on_denied_tool = true);
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
-    assert!(matches!(error.stop, Stop::ToolPolicy { kind: FailureKind::Denied, .. }));
+    assert!(matches!(error.termination(), Termination::ToolPolicy { kind: FailureKind::Denied, .. }));
     assert_eq!(failures(&conversation), [Some(FailureKind::Denied), Some(FailureKind::NotExecuted)]);
 }
 
@@ -330,7 +330,7 @@ async fn a_model_error_in_the_middle_keeps_earlier_work() {
         .fail(ModelError::new(ModelErrorKind::RateLimited, "test", "slow down").with_status(429));
     let mut conversation = ask("go");
     let error = stop_of(&mut looped(&model), &mut conversation).await;
-    assert!(matches!(&error.stop, Stop::Model(e) if e.is_retryable()));
+    assert!(error.model_error().is_some_and(ModelError::is_retryable));
     assert_eq!(conversation.len(), 3, "the first iteration stays in the conversation");
 }
 
@@ -338,6 +338,6 @@ async fn a_model_error_in_the_middle_keeps_earlier_work() {
 async fn a_loop_run_can_be_spawned() {
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(ModelResponse::from_text("done"));
     let mut tool_loop = looped(&model).terminal_check(|_| None::<String>);
-    let handle = tokio::spawn(async move { tool_loop.run(&mut ask("go")).await.map(|done| done.end) });
+    let handle = tokio::spawn(async move { tool_loop.run(&mut ask("go")).await.map(|done| done.output) });
     assert_eq!(handle.await.unwrap().unwrap(), LoopEnd::Answer("done".into()));
 }

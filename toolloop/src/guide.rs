@@ -35,7 +35,7 @@
 //! | Your loop | toolloop |
 //! |---|---|
 //! | `messages: Vec<_>` you push to | [`Conversation`](crate::Conversation): yours, append-only, serde. Pass the same one to every run for a conversational agent, a fresh one per request for a stateless one. |
-//! | `for i in 0..MAX_ITERATIONS` | [`max_iterations`](crate::AgentBuilder::max_iterations) (per attempt), with [`max_model_calls`](crate::AgentBuilder::max_model_calls), [`max_tool_executions`](crate::AgentBuilder::max_tool_executions), [`timeout`](crate::AgentBuilder::timeout); all in [`LoopOptions`](crate::run::LoopOptions). |
+//! | `for i in 0..MAX_ITERATIONS` | [`max_iterations`](crate::AgentBuilder::max_iterations) (per attempt), with [`max_model_calls`](crate::AgentBuilder::max_model_calls), [`max_tool_executions`](crate::AgentBuilder::max_tool_executions), [`max_duration`](crate::AgentBuilder::max_duration); all in [`LoopOptions`](crate::run::LoopOptions). |
 //! | tool schemas written by hand, `match call.name { .. }` | `#[derive(Tool)]` on a struct of arguments, [`.tool::<T>()`](crate::AgentBuilder::tool) or a [`ToolSet`](crate::ToolSet); tools with state via `#[tool(state = ..)]`. |
 //! | `parse(call.arguments)` | Generated: argument errors name the field and reach the model as an error result it can correct. |
 //! | `catch e { "Error: " + e }` | Your handler's error type's `Display` is the error result's text; panics, timeouts and unknown tools become error results too, each with a [`FailureKind`](crate::FailureKind). |
@@ -159,7 +159,8 @@
 //!
 //! ```
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, CancellationToken, Conversation, RunErrorKind};
+//! use toolloop::run::{Phase, Termination};
+//! use toolloop::{Agent, CancellationToken, Conversation};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -171,7 +172,7 @@
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Summarise the logs.");
 //! let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
-//! assert!(matches!(error.kind(), RunErrorKind::Cancelled { .. }));
+//! assert_eq!(error.termination(), &Termination::Cancelled { phase: Phase::ModelCall });
 //! println!("used {} tokens before: {error}", error.metadata().usage.total());
 //! assert!(conversation.unanswered_tool_calls().is_empty());
 //! # Ok(())
@@ -198,7 +199,7 @@
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Go.");
 //! let done = tool_loop.run(&mut conversation).await?;
-//! assert_eq!(done.end, LoopEnd::Answer("done".to_owned()));
+//! assert_eq!(done.output, LoopEnd::Answer("done".to_owned()));
 //! # Ok(())
 //! # }
 //! ```

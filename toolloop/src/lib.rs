@@ -19,11 +19,11 @@ mod usage;
 pub mod __private;
 
 pub use agent::{Agent, AgentBuilder, BuildError};
-pub use run::outcome::{RunError, RunOutput};
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{
     ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, Tool, ToolDefinition, ToolError,

@@ -84,11 +84,7 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
     }
 
     fn answer(&mut self, call: &ToolCall) -> ToolResult {
-        if call.name == self.output.name {
-            self.propose(call)
-        } else {
-            self.submit(call)
-        }
+        if call.name == self.output.name { self.propose(call) } else { self.submit(call) }
     }
 
     fn propose(&mut self, call: &ToolCall) -> ToolResult {

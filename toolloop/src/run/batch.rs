@@ -185,6 +185,13 @@ impl Engine<'_> {
         result
     }
 
+    /// What the model is told when it calls a tool the run does not have.
+    fn unknown_tool(&self, call: &ToolCall) -> String {
+        let names: Vec<&str> = self.definitions.iter().map(|definition| &*definition.name).collect();
+        let names = if names.is_empty() { "(none)".to_owned() } else { names.join(", ") };
+        format!("unknown tool `{}`; the tools are: {names}", call.name)
+    }
+
     /// The stop a finished call causes under the stop policies, if any.
     fn policy_stop(&self, done: &ExecutedCall, consecutive_failures: &mut u32) -> Option<Stop> {
         let Some(kind) = done.result.failure else {
@@ -256,14 +263,21 @@ impl Engine<'_> {
                 {
                     return interrupted(Stop::new(Termination::MaxToolExecutions { limit }), Some(verdict));
                 }
-                let execution = tokio::select! {
+                if self.tools.get(&call.name).is_none() {
+                    // The tool set knows only its own tools; the model is
+                    // told every tool of the run, the control's included.
+                    let result = ToolResult::failure(&call.id, FailureKind::UnknownTool, self.unknown_tool(call));
+                    (result, None, Duration::ZERO, true)
+                } else {
+                    let execution = tokio::select! {
                     biased;
-                    () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
-                    execution = self.tools.execute(call, self.cancel) => execution,
-                };
-                match execution {
-                    Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
-                    Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
+                        () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
+                        execution = self.tools.execute(call, self.cancel) => execution,
+                    };
+                    match execution {
+                        Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
+                        Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
+                    }
                 }
             }
         };

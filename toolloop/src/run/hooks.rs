@@ -270,10 +270,7 @@ impl Hooks {
     }
 
     /// Adds a hook called once when the run ends, however it ends.
-    pub fn on_stop<R: HookOutcome>(
-        &mut self,
-        hook: impl Fn(&Termination) -> R + Send + Sync + 'static,
-    ) -> &mut Self {
+    pub fn on_stop<R: HookOutcome>(&mut self, hook: impl Fn(&Termination) -> R + Send + Sync + 'static) -> &mut Self {
         self.on(move |event| match event {
             Event::Stop { reason } => Some(hook(reason)),
             _ => None,

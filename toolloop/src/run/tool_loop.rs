@@ -131,7 +131,8 @@ impl ToolLoop<NoSignal> {
     /// ```
     pub fn terminal_check<S>(self, check: impl FnMut(&[ExecutedCall]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
-            Box::new(move |reached: &LimitReached| hook(reached).map(|never: NoSignal| -> S { match never {} })) as LimitHook<S>
+            Box::new(move |reached: &LimitReached| hook(reached).map(|never: NoSignal| -> S { match never {} }))
+                as LimitHook<S>
         });
         ToolLoop {
             model: self.model,
