@@ -18,7 +18,9 @@ mod usage;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use agent::{Agent, AgentBuilder, BuildError};
+pub use agent::agent::Agent;
+pub use agent::builder::AgentBuilder;
+pub use agent::error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
@@ -95,9 +97,11 @@ pub use tool::{
 #[doc(inline)]
 pub use toolloop_macros::Tool;
 
-/// The common imports: `use toolloop::prelude::*;`.
+/// The names of the common path — define tools, build an agent, run it on a
+/// conversation: `use toolloop::prelude::*;`. Everything else is one `use`
+/// away at its own path.
 pub mod prelude {
-    pub use crate::{Agent, Conversation, Message, Model, ModelResponse, Tool, ToolCall, ToolSet, Usage};
+    pub use crate::{Agent, Conversation, Tool};
 }
 
 pub use usage::Usage;

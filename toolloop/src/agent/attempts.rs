@@ -5,10 +5,11 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt as _;
 use tracing::Instrument as _;
 
+use super::agent::Agent;
+use super::constraints;
 use super::output::{AgentOutput, DEFAULT_OUTPUT_TOOL};
 use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOOL};
 use super::spec::Check;
-use super::{Agent, constraints};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::Message;

@@ -6,14 +6,15 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Agent;
+use super::agent::Agent;
 use super::error::BuildError;
+use super::handlers::{NoReflection, Reflective};
 use super::output::{AgentOutput, OutputType, Text};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
-    Buildable, Built, HasModel, NoModel, NoReflection, OutputIs, OutputUnset, ReflectionUnset, Reflective,
-    TextConfigured, TextMode, Typed, WithModel,
+    Buildable, Built, HasModel, NoModel, OutputIs, OutputUnset, ReflectionUnset, TextConfigured, TextMode, Typed,
+    WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -52,9 +53,10 @@ impl<M: fmt::Debug, O, R> fmt::Debug for AgentBuilder<M, O, R> {
     }
 }
 
-impl AgentBuilder {
-    pub(super) fn new() -> Self {
-        Self {
+impl Agent {
+    /// Starts building an agent.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder {
             model: NoModel,
             tools: ToolSet::new(),
             tool_error: None,

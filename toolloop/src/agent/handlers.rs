@@ -2,6 +2,15 @@
 //! validators. The builder takes closures; these traits name what they must
 //! be, so a wrong closure gets a message that says so.
 
+/// No reflection handler: the output tool call ends the iteration loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoReflection;
+
+/// A reflection handler is set: the output tool returns its rendering and
+/// the injected `submit` tool ends the iteration loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reflective;
+
 /// A reflection handler for output type `O`: renders a proposed output for
 /// the model to review.
 #[diagnostic::on_unimplemented(

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::BuildError;
+use super::sealed::Sealed;
 use crate::tool::{ArgumentError, ToolDefinition};
 
 /// The name of the output tool unless configured otherwise.
@@ -33,8 +34,8 @@ pub trait OutputType: DeserializeOwned + JsonSchema + Send + Sync + 'static {}
 impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> OutputType for T {}
 
 /// What an agent produces: [`Text`] (a `String`) or an [`OutputType`].
-/// Implemented for both; the methods are the agent's internals.
-pub trait AgentOutput: Sized + Send + Sync + 'static {
+/// Implemented for both (and sealed); the methods are the agent's internals.
+pub trait AgentOutput: Sealed + Sized + Send + Sync + 'static {
     /// What a successful run returns.
     type Value: Send;
 
@@ -54,6 +55,11 @@ pub trait AgentOutput: Sized + Send + Sync + 'static {
     #[doc(hidden)]
     fn from_text(text: String) -> Option<Self::Value>;
 }
+
+impl Sealed for Text {}
+
+#[diagnostic::do_not_recommend]
+impl<T: OutputType> Sealed for T {}
 
 impl AgentOutput for Text {
     type Value = String;

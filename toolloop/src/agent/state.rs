@@ -1,24 +1,20 @@
-//! The type states of [`AgentBuilder`](super::AgentBuilder) and the traits
+//! The type states of [`AgentBuilder`](crate::AgentBuilder) and the traits
 //! that turn a wrong configuration into a compile error that says what to do.
+//!
+//! Plumbing: these appear in the builder's type parameters and bounds (and
+//! in compile errors, which say what to do), but are never named in
+//! ordinary code. The traits are sealed.
 
 use std::sync::Arc;
 
-use super::handlers::{AsyncValidator, ReflectionHandler, Validator};
+use super::handlers::{AsyncValidator, NoReflection, ReflectionHandler, Reflective, Validator};
 use super::output::{AgentOutput, OutputType, Text};
+use super::sealed::Sealed;
 
 /// A text agent on which a text-only option was set, so its output can no
 /// longer become typed. Builds an `Agent<Text, NoReflection>`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TextConfigured;
-
-/// No reflection handler: the output tool call ends the iteration loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NoReflection;
-
-/// A reflection handler is set: the output tool returns its rendering and
-/// the injected `submit` tool ends the iteration loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reflective;
 
 /// The builder has no model yet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,13 +30,19 @@ impl std::fmt::Debug for WithModel {
     }
 }
 
+impl Sealed for TextConfigured {}
+impl Sealed for NoReflection {}
+impl Sealed for Reflective {}
+impl Sealed for NoModel {}
+impl Sealed for WithModel {}
+
 /// The builder's output is still open, so `.output::<T>()` may choose it.
 #[diagnostic::on_unimplemented(
     message = "the output of this agent is already decided (`{Self}`), so `.output::<T>()` cannot be called here",
     label = "output already decided",
     note = "call `.output::<T>()` once, before any text-only option (`.double_confirmation()`, `.terminal_check(..)`, `.on_iteration_limit(..)`)"
 )]
-pub trait OutputUnset {}
+pub trait OutputUnset: Sealed {}
 
 impl OutputUnset for Text {}
 
@@ -61,7 +63,7 @@ impl<T: OutputType> Typed for T {}
     label = "only available on text agents",
     note = "a typed agent ends through its output tool: use `.reflection(..)`, `.validator(..)` and `.max_attempts(..)` instead"
 )]
-pub trait TextMode {}
+pub trait TextMode: Sealed {}
 
 impl TextMode for Text {}
 impl TextMode for TextConfigured {}
@@ -72,7 +74,7 @@ impl TextMode for TextConfigured {}
     label = "second reflection handler",
     note = "an agent has one reflection handler: remove one of the `.reflection(..)` calls"
 )]
-pub trait ReflectionUnset {}
+pub trait ReflectionUnset: Sealed {}
 
 impl ReflectionUnset for NoReflection {}
 
@@ -82,7 +84,7 @@ impl ReflectionUnset for NoReflection {}
     label = "`.model(..)` was not called",
     note = "call `.model(your_model)` before `.build()`"
 )]
-pub trait HasModel {
+pub trait HasModel: Sealed {
     #[doc(hidden)]
     fn into_model(self) -> Arc<dyn crate::Model>;
 }
@@ -108,7 +110,7 @@ pub trait Built {}
     label = "expected a handler taking `&{Self}`",
     note = "reflection handlers and validators receive the agent's output: change the argument type to `&{Self}`"
 )]
-pub trait OutputIs<T>: Sized {
+pub trait OutputIs<T>: Sealed + Sized {
     #[doc(hidden)]
     fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>>;
     #[doc(hidden)]
@@ -163,7 +165,7 @@ impl<T> OutputIs<T> for TextConfigured {
     label = "this agent's output type",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
 )]
-pub trait Buildable: Sized + 'static {
+pub trait Buildable: Sealed + Sized + 'static {
     /// The agent's output.
     type Output: AgentOutput + OutputIs<Self>;
 }
