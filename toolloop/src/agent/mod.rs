@@ -41,7 +41,6 @@ mod output;
 mod own_tools;
 mod sealed;
 mod spec;
-#[doc(hidden)]
 pub mod state;
 
 pub use handlers::{NoReflection, Reflective};

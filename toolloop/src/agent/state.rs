@@ -1,9 +1,9 @@
-//! The type states of [`AgentBuilder`](crate::AgentBuilder) and the traits
-//! that turn a wrong configuration into a compile error that says what to do.
+//! Plumbing of [`AgentBuilder`](crate::AgentBuilder): its type states, and
+//! the sealed traits that turn a wrong configuration into a compile error
+//! that says what to do.
 //!
-//! Plumbing: these appear in the builder's type parameters and bounds (and
-//! in compile errors, which say what to do), but are never named in
-//! ordinary code. The traits are sealed.
+//! You do not need these to build or run an agent: they appear in the
+//! builder's type parameters and bounds, and by name in its compile errors.
 
 use std::sync::Arc;
 
