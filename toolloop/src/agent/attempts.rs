@@ -63,10 +63,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
         for attempt in 1..=self.max_attempts {
             tally.attempts = attempt;
             engine.fire(&Event::AttemptStart { attempt }, tally);
-            let mut control = match &self.output_definition {
-                None => AgentControl::Text(&self.text),
-                Some(definition) => AgentControl::Typed(OwnTools::new(definition, self.typed.reflection.as_deref())),
-            };
+            let own_tools = (self.output_definition.as_ref())
+                .map(|definition| OwnTools::new(definition, self.typed.reflection.as_deref()));
+            let mut control = AgentControl { text: &self.text, own_tools };
             let span = tracing::info_span!("attempt", attempt);
             let end = engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?;
             let failure = match end {

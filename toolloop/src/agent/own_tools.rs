@@ -113,13 +113,11 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
                 None => Submission::Early,
             });
         }
-        match self.submission {
-            Some(Submission::Submitted(_)) => ToolResult::success(&call.id, "Submitted for validation."),
-            _ => {
-                let message =
-                    format!("there is no output to submit: call `{}` with your output first", self.output.name);
-                ToolResult::failure(&call.id, FailureKind::Rejected, message)
-            }
+        if let Some(Submission::Submitted(_)) = self.submission {
+            ToolResult::success(&call.id, "Submitted for validation.")
+        } else {
+            let message = format!("there is no output to submit: call `{}` with your output first", self.output.name);
+            ToolResult::failure(&call.id, FailureKind::Rejected, message)
         }
     }
 
@@ -135,39 +133,36 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
 }
 
 /// How an agent's loop decides it is done.
-pub(crate) enum AgentControl<'a, O> {
-    /// A text agent with its optional closures.
-    Text(&'a TextSpec),
-    /// A typed agent: its output tool (and `submit`) end the loop.
-    Typed(OwnTools<'a, O>),
+pub(crate) struct AgentControl<'a, O> {
+    /// A text agent's optional closures (empty on a typed agent).
+    pub(crate) text: &'a TextSpec,
+    /// A typed agent's output tool (and `submit`), which end the loop.
+    pub(crate) own_tools: Option<OwnTools<'a, O>>,
 }
 
 impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
     fn owns(&self, name: &str) -> bool {
-        match self {
-            Self::Text(_) => false,
-            Self::Typed(tools) => tools.owns(name),
-        }
+        self.own_tools.as_ref().is_some_and(|tools| tools.owns(name))
     }
 
     fn answer(&mut self, call: &ToolCall) -> ToolResult {
-        match self {
-            Self::Typed(tools) => tools.answer(call),
-            Self::Text(_) => unreachable!("a text agent owns no tools"),
+        match &mut self.own_tools {
+            Some(tools) => tools.answer(call),
+            None => unreachable!("the loop hands a control only the calls it owns"),
         }
     }
 
     fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<AgentSignal<O>> {
-        match self {
-            Self::Text(spec) => spec.terminal.as_ref().and_then(|check| check(batch)).map(AgentSignal::Text),
-            Self::Typed(tools) => tools.ending(),
+        match &mut self.own_tools {
+            Some(tools) => tools.ending(),
+            None => self.text.terminal.as_ref().and_then(|check| check(batch)).map(AgentSignal::Text),
         }
     }
 
     fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<AgentSignal<O>> {
-        match self {
-            Self::Text(TextSpec { on_limit: Some(hook), .. }) => hook(reached).map(AgentSignal::Text),
-            _ => LimitDecision::Stop,
+        match &self.text.on_limit {
+            Some(hook) => hook(reached).map(AgentSignal::Text),
+            None => LimitDecision::Stop,
         }
     }
 }

@@ -95,7 +95,7 @@ impl HasModel for WithModel {
     }
 }
 
-/// Never implemented: an [`AgentBuilder`](super::AgentBuilder) is not an agent.
+/// Never implemented: an [`AgentBuilder`](crate::AgentBuilder) is not an agent.
 #[diagnostic::on_unimplemented(
     message = "an agent builder cannot run: it must be built first",
     label = "this is an `AgentBuilder`, not an `Agent`",

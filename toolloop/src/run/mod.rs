@@ -2,8 +2,8 @@
 //! per iteration, until an answer, a terminal signal or a stop.
 //!
 //! Usable on its own through [`ToolLoop`]; [`Agent`](crate::Agent) runs it
-//! once per attempt. Both return a [`RunOutput`](crate::RunOutput) or a
-//! [`RunError`](crate::RunError), and say why they ended with one
+//! once per attempt. Both return a [`RunOutput`] or a
+//! [`RunError`], and say why they ended with one
 //! vocabulary, [`Termination`]. Every stop (limits, time limit, token
 //! budget, failures, policy, cancellation) goes through one path that
 //! answers pending tool calls with synthetic
@@ -34,7 +34,7 @@ pub use iteration::LoopEnd;
 pub use metadata::RunMetadata;
 pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, LoopOptions};
 pub use termination::{AttemptFailure, Phase, Termination};
-pub use tool_loop::{NoSignal, ToolLoop};
+pub use tool_loop::ToolLoop;
 
 pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};

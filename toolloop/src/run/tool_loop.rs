@@ -1,5 +1,6 @@
 //! The iteration loop on its own, without an agent.
 
+use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 
@@ -19,17 +20,15 @@ use crate::conversation::Conversation;
 use crate::model::Model;
 use crate::tool::ToolSet;
 
-/// The signal type of a loop that has no terminal check: it has no values,
-/// so such a loop can only end with an answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoSignal {}
-
 type TerminalCheck<S> = Box<dyn FnMut(&[ExecutedCall]) -> Option<S> + Send>;
 type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 
 /// An iteration loop: call the model, execute every tool call it makes,
 /// feed the results back, repeat until it answers or a terminal check
 /// returns a signal.
+///
+/// `S` is the signal type; without a [terminal check](Self::terminal_check)
+/// it is [`Infallible`]: such a loop can only end with an answer.
 ///
 /// ```
 /// use toolloop::run::{LoopEnd, ToolLoop};
@@ -45,7 +44,7 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 /// assert_eq!(done.output, LoopEnd::Answer("4".to_owned()));
 /// # });
 /// ```
-pub struct ToolLoop<S = NoSignal> {
+pub struct ToolLoop<S = Infallible> {
     model: Arc<dyn Model>,
     tools: ToolSet,
     system: Option<String>,
@@ -68,7 +67,7 @@ impl<S> fmt::Debug for ToolLoop<S> {
     }
 }
 
-impl ToolLoop<NoSignal> {
+impl ToolLoop<Infallible> {
     /// A loop calling `model` with `tools` and default [options](LoopOptions).
     pub fn new(model: impl Model + 'static, tools: ToolSet) -> Self {
         Self {
@@ -131,7 +130,7 @@ impl ToolLoop<NoSignal> {
     /// ```
     pub fn terminal_check<S>(self, check: impl FnMut(&[ExecutedCall]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
-            Box::new(move |reached: &LimitReached| hook(reached).map(|never: NoSignal| -> S { match never {} }))
+            Box::new(move |reached: &LimitReached| hook(reached).map(|never: Infallible| -> S { match never {} }))
                 as LimitHook<S>
         });
         ToolLoop {
