@@ -13,8 +13,8 @@ use super::output::{AgentOutput, OutputType, Text};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
-    Buildable, Built, HasModel, NoModel, OutputIs, OutputUnset, ReflectionUnset, TextConfigured, TextMode, Typed,
-    WithModel,
+    Buildable, Built, HasModel, ModelUnset, NoModel, OutputIs, OutputUnset, ReflectionUnset, TextConfigured, TextMode,
+    Typed, WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -31,7 +31,8 @@ use crate::tool::{DynTool, Stateless, Tool, ToolSet};
 pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
     pub(super) model: M,
     pub(super) tools: ToolSet,
-    pub(super) tool_error: Option<BuildError>,
+    /// The first configuration error found by a setter, reported by `build()`.
+    pub(super) error: Option<BuildError>,
     pub(super) system: Option<String>,
     pub(super) options: LoopOptions,
     pub(super) hooks: Hooks,
@@ -59,7 +60,7 @@ impl Agent {
         AgentBuilder {
             model: NoModel,
             tools: ToolSet::new(),
-            tool_error: None,
+            error: None,
             system: None,
             options: LoopOptions::default(),
             hooks: Hooks::new(),
@@ -82,7 +83,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         AgentBuilder {
             model: model(self.model),
             tools: self.tools,
-            tool_error: self.tool_error,
+            error: self.error,
             system: self.system,
             options: self.options,
             hooks: self.hooks,
@@ -96,14 +97,25 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Sets the model (any [`Model`]: a provider, a test model, an `Arc<dyn Model>`).
-    pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R> {
+    /// An agent has one model: a second call does not compile. (To fall
+    /// back to another model when one fails, wrap both in a
+    /// [`Fallback`](crate::providers::Fallback).)
+    pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R>
+    where
+        M: ModelUnset,
+    {
         let typed = std::mem::take(&mut self.typed);
         self.with_model(typed, |_| WithModel(Arc::new(model)))
     }
 
-    /// Sets the system prompt.
+    /// Sets the system prompt. Called again, it adds a paragraph: the
+    /// prompt is every part, in order, separated by a blank line.
     pub fn system(mut self, system: impl Into<String>) -> Self {
-        self.system = Some(system.into());
+        let part = system.into();
+        self.system = Some(match self.system.take() {
+            Some(earlier) => format!("{earlier}\n\n{part}"),
+            None => part,
+        });
         self
     }
 
@@ -116,7 +128,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// (`#[tool(state = ...)]`): by value, or an `Arc` shared with other tools.
     pub fn tool_with_state<T: Tool>(mut self, state: impl Into<Arc<T::State>>) -> Self {
         if let Err(error) = self.tools.add_with_state::<T>(state) {
-            self.tool_error.get_or_insert(BuildError::DuplicateToolName(error.0));
+            self.error.get_or_insert(BuildError::DuplicateToolName(error.0));
         }
         self
     }
@@ -125,7 +137,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// output tool or `submit`) is reported by [`build`](AgentBuilder::build).
     pub fn tool_dyn(mut self, tool: Arc<dyn DynTool>) -> Self {
         if let Err(error) = self.tools.add_dyn(tool) {
-            self.tool_error.get_or_insert(BuildError::DuplicateToolName(error.0));
+            self.error.get_or_insert(BuildError::DuplicateToolName(error.0));
         }
         self
     }
@@ -133,14 +145,27 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// How long tools without a timeout of their own may run (default
     /// [`DEFAULT_TOOL_TIMEOUT`](crate::DEFAULT_TOOL_TIMEOUT)); a call that
     /// takes longer fails with [`FailureKind::TimedOut`](crate::FailureKind::TimedOut).
+    /// Zero is rejected by [`build`](AgentBuilder::build).
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        if timeout.is_zero() {
+            let error = BuildError::InvalidSetting { setting: "tool_timeout", value: format!("{timeout:?}") };
+            self.error.get_or_insert(error);
+        }
         self.tools.set_default_timeout(timeout);
         self
     }
 
-    /// Sets every loop limit and setting at once (see [`LoopOptions`]).
-    pub fn loop_options(mut self, options: LoopOptions) -> Self {
-        self.options = options;
+    /// Changes loop limits and settings in place (see [`LoopOptions`]);
+    /// what earlier setters set stays unless `change` sets it.
+    ///
+    /// ```
+    /// # use toolloop::{Agent, testing::ScriptedModel};
+    /// let shared = |options: &mut toolloop::run::LoopOptions| options.max_model_calls = Some(40);
+    /// let agent = Agent::builder().model(ScriptedModel::new()).max_iterations(5).configure(shared).build()?;
+    /// # Ok::<(), toolloop::BuildError>(())
+    /// ```
+    pub fn configure(mut self, change: impl FnOnce(&mut LoopOptions)) -> Self {
+        change(&mut self.options);
         self
     }
 
@@ -373,21 +398,22 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 impl<M, O, R> AgentBuilder<M, O, R> {
     /// Builds the agent. Fails only on what types cannot catch: two tools
     /// with one name (including the output tool and `submit`), an output
-    /// type whose schema is not an object, or a zero limit.
+    /// type whose schema is not an object, or a limit that is zero (or a
+    /// temperature that is negative or not finite).
     pub fn build(self) -> Result<Agent<O::Output, R>, BuildError>
     where
         M: HasModel,
         O: Buildable,
     {
         let typed: TypedSpec<O::Output> = convert(self.typed);
-        if let Some(error) = self.tool_error {
+        if let Some(error) = self.error {
             return Err(error);
         }
         if self.max_attempts == 0 {
-            return Err(BuildError::Zero("max_attempts"));
+            return Err(BuildError::InvalidSetting { setting: "max_attempts", value: "0".to_owned() });
         }
-        if self.options.max_iterations == 0 {
-            return Err(BuildError::Zero("max_iterations"));
+        if let Some((setting, value)) = self.options.invalid_setting() {
+            return Err(BuildError::InvalidSetting { setting, value });
         }
         let output_definition =
             O::Output::output_definition(typed.name.clone(), typed.description.clone()).transpose()?;

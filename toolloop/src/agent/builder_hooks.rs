@@ -5,9 +5,10 @@ use crate::run::{AuditRecord, Event, HookOutcome, Hooks, Termination};
 use crate::{ModelRequest, ModelResponse, ToolCall, ToolResult};
 
 impl<M, O, R> AgentBuilder<M, O, R> {
-    /// Replaces every hook with `hooks`.
+    /// Adds every hook of `hooks`, after the ones already set (a set of
+    /// hooks shared between agents, say).
     pub fn hooks(mut self, hooks: Hooks) -> Self {
-        self.hooks = hooks;
+        self.hooks.extend(hooks);
         self
     }
 

@@ -14,7 +14,13 @@ pub enum BuildError {
     /// is one providers reject.
     #[error("tool name `{0}` is not accepted by providers: use 1 to 64 letters, digits, `_` or `-`")]
     InvalidToolName(String),
-    /// `max_attempts` or `max_iterations` is zero.
-    #[error("`{0}` must be at least 1")]
-    Zero(&'static str),
+    /// A limit is zero, or a number is negative or not finite: every limit
+    /// must be positive and finite (leave it unset for no limit).
+    #[error("`{setting}` must be positive and finite, got {value}: leave it unset for no limit")]
+    InvalidSetting {
+        /// The builder method (and [`LoopOptions`](crate::run::LoopOptions) field).
+        setting: &'static str,
+        /// The value it was given.
+        value: String,
+    },
 }

@@ -78,6 +78,16 @@ pub trait ReflectionUnset: Sealed {}
 
 impl ReflectionUnset for NoReflection {}
 
+/// The builder has no model yet, so `.model(..)` may set it.
+#[diagnostic::on_unimplemented(
+    message = "this agent already has a model",
+    label = "second `.model(..)`",
+    note = "an agent has one model: remove one of the `.model(..)` calls (to fall back to another model when one fails, use `toolloop::providers::Fallback`)"
+)]
+pub trait ModelUnset: Sealed {}
+
+impl ModelUnset for NoModel {}
+
 /// The builder has a model.
 #[diagnostic::on_unimplemented(
     message = "this agent has no model yet",

@@ -189,6 +189,11 @@ impl Hooks {
         }
     }
 
+    /// Adds every hook of `other` after these.
+    pub(crate) fn extend(&mut self, other: Hooks) {
+        self.hooks.extend(other.hooks);
+    }
+
     /// Whether no hook is set.
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()

@@ -13,6 +13,11 @@ pub const DEFAULT_CONFIRMATION_PROMPT: &str = "Before you finish: verify that th
 
 /// Limits and settings of the iteration loop. Every limit is off (`None`)
 /// by default except [`max_iterations`](Self::max_iterations).
+///
+/// One rule for every number here: a limit is positive and finite. Zero
+/// (`0`, `Duration::ZERO`) is not "no limit" but a mistake, as are a
+/// negative or non-finite temperature; [`AgentBuilder::build`](crate::AgentBuilder::build)
+/// rejects them. Leave a setting at `None` for no limit.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct LoopOptions {
@@ -59,5 +64,56 @@ impl Default for LoopOptions {
             temperature: None,
             strict_tools: false,
         }
+    }
+}
+
+impl LoopOptions {
+    /// The first setting that breaks the rule above, with its value.
+    pub(crate) fn invalid_setting(&self) -> Option<(&'static str, String)> {
+        let zero = |name: &'static str, value: Option<u64>| (value == Some(0)).then(|| (name, "0".to_owned()));
+        zero("max_iterations", Some(u64::from(self.max_iterations)))
+            .or_else(|| zero("max_model_calls", self.max_model_calls.map(u64::from)))
+            .or_else(|| zero("max_tool_executions", self.max_tool_executions.map(u64::from)))
+            .or_else(|| zero("token_budget", self.token_budget))
+            .or_else(|| zero("max_consecutive_tool_failures", self.max_consecutive_tool_failures.map(u64::from)))
+            .or_else(|| zero("max_tokens", self.max_tokens.map(u64::from)))
+            .or_else(|| {
+                (self.max_duration == Some(Duration::ZERO)).then(|| ("max_duration", format!("{:?}", Duration::ZERO)))
+            })
+            .or_else(|| {
+                let temperature = self.temperature?;
+                (!temperature.is_finite() || temperature < 0.0).then(|| ("temperature", temperature.to_string()))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_negative_and_non_finite_settings_are_named() {
+        type Set = fn(&mut LoopOptions);
+        assert_eq!(LoopOptions::default().invalid_setting(), None);
+        let cases: [(Set, &str); 8] = [
+            (|o| o.max_iterations = 0, "max_iterations"),
+            (|o| o.max_model_calls = Some(0), "max_model_calls"),
+            (|o| o.max_tool_executions = Some(0), "max_tool_executions"),
+            (|o| o.token_budget = Some(0), "token_budget"),
+            (|o| o.max_consecutive_tool_failures = Some(0), "max_consecutive_tool_failures"),
+            (|o| o.max_tokens = Some(0), "max_tokens"),
+            (|o| o.max_duration = Some(Duration::ZERO), "max_duration"),
+            (|o| o.temperature = Some(f32::NAN), "temperature"),
+        ];
+        for (set, name) in cases {
+            let mut options = LoopOptions::default();
+            set(&mut options);
+            assert_eq!(options.invalid_setting().map(|(setting, _)| setting), Some(name));
+        }
+        let mut options = LoopOptions { temperature: Some(-0.5), ..LoopOptions::default() };
+        assert_eq!(options.invalid_setting(), Some(("temperature", "-0.5".to_owned())));
+        options.temperature = Some(0.0);
+        options.max_tool_executions = Some(1);
+        assert_eq!(options.invalid_setting(), None);
     }
 }

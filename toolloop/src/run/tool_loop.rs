@@ -149,27 +149,27 @@ impl ToolLoop<Infallible> {
 }
 
 impl<S: Send> ToolLoop<S> {
-    /// Sets the system prompt.
+    /// Sets the system prompt. Called again, it adds a paragraph: the
+    /// prompt is every part, in order, separated by a blank line.
     pub fn system(mut self, system: impl Into<String>) -> Self {
-        self.system = Some(system.into());
+        let part = system.into();
+        self.system = Some(match self.system.take() {
+            Some(earlier) => format!("{earlier}\n\n{part}"),
+            None => part,
+        });
         self
     }
 
-    /// Sets every limit and setting at once.
-    pub fn options(mut self, options: LoopOptions) -> Self {
-        self.options = options;
-        self
-    }
-
-    /// Changes limits and settings in place.
+    /// Changes limits and settings in place; what earlier calls set stays
+    /// unless `change` sets it.
     pub fn configure(mut self, change: impl FnOnce(&mut LoopOptions)) -> Self {
         change(&mut self.options);
         self
     }
 
-    /// Sets the hooks.
+    /// Adds every hook of `hooks`, after the ones already set.
     pub fn hooks(mut self, hooks: Hooks) -> Self {
-        self.hooks = hooks;
+        self.hooks.extend(hooks);
         self
     }
 

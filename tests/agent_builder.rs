@@ -1,0 +1,104 @@
+//! The builder's settings compose: later calls never silently undo earlier
+//! ones, and one rule covers every limit (positive and finite).
+
+mod common;
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{ask, call, calls};
+use serde_json::json;
+use toolloop::run::{Hooks, Termination};
+use toolloop::testing::ScriptedModel;
+use toolloop::{Agent, AgentBuilder, BuildError, ModelResponse};
+
+#[tokio::test]
+async fn configure_keeps_what_earlier_setters_set() {
+    let model = ScriptedModel::new().respond(calls([call("1", "nothing", json!({}))]));
+    let agent = Agent::builder()
+        .model(model)
+        .max_iterations(1)
+        .max_duration(Duration::from_secs(60))
+        .configure(|options| options.max_model_calls = Some(5))
+        .build()
+        .unwrap();
+    let error = agent.run(&mut ask("go")).await.unwrap_err();
+    assert_eq!(error.termination(), &Termination::MaxIterations { attempt: 1, iterations: 1, limit: 1 });
+}
+
+#[tokio::test]
+async fn hooks_add_to_the_hooks_already_set() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (first, second, third) = (log.clone(), log.clone(), log.clone());
+    let mut shared = Hooks::new();
+    shared.on_stop(move |termination| second.lock().unwrap().push(format!("shared stop {termination:?}")));
+    let agent = Agent::builder()
+        .model(ScriptedModel::new().respond(ModelResponse::from_text("hi")))
+        .on_attempt_start(move |attempt| first.lock().unwrap().push(format!("attempt {attempt}")))
+        .hooks(shared)
+        .on_stop(move |_| third.lock().unwrap().push("own stop".to_owned()))
+        .build()
+        .unwrap();
+    agent.run(&mut ask("go")).await.unwrap();
+    assert_eq!(*log.lock().unwrap(), ["attempt 1", "shared stop Answer", "own stop"]);
+}
+
+#[tokio::test]
+async fn a_second_system_prompt_adds_a_paragraph() {
+    let model = ScriptedModel::new().respond(ModelResponse::from_text("hi"));
+    let agent =
+        Agent::builder().model(model.clone()).system("You are terse.").system("Answer in French.").build().unwrap();
+    agent.run(&mut ask("go")).await.unwrap();
+    assert_eq!(model.requests()[0].system.as_deref(), Some("You are terse.\n\nAnswer in French."));
+}
+
+fn rejected(builder: AgentBuilder<toolloop::agent::state::WithModel>) -> (&'static str, String) {
+    match builder.build() {
+        Err(BuildError::InvalidSetting { setting, value }) => (setting, value),
+        other => panic!("expected an invalid setting, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_zero_negative_or_non_finite_limit_is_a_build_error() {
+    let builder = || Agent::builder().model(ScriptedModel::new());
+    let cases: Vec<(AgentBuilder<_>, &str, &str)> = vec![
+        (builder().max_iterations(0), "max_iterations", "0"),
+        (builder().max_model_calls(0), "max_model_calls", "0"),
+        (builder().max_tool_executions(0), "max_tool_executions", "0"),
+        (builder().max_duration(Duration::ZERO), "max_duration", "0ns"),
+        (builder().token_budget(0), "token_budget", "0"),
+        (builder().max_consecutive_tool_failures(0), "max_consecutive_tool_failures", "0"),
+        (builder().tool_timeout(Duration::ZERO), "tool_timeout", "0ns"),
+        (builder().max_tokens(0), "max_tokens", "0"),
+        (builder().temperature(f32::NAN), "temperature", "NaN"),
+        (builder().temperature(f32::INFINITY), "temperature", "inf"),
+        (builder().temperature(-0.1), "temperature", "-0.1"),
+        (builder().configure(|options| options.token_budget = Some(0)), "token_budget", "0"),
+    ];
+    for (builder, setting, value) in cases {
+        assert_eq!(rejected(builder), (setting, value.to_owned()));
+    }
+    let error = builder().output::<common::Report>().max_attempts(0).build().unwrap_err();
+    assert_eq!(error, BuildError::InvalidSetting { setting: "max_attempts", value: "0".to_owned() });
+    assert_eq!(error.to_string(), "`max_attempts` must be positive and finite, got 0: leave it unset for no limit");
+}
+
+#[test]
+fn the_smallest_valid_values_build() {
+    let agent = Agent::builder()
+        .model(ScriptedModel::new())
+        .max_iterations(1)
+        .max_model_calls(1)
+        .max_tool_executions(1)
+        .max_duration(Duration::from_nanos(1))
+        .token_budget(1)
+        .max_consecutive_tool_failures(1)
+        .tool_timeout(Duration::from_nanos(1))
+        .max_tokens(1)
+        .temperature(0.0)
+        .parallel_tool_calls(NonZeroUsize::MIN)
+        .build();
+    assert!(agent.is_ok(), "{agent:?}");
+}
