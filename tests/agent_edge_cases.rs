@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{Gauge, Report, Search, Wait, ask, assert_consistent, call, calls, failures, output, submit};
+use common::{Gauge, Report, Search, Wait, ask, assert_consistent, call, calls, failures, output, results, submit};
 use serde_json::json;
 use toolloop::run::Termination;
 use toolloop::run::{Approval, Decision, Governance};
@@ -335,4 +335,25 @@ async fn without_reflection_a_user_tool_named_submit_counts_toward_max_tool_exec
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert!(matches!(error.termination(), Termination::MaxToolExecutions { .. }), "{error}");
     assert_eq!(orders.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_panicking_reflection_handler_is_an_error_result_and_the_model_can_retry() {
+    let model =
+        ScriptedModel::new().respond(output("o1", "boom", 5)).respond(output("o2", "fine", 5)).respond(submit("s1"));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .reflection(|report: &Report| {
+            assert!(report.title != "boom", "the handler cannot render this");
+            format!("{report:?}")
+        })
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.title, "fine");
+    assert_eq!(failures(&conversation), [Some(FailureKind::Panicked), None, None]);
+    assert!(results(&conversation)[0].content.contains("the handler cannot render this"));
+    assert_consistent(&conversation);
 }

@@ -73,7 +73,7 @@ fn step_strategy() -> impl Strategy<Value = (Step, (u64, u64))> {
 fn setup_strategy() -> impl Strategy<Value = Setup> {
     (
         (any::<bool>(), any::<bool>(), 1u32..6, 1u32..4),
-        (prop::option::of(1u32..8), prop::option::of(0u32..8), prop::option::of(100u64..3_000)),
+        (prop::option::of(1u32..8), prop::option::of(1u32..8), prop::option::of(100u64..3_000)),
         (prop::option::of(1u32..4), any::<bool>(), 1u64..10_000, prop::option::of(0u64..5_000), 1usize..4),
     )
         .prop_map(|((typed, reflection, max_iterations, max_attempts), (calls, tools, tokens), rest)| Setup {
