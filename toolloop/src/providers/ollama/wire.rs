@@ -100,7 +100,8 @@ impl Options {
 
 /// The response body.
 #[derive(Debug, Deserialize)]
-pub(super) struct ChatResponse {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ChatResponse {
     #[serde(default)]
     pub(super) model: Option<String>,
     #[serde(default)]

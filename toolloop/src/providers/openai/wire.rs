@@ -96,7 +96,8 @@ pub(super) struct FunctionDefinition<'a> {
 
 /// The success response body.
 #[derive(Debug, Deserialize)]
-pub(super) struct ChatResponse {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ChatResponse {
     #[serde(default)]
     pub(super) model: Option<String>,
     pub(super) choices: Vec<Choice>,
