@@ -82,6 +82,7 @@ impl Message {
     }
 
     /// The message's stamp: `Some` only while a conversation holds it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // read by the HTTP providers' body cache
     pub(crate) fn stamp(&self) -> Option<NonZeroU64> {
         self.stamp.0
     }
@@ -126,6 +127,7 @@ impl Message {
 /// `Clone` and `Deserialize` give "no stamp", and a stamp is never part of a
 /// message's value (equality, `Debug`, serde).
 #[derive(Default)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // read by the HTTP providers' body cache
 struct Stamp(Option<NonZeroU64>);
 
 impl Stamp {

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role};
 
-pub(crate) use view::{is_foreign, view_for, view_without_tools};
+#[cfg(feature = "http")]
+pub(crate) use view::is_foreign;
+pub(crate) use view::{view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.
 ///

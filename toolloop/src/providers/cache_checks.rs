@@ -144,6 +144,31 @@ pub(crate) fn tools() -> Vec<ToolDefinition> {
     }]
 }
 
+/// The wire messages of every run of `messages`, collected as values rather
+/// than rendered to bytes: for the references the cached bodies are
+/// compared with. `render` is given a run, the messages up to its end, and
+/// where to put the run's wire messages.
+pub(crate) fn wire_messages<'a, T>(
+    messages: &'a [Message],
+    mut render: impl FnMut(
+        &'a [Message],
+        &'a [Message],
+        &mut dyn FnMut(T) -> serde_json::Result<()>,
+    ) -> serde_json::Result<()>,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut end = 0;
+    for run in messages.chunk_by(|a, b| a.role == b.role) {
+        end += run.len();
+        render(run, &messages[..end], &mut |message| {
+            out.push(message);
+            Ok(())
+        })
+        .unwrap();
+    }
+    out
+}
+
 /// Request settings the checks vary between requests, as a run's overrides would.
 #[derive(Clone, Copy, Debug)]
 struct Variant {

@@ -2,9 +2,15 @@
 //! real APIs (one module per provider, each behind a cargo feature of the same
 //! name) and [`Fallback`], which tries models in order.
 //!
-//! Each provider module keeps its wire types (`wire.rs`) and the conversions
-//! between them and the neutral types (`convert.rs`) to itself; the rest of
-//! the crate sees only [`ModelRequest`](crate::ModelRequest) and
+//! Every HTTP provider is one type, [`HttpModel<W>`](HttpModel), configured
+//! by one builder, [`HttpModelBuilder<W>`](HttpModelBuilder), for its wire
+//! format `W` ([`WireFormat`]); `Anthropic`, `OpenAi` and `Ollama` (and their
+//! `...Builder`s) name it for their formats. Retries, timeouts, tracing,
+//! secrets, error mapping and the reuse of already rendered messages live
+//! once in that type; a provider module holds only its wire types
+//! (`wire.rs`), the conversions between them and the neutral types
+//! (`convert.rs`), its constants and its format's own builder settings. The
+//! rest of the crate sees only [`ModelRequest`](crate::ModelRequest) and
 //! [`ModelResponse`](crate::ModelResponse).
 //!
 //! | provider | module | cargo feature | environment |

@@ -11,7 +11,7 @@ use super::wire::{
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
-use crate::providers::common::object_input;
+use crate::providers::common::{misplaced_call, misplaced_result, object_input};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -114,12 +114,8 @@ fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
         }),
         // A call in a user turn or a result in an assistant turn cannot be
         // expressed; keep what it said as text rather than lose it.
-        ContentBlock::ToolCall(call) => {
-            Some(InputBlock::Text { text: Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)) })
-        }
-        ContentBlock::ToolResult(result) => {
-            Some(InputBlock::Text { text: Cow::Owned(format!("[tool result: {}]", result.content)) })
-        }
+        ContentBlock::ToolCall(call) => Some(InputBlock::Text { text: Cow::Owned(misplaced_call(call)) }),
+        ContentBlock::ToolResult(result) => Some(InputBlock::Text { text: Cow::Owned(misplaced_result(result)) }),
     }
 }
 

@@ -8,13 +8,13 @@ use serde_json::Value;
 use std::sync::atomic::Ordering;
 
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, FunctionDefinition, Options, RequestFunctionCall,
-    RequestMessage, RequestToolCall, Role as WireRole, Tool,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, Options, RequestFunctionCall, RequestMessage,
+    RequestToolCall, Role as WireRole,
 };
 use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
-use crate::providers::common::{object_input, result_text};
+use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -65,19 +65,9 @@ impl Format for OllamaChat {
     }
 }
 
-fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
-    request
-        .tools
-        .iter()
-        .map(|tool| Tool {
-            kind: "function",
-            function: FunctionDefinition {
-                name: &tool.name,
-                description: &tool.description,
-                parameters: &tool.input_schema,
-            },
-        })
-        .collect()
+fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {
+    // Ollama has no strict mode.
+    function_tools(request.tools, false)
 }
 
 fn system_message(system: &str) -> RequestMessage<'_> {
@@ -87,18 +77,9 @@ fn system_message(system: &str) -> RequestMessage<'_> {
 /// The conversation in Ollama's shape (see [`run_messages`]).
 #[cfg(test)]
 fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
-    let mut out = Vec::new();
-    out.extend(system.filter(|s| !s.is_empty()).map(system_message));
-    let mut end = 0;
-    for run in messages.chunk_by(|a, b| a.role == b.role) {
-        end += run.len();
-        run_messages(run, &messages[..end], &mut |message| {
-            out.push(message);
-            Ok(())
-        })
-        .unwrap();
-    }
-    out
+    let system = system.filter(|s| !s.is_empty()).map(system_message);
+    let rest = crate::providers::cache_checks::wire_messages(messages, run_messages);
+    system.into_iter().chain(rest).collect()
 }
 
 /// One run of same-role messages in Ollama's shape, which the system prompt
@@ -112,36 +93,22 @@ fn run_messages<'a>(
     emit: &mut dyn FnMut(RequestMessage<'a>) -> serde_json::Result<()>,
 ) -> serde_json::Result<()> {
     let message = |role, content, tool_calls, tool_name| RequestMessage { role, content, tool_calls, tool_name };
-    let turn_role = run[0].role;
-    let mut text: Vec<Cow<'a, str>> = Vec::new();
-    let mut tool_calls = Vec::new();
-    for block in run.iter().flat_map(|message| &message.content) {
-        match (turn_role, block) {
-            (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-            (_, ContentBlock::Text { .. }) => {}
-            (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
-                function: RequestFunctionCall { name: &call.name, arguments: object_input(&call.input) },
-            }),
-            (Role::User, ContentBlock::ToolResult(result)) => {
-                emit(message(WireRole::Tool, result_text(result), Vec::new(), tool_name(through, &result.call_id)))?;
-            }
-            (_, ContentBlock::ToolCall(call)) => {
-                text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
-            }
-            (_, ContentBlock::ToolResult(result)) => {
-                text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
-            }
-        }
-    }
-    let content = if text.len() == 1 { text.pop().unwrap_or_default() } else { Cow::Owned(text.join("\n")) };
-    let role = match turn_role {
+    let turn = ChatTurn::of(run, &mut |result| {
+        emit(message(WireRole::Tool, result_text(result), Vec::new(), tool_name(through, &result.call_id)))
+    })?;
+    let content = turn.text.unwrap_or_default();
+    let tool_calls: Vec<RequestToolCall<'a>> = turn
+        .calls
+        .iter()
+        .map(|call| RequestToolCall {
+            function: RequestFunctionCall { name: &call.name, arguments: object_input(&call.input) },
+        })
+        .collect();
+    let role = match run[0].role {
         Role::User => WireRole::User,
         Role::Assistant => WireRole::Assistant,
     };
-    if !content.is_empty() || !tool_calls.is_empty() {
-        emit(message(role, content, tool_calls, None))?;
-    }
-    Ok(())
+    if content.is_empty() && tool_calls.is_empty() { Ok(()) } else { emit(message(role, content, tool_calls, None)) }
 }
 
 /// The name of the latest call with `id` in `messages`. Searching backwards

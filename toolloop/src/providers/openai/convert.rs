@@ -5,13 +5,12 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, FunctionDefinition, RequestFunctionCall,
-    RequestMessage, RequestToolCall, Tool,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, RequestFunctionCall, RequestMessage, RequestToolCall,
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
-use crate::providers::common::result_text;
+use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -66,37 +65,16 @@ impl Format for OpenAiChat {
     }
 }
 
-fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
-    request
-        .tools
-        .iter()
-        .map(|tool| Tool {
-            kind: "function",
-            function: FunctionDefinition {
-                name: &tool.name,
-                description: &tool.description,
-                parameters: tool.schema(request.strict_tools),
-                strict: tool.is_strict(request.strict_tools).then_some(true),
-            },
-        })
-        .collect()
+fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {
+    function_tools(request.tools, request.strict_tools)
 }
 
 /// The conversation in the API's shape (see [`run_messages`]).
 #[cfg(test)]
 fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
-    let mut out = Vec::new();
-    if let Some(system) = system.filter(|s| !s.is_empty()) {
-        out.push(RequestMessage::System { content: system });
-    }
-    for run in messages.chunk_by(|a, b| a.role == b.role) {
-        run_messages(run, &mut |message| {
-            out.push(message);
-            Ok(())
-        })
-        .unwrap();
-    }
-    out
+    let system = system.filter(|s| !s.is_empty()).map(|content| RequestMessage::System { content });
+    let rest = crate::providers::cache_checks::wire_messages(messages, |run, _, emit| run_messages(run, emit));
+    system.into_iter().chain(rest).collect()
 }
 
 /// One run of same-role messages in the API's shape, which the system prompt
@@ -109,51 +87,27 @@ fn run_messages<'a>(
     run: &'a [Message],
     emit: &mut dyn FnMut(RequestMessage<'a>) -> serde_json::Result<()>,
 ) -> serde_json::Result<()> {
-    let role = run[0].role;
-    let mut text: Vec<Cow<'a, str>> = Vec::new();
-    let mut tool_calls = Vec::new();
-    for block in run.iter().flat_map(|message| &message.content) {
-        match (role, block) {
-            (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-            (_, ContentBlock::Text { .. }) => {}
-            (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
-                id: &call.id,
-                kind: "function",
-                function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
-            }),
-            (Role::User, ContentBlock::ToolResult(result)) => {
-                emit(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) })?;
-            }
-            // Not expressible in this turn: keep it as text rather than lose it.
-            (_, ContentBlock::ToolCall(call)) => {
-                text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
-            }
-            (_, ContentBlock::ToolResult(result)) => {
-                text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
-            }
-        }
-    }
-    let content = join(text);
-    match role {
-        Role::User => {
-            if let Some(content) = content {
-                emit(RequestMessage::User { content })?;
-            }
-        }
+    let turn = ChatTurn::of(run, &mut |result| {
+        emit(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) })
+    })?;
+    match run[0].role {
+        Role::User => match turn.text {
+            Some(content) => emit(RequestMessage::User { content }),
+            None => Ok(()),
+        },
+        Role::Assistant if turn.text.is_none() && turn.calls.is_empty() => Ok(()),
         Role::Assistant => {
-            if content.is_some() || !tool_calls.is_empty() {
-                emit(RequestMessage::Assistant { content, tool_calls })?;
-            }
+            let tool_calls = turn
+                .calls
+                .iter()
+                .map(|call| RequestToolCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
+                })
+                .collect();
+            emit(RequestMessage::Assistant { content: turn.text, tool_calls })
         }
-    }
-    Ok(())
-}
-
-fn join(mut parts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
-    match parts.len() {
-        0 => None,
-        1 => parts.pop(),
-        _ => Some(Cow::Owned(parts.join("\n"))),
     }
 }
 
