@@ -137,3 +137,45 @@ impl<'a> IntoIterator for &'a Conversation {
         self.messages.iter()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Conversation;
+    use crate::message::Message;
+
+    #[test]
+    fn messages_get_a_fresh_stamp_on_the_way_in_and_copies_have_none() {
+        let mut conversation = Conversation::new();
+        let message = Message::user("a");
+        assert_eq!(message.stamp(), None);
+        conversation.push(message);
+        conversation.extend([Message::assistant("b")]);
+        conversation.push_user("c");
+        let from_vec = Conversation::from(vec![Message::user("a")]);
+        let clone = conversation.clone();
+        let json = serde_json::to_string(&conversation).unwrap();
+        let restored: Conversation = serde_json::from_str(&json).unwrap();
+
+        let mut stamps: Vec<_> =
+            [&conversation, &from_vec, &clone, &restored].iter().flat_map(|c| c.iter()).map(Message::stamp).collect();
+        assert!(stamps.iter().all(Option::is_some), "every held message is stamped");
+        let count = stamps.len();
+        stamps.sort();
+        stamps.dedup();
+        assert_eq!(stamps.len(), count, "no stamp is given twice");
+
+        // Stamps are not part of the value.
+        assert_eq!(clone, conversation);
+        assert_eq!(restored, conversation);
+        assert_eq!(conversation.messages()[0], from_vec.messages()[0]);
+        assert_eq!(
+            json,
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":[{"type":"text","text":"b"}]},{"role":"user","content":[{"type":"text","text":"c"}]}]}"#
+        );
+        assert_eq!(format!("{:?}", conversation.messages()[0]), format!("{:?}", Message::user("a")));
+        // A copy taken out is another message.
+        assert_eq!(conversation.messages()[0].clone().stamp(), None);
+        let copy: Message = serde_json::from_str(&serde_json::to_string(&conversation.messages()[0]).unwrap()).unwrap();
+        assert_eq!(copy.stamp(), None);
+    }
+}

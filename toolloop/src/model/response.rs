@@ -17,7 +17,7 @@ pub struct ModelResponse {
     /// The model that answered, when the provider says.
     pub model: Option<String>,
     /// The provider that produced this response, when it may differ from the
-    /// [`Model::provider`] that was asked (a [`Fallback`](crate::providers::Fallback)
+    /// [`Model::provider`](crate::Model::provider) that was asked (a [`Fallback`](crate::providers::Fallback)
     /// that answered with its second model). [`to_message`](Self::to_message)
     /// prefers it, so the tool calls in history are tagged with the provider
     /// that really made them.
@@ -91,7 +91,7 @@ impl ModelResponse {
 
     /// The response as an assistant message for the conversation, marked as
     /// produced by [`self.provider`](Self::provider) when set, else by `provider`
-    /// (pass the asked model's [`Model::provider`]).
+    /// (pass the asked model's [`Model::provider`](crate::Model::provider)).
     pub fn to_message(&self, provider: &str) -> Message {
         let provider = self.provider.as_deref().unwrap_or(provider);
         Message::new(Role::Assistant, self.content.clone()).with_provider(provider)

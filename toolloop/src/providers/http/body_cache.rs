@@ -220,8 +220,46 @@ fn open_run_start(messages: &[Message]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::open_run_start;
+    use std::num::NonZeroU64;
+
+    use super::{GENERATION_BYTES, Generations, Rendered, open_run_start};
     use crate::message::Message;
+
+    fn entry(bytes: usize) -> Rendered {
+        Rendered { messages: 1, last: NonZeroU64::MIN, tool_calls: false, json: vec![b' '; bytes], run_renders: 0 }
+    }
+
+    fn key(n: u64) -> NonZeroU64 {
+        NonZeroU64::new(n).unwrap()
+    }
+
+    #[test]
+    fn the_cache_holds_two_generations_at_most() {
+        let mut cache = Generations::default();
+        let quarter = GENERATION_BYTES / 4;
+        for n in 1..=4 {
+            cache.put(key(n), entry(quarter));
+        }
+        assert_eq!((cache.current.len(), cache.previous.len()), (4, 0));
+        // The fifth starts a new generation; the first four stay reachable.
+        cache.put(key(5), entry(quarter));
+        assert_eq!((cache.current.len(), cache.previous.len(), cache.current_bytes), (1, 4, quarter));
+        // An entry in use moves to the current generation.
+        let first = cache.take(key(1)).unwrap();
+        cache.put(key(1), first);
+        assert_eq!((cache.current.len(), cache.previous.len(), cache.current_bytes), (2, 3, 2 * quarter));
+        // Filling the current generation again drops the entries not used since.
+        for n in 6..=8 {
+            cache.put(key(n), entry(quarter));
+        }
+        assert!(cache.take(key(2)).is_none(), "dropped with its generation");
+        assert!(cache.take(key(1)).is_some() && cache.take(key(8)).is_some());
+        // An entry larger than a generation is not kept.
+        cache.put(key(9), entry(GENERATION_BYTES + 1));
+        assert!(cache.take(key(9)).is_none());
+        let held: usize = cache.current.values().chain(cache.previous.values()).map(|e| e.json.len()).sum();
+        assert!(held <= 2 * GENERATION_BYTES);
+    }
 
     #[test]
     fn the_open_run_is_the_last_run_of_one_role() {

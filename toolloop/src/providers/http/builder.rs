@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::client::HttpClient;
+use super::client::{HttpClient, HttpSettings};
 use super::format::{ApiKey, WireFormat};
 use super::model::{HttpModel, Shared};
 use super::retry::RetryPolicy;
@@ -28,17 +28,6 @@ pub struct HttpModelBuilder<W> {
     pub(crate) format: W,
 }
 
-/// The settings of the HTTP client itself.
-#[derive(Clone, Debug)]
-pub(crate) struct HttpSettings {
-    pub(crate) api_key: Option<Secret>,
-    pub(crate) base_url: Option<String>,
-    pub(crate) timeout: Duration,
-    pub(crate) retry: RetryPolicy,
-    /// Extra headers for every request (gateways, proxies).
-    pub(crate) headers: Vec<(String, Secret)>,
-}
-
 impl<W: WireFormat> Default for HttpModelBuilder<W> {
     fn default() -> Self {
         Self {
@@ -54,6 +43,20 @@ impl<W: WireFormat> Default for HttpModelBuilder<W> {
             temperature: None,
             format: W::default(),
         }
+    }
+}
+
+impl<W: WireFormat> HttpModel<W> {
+    /// A builder with the defaults and nothing read from the environment.
+    pub fn builder() -> HttpModelBuilder<W> {
+        HttpModelBuilder::default()
+    }
+
+    /// A model for the provider's default model configured from its
+    /// environment variables ([`HttpModelBuilder::from_env`]): fails when the
+    /// API needs a key and none is set.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        HttpModelBuilder::from_env().build()
     }
 }
 

@@ -10,10 +10,21 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::ConfigError;
-use super::builder::HttpSettings;
 use super::error::{self, ErrorBodyParser};
 use super::retry::{self, RetryPolicy};
+use super::secret::Secret;
 use crate::model::{ModelError, ModelErrorKind};
+
+/// The settings of the HTTP client itself.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpSettings {
+    pub(crate) api_key: Option<Secret>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    /// Extra headers for every request (gateways, proxies).
+    pub(crate) headers: Vec<(String, Secret)>,
+}
 
 /// A configured endpoint of one provider: where to POST, with which headers,
 /// how long to wait and how to retry.

@@ -3,10 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::ConfigError;
 use super::body::Body;
 use super::body_cache::BodyCache;
-use super::builder::HttpModelBuilder;
 use super::client::HttpClient;
 use super::format::{CallSettings, WireFormat};
 use super::trace::CallTrace;
@@ -65,18 +63,6 @@ impl<W: WireFormat> fmt::Debug for HttpModel<W> {
 }
 
 impl<W: WireFormat> HttpModel<W> {
-    /// A builder with the defaults and nothing read from the environment.
-    pub fn builder() -> HttpModelBuilder<W> {
-        HttpModelBuilder::default()
-    }
-
-    /// A model for the provider's default model configured from its
-    /// environment variables ([`HttpModelBuilder::from_env`]): fails when the
-    /// API needs a key and none is set.
-    pub fn from_env() -> Result<Self, ConfigError> {
-        HttpModelBuilder::from_env().build()
-    }
-
     /// The same client (key, endpoint, connection pool, cache) for another
     /// model, for switching models mid-conversation.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
