@@ -279,11 +279,13 @@ async fn a_request_without_tools_carries_no_tool_blocks() {
     // agent called its output tool: providers reject tool blocks in a request
     // that defines no tools, so the view shows them as text.
     let mut conversation = ask("write the report");
-    conversation.push(Message {
-        role: Role::Assistant,
-        content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "final_output", json!({"title": "t"})))],
-        provider: Some("test".into()),
-    });
+    conversation.push(
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "final_output", json!({"title": "t"})))],
+        )
+        .with_provider("test"),
+    );
     conversation.push(Message::from_tool_results([ToolResult::success("toolu_1", "Output received")]));
     conversation.push_user("now summarise it in one line");
     let model = ScriptedModel::new().respond(ModelResponse::from_text("A one-line summary."));

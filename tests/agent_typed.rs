@@ -438,11 +438,13 @@ async fn governance_and_audit_apply_to_agent_runs() {
 #[tokio::test]
 async fn tool_calls_from_another_provider_are_sent_as_text() {
     let mut conversation = ask("earlier question");
-    conversation.push(toolloop::Message {
-        role: toolloop::Role::Assistant,
-        content: vec![toolloop::ContentBlock::ToolCall(call("toolu_1", "search", json!({"query": "x"})))],
-        provider: Some("anthropic".into()),
-    });
+    conversation.push(
+        toolloop::Message::new(
+            toolloop::Role::Assistant,
+            vec![toolloop::ContentBlock::ToolCall(call("toolu_1", "search", json!({"query": "x"})))],
+        )
+        .with_provider("anthropic"),
+    );
     conversation.push(toolloop::Message::from_tool_results([toolloop::ToolResult::success("toolu_1", "found x")]));
     conversation.push(toolloop::Message::assistant("x it is"));
     conversation.push_user("and now?");

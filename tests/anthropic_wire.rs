@@ -45,15 +45,17 @@ fn model(server: &TestServer) -> Anthropic {
 fn conversation() -> Conversation {
     let mut conversation = Conversation::new();
     conversation.push_user("Weather in Paris and Rome?");
-    conversation.push(Message {
-        role: Role::Assistant,
-        content: vec![
-            ContentBlock::text("Checking both."),
-            ContentBlock::ToolCall(ToolCall::new("toolu_01", "weather", json!({"city": "Paris"}))),
-            ContentBlock::ToolCall(ToolCall::new("toolu_02", "weather", json!({"city": "Rome"}))),
-        ],
-        provider: Some("anthropic".into()),
-    });
+    conversation.push(
+        Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::text("Checking both."),
+                ContentBlock::ToolCall(ToolCall::new("toolu_01", "weather", json!({"city": "Paris"}))),
+                ContentBlock::ToolCall(ToolCall::new("toolu_02", "weather", json!({"city": "Rome"}))),
+            ],
+        )
+        .with_provider("anthropic"),
+    );
     conversation.push(Message::from_tool_results([
         ToolResult::success("toolu_01", "18°C and sunny"),
         ToolResult::failure("toolu_02", FailureKind::ToolFailed, "station offline"),
@@ -83,8 +85,7 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
     let conversation = conversation();
     let tools = [Weather::definition().clone()];
     let view = conversation.view_for(model.provider());
-    let request =
-        ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
+    let request = ModelRequest::new(&view).with_system("Be brief.").with_tools(&tools).with_max_tokens(1024);
     let response = model.complete(request).await.unwrap();
 
     let sent = &server.requests()[0];

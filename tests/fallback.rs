@@ -148,8 +148,7 @@ async fn a_wrapper_that_replaces_the_messages_is_respected() {
     let (primary, sizes) = counting("openai", false);
     let model = KeepLast(Fallback::new(primary));
     let history: Vec<Message> = (0..5).map(|i| Message::user(format!("m{i}"))).collect();
-    // As the loop builds it: the messages declared a view of the history.
-    model.complete(ModelRequest::new(&history).with_history(&history)).await.unwrap();
+    model.complete(ModelRequest::new(&history)).await.unwrap();
     assert_eq!(*sizes.lock().unwrap(), [1], "the trimmed messages, not the whole history");
 }
 

@@ -47,7 +47,7 @@ async fn round_trip(model: &dyn Model) {
     let cancel = CancellationToken::new();
     for _ in 0..4 {
         let view = conversation.view_for(model.provider());
-        let request = ModelRequest::new(&view).with_tools(tools.definitions()).with_max_tokens(Some(512));
+        let request = ModelRequest::new(&view).with_tools(tools.definitions()).with_max_tokens(512);
         let response = model.complete(request).await.unwrap();
         assert!(response.usage.input_tokens + response.usage.cache_read_tokens > 0);
         conversation.push(response.to_message(model.provider()));

@@ -56,15 +56,17 @@ fn reply(message: &Value, done_reason: &str) -> Reply {
 fn conversation() -> Conversation {
     let mut conversation = Conversation::new();
     conversation.push_user("Weather in Paris and Rome?");
-    conversation.push(Message {
-        role: Role::Assistant,
-        content: vec![
-            ContentBlock::text("Checking both."),
-            ContentBlock::ToolCall(ToolCall::new("call_a", "weather", json!({"city": "Paris"}))),
-            ContentBlock::ToolCall(ToolCall::new("call_b", "weather", json!({"city": "Rome"}))),
-        ],
-        provider: Some("ollama".into()),
-    });
+    conversation.push(
+        Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::text("Checking both."),
+                ContentBlock::ToolCall(ToolCall::new("call_a", "weather", json!({"city": "Paris"}))),
+                ContentBlock::ToolCall(ToolCall::new("call_b", "weather", json!({"city": "Rome"}))),
+            ],
+        )
+        .with_provider("ollama"),
+    );
     conversation.push(Message::from_tool_results([
         ToolResult::success("call_a", "18°C and sunny"),
         ToolResult::failure("call_b", FailureKind::ToolFailed, "station offline"),
@@ -87,8 +89,7 @@ async fn the_request_is_exactly_the_chat_api_shape_and_the_response_parses_back(
     let conversation = conversation();
     let tools = [Weather::definition().clone()];
     let view = conversation.view_for(model.provider());
-    let request =
-        ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
+    let request = ModelRequest::new(&view).with_system("Be brief.").with_tools(&tools).with_max_tokens(1024);
     let response = model.complete(request).await.unwrap();
 
     let sent = &server.requests()[0];

@@ -57,15 +57,17 @@ fn reply(message: &Value, finish_reason: &str) -> Reply {
 fn conversation() -> Conversation {
     let mut conversation = Conversation::new();
     conversation.push_user("Weather in Paris and Rome?");
-    conversation.push(Message {
-        role: Role::Assistant,
-        content: vec![
-            ContentBlock::text("Checking both."),
-            ContentBlock::ToolCall(ToolCall::new("call_01", "weather", json!({"city": "Paris"}))),
-            ContentBlock::ToolCall(ToolCall::new("call_02", "weather", json!({"city": "Rome"}))),
-        ],
-        provider: Some("openai".into()),
-    });
+    conversation.push(
+        Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::text("Checking both."),
+                ContentBlock::ToolCall(ToolCall::new("call_01", "weather", json!({"city": "Paris"}))),
+                ContentBlock::ToolCall(ToolCall::new("call_02", "weather", json!({"city": "Rome"}))),
+            ],
+        )
+        .with_provider("openai"),
+    );
     conversation.push(Message::from_tool_results([
         ToolResult::success("call_01", "18°C and sunny"),
         ToolResult::failure("call_02", FailureKind::ToolFailed, "station offline"),
@@ -88,8 +90,7 @@ async fn the_request_is_exactly_the_chat_completions_shape_and_the_response_pars
     let conversation = conversation();
     let tools = [Weather::definition().clone()];
     let view = conversation.view_for(model.provider());
-    let request =
-        ModelRequest::new(&view).with_system(Some("Be brief.")).with_tools(&tools).with_max_tokens(Some(1024));
+    let request = ModelRequest::new(&view).with_system("Be brief.").with_tools(&tools).with_max_tokens(1024);
     let response = model.complete(request).await.unwrap();
 
     let sent = &server.requests()[0];

@@ -24,11 +24,13 @@ fn weather_tool() -> Vec<ToolDefinition> {
 fn anthropic_history() -> Conversation {
     let mut conversation = Conversation::new();
     conversation.push_user("Weather in Paris?");
-    conversation.push(Message {
-        role: Role::Assistant,
-        content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_01", "weather", json!({"city": "Paris"})))],
-        provider: Some("anthropic".into()),
-    });
+    conversation.push(
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::ToolCall(ToolCall::new("toolu_01", "weather", json!({"city": "Paris"})))],
+        )
+        .with_provider("anthropic"),
+    );
     conversation.push(Message::from_tool_results([ToolResult::success("toolu_01", "sunny")]));
     conversation
 }
@@ -50,8 +52,8 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
     conversation.push_user("And Rome?");
     let before = conversation.clone();
     let tools = weather_tool();
-    let view = conversation.view_for(model.provider());
-    let request = ModelRequest::new(&view).with_history(conversation.messages()).with_tools(&tools);
+    // As the loop builds it: the raw history, which each model views for its provider.
+    let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
     let response = model.complete(request).await.unwrap();
     assert_eq!(response.provider.as_deref(), Some("openai"));
     assert_eq!(anthropic_server.requests().len(), 2, "Anthropic's own retries ran first");
@@ -74,8 +76,8 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
     conversation.push(Message::from_tool_results([ToolResult::success("call_9", "cloudy")]));
 
     // Anthropic is back: it sees its own call natively and OpenAI's as text.
-    let view = conversation.view_for(model.provider());
-    let request = ModelRequest::new(&view).with_history(conversation.messages()).with_tools(&tools);
+    // As the loop builds it: the raw history, which each model views for its provider.
+    let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
     let response = model.complete(request).await.unwrap();
     assert_eq!(response.provider.as_deref(), Some("anthropic"));
     let messages = &anthropic_server.requests()[2].json()["messages"];

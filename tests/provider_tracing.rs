@@ -46,11 +46,11 @@ async fn a_model_call_is_traced_without_the_key_or_contents() {
         .unwrap();
     let messages = vec![
         Message::user("top secret question"),
-        Message {
-            role: Role::Assistant,
-            content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_7", "lookup", json!({"q": "hidden"})))],
-            provider: Some("anthropic".into()),
-        },
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::ToolCall(ToolCall::new("toolu_7", "lookup", json!({"q": "hidden"})))],
+        )
+        .with_provider("anthropic"),
         Message::from_tool_results([ToolResult::success("toolu_7", "classified answer")]),
     ];
 

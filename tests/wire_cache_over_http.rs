@@ -57,7 +57,7 @@ async fn check<M: Model + 'static>(model: impl Fn(String) -> M, script: Vec<Repl
     let mut tools = ToolSet::new();
     tools.add::<Lookup>().unwrap();
     for messages in &sent {
-        let request = ModelRequest::new(messages).with_system(Some(SYSTEM)).with_tools(tools.definitions());
+        let request = ModelRequest::new(messages).with_system(SYSTEM).with_tools(tools.definitions());
         replay.complete(request).await.unwrap();
     }
     let (cached, fresh) = (server.requests(), replay_server.requests());

@@ -1,5 +1,9 @@
 //! Messages and content blocks: the provider-neutral shape of a conversation.
 
+use std::fmt;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -17,7 +21,11 @@ pub enum Role {
 }
 
 /// One message of a [`Conversation`](crate::Conversation).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Build one with [`Message::new`], [`Message::user`], [`Message::assistant`]
+/// or [`Message::from_tool_results`]; its fields are public to read and to
+/// change while you own it.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -29,22 +37,60 @@ pub struct Message {
     /// [`Conversation::view_for`](crate::Conversation::view_for)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// Set when a conversation appends the message (see [`Stamp`]).
+    #[serde(skip)]
+    stamp: Stamp,
+}
+
+// The stamp is not part of the message's value: left out, as `PartialEq` and serde leave it out.
+#[allow(clippy::missing_fields_in_debug)]
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Message")
+            .field("role", &self.role)
+            .field("content", &self.content)
+            .field("provider", &self.provider)
+            .finish()
+    }
 }
 
 impl Message {
+    /// A message of `role` holding `content`, produced by no provider.
+    pub fn new(role: Role, content: Vec<ContentBlock>) -> Self {
+        Self { role, content, provider: None, stamp: Stamp::NONE }
+    }
+
+    /// Marks the message as produced by `provider` (see [`provider`](Self::provider)).
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = Some(provider.into());
+        self
+    }
+
     /// A user message holding one text block.
     pub fn user(text: impl Into<String>) -> Self {
-        Self { role: Role::User, content: vec![ContentBlock::text(text)], provider: None }
+        Self::new(Role::User, vec![ContentBlock::text(text)])
     }
 
     /// An assistant message holding one text block.
     pub fn assistant(text: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, content: vec![ContentBlock::text(text)], provider: None }
+        Self::new(Role::Assistant, vec![ContentBlock::text(text)])
     }
 
     /// A user message answering tool calls, one block per result, in call order.
     pub fn from_tool_results(results: impl IntoIterator<Item = ToolResult>) -> Self {
-        Self { role: Role::User, content: results.into_iter().map(ContentBlock::ToolResult).collect(), provider: None }
+        Self::new(Role::User, results.into_iter().map(ContentBlock::ToolResult).collect())
+    }
+
+    /// The message's stamp: `Some` only while a conversation holds it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // read by the HTTP providers' body cache
+    pub(crate) fn stamp(&self) -> Option<NonZeroU64> {
+        self.stamp.0
+    }
+
+    /// Gives the message a stamp no other message has had. Only
+    /// [`Conversation`](crate::Conversation) calls this, as it takes the message in.
+    pub(crate) fn restamp(&mut self) {
+        self.stamp = Stamp::fresh();
     }
 
     /// The tool calls in this message, in order.
@@ -66,6 +112,44 @@ impl Message {
     /// The text blocks of this message joined with newlines.
     pub fn text(&self) -> String {
         join_text(&self.content)
+    }
+}
+
+/// A message's identity inside the conversation that holds it.
+///
+/// A conversation stamps each message it takes in with a number no message
+/// has had before in this process, and never hands out `&mut` access to its
+/// messages nor removes or reorders them (see
+/// [`Conversation`](crate::Conversation)). So a stamp names one message
+/// whose content and place in its conversation, *and those of every message
+/// before it*, will not change: what the HTTP providers need to reuse the
+/// wire bytes they rendered for it. A copy of a message is another message:
+/// `Clone` and `Deserialize` give "no stamp", and a stamp is never part of a
+/// message's value (equality, `Debug`, serde).
+#[derive(Default)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // read by the HTTP providers' body cache
+struct Stamp(Option<NonZeroU64>);
+
+impl Stamp {
+    const NONE: Self = Self(None);
+
+    /// A stamp never given before; "none" once 2^64 - 1 have been given.
+    fn fresh() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let next = NEXT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |next| next.checked_add(1));
+        Self(next.ok().and_then(NonZeroU64::new))
+    }
+}
+
+impl Clone for Stamp {
+    fn clone(&self) -> Self {
+        Self::NONE
+    }
+}
+
+impl PartialEq for Stamp {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 

@@ -154,6 +154,11 @@ fn main() {
         println!("{driver:?}: {:.1} µs per model call", micros(per_call));
         return;
     }
+    if let Some(position) = args.iter().position(|a| a == "--growth") {
+        // Section 2 alone, with more repeats: `<bench binary> --growth 20`.
+        growth(args[position + 1].parse().unwrap());
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let conversations = if quick { 4 } else { 40 };
 

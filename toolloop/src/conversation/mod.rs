@@ -1,19 +1,14 @@
 //! The caller-owned, append-only conversation.
 
 mod view;
-// Only the HTTP providers render wire JSON.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-mod wire_cache;
-
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role};
 
-pub(crate) use wire_cache::WireCache;
 #[cfg(feature = "http")]
-pub(crate) use wire_cache::{RenderRun, write_array, write_uncached};
+pub(crate) use view::is_foreign;
+pub(crate) use view::{view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.
 ///
@@ -25,36 +20,35 @@ pub(crate) use wire_cache::{RenderRun, write_array, write_uncached};
 /// What a model is sent is a *view* of the conversation built for that
 /// model's provider ([`Conversation::view_for`]); the raw history is never
 /// changed to suit one provider.
-///
-/// A conversation also keeps, privately, each provider's wire JSON of the
-/// messages no later append can change, so a request renders only what is
-/// new and its cost stays flat as the conversation grows. That cache is not
-/// part of its value: it is not serialised, compared or cloned.
-#[derive(Default, Serialize, Deserialize)]
+//
+// Invariant the HTTP providers' body cache relies on (see `Message::restamp`):
+// every message taken in is restamped, no `&mut` to a held message is ever
+// handed out, and messages are never removed, inserted or reordered. A method
+// that must break this (say, a compaction that rewrites the history) restamps
+// every message from the first one it changes to the end.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "Stored")]
 pub struct Conversation {
     messages: Vec<Message>,
-    #[serde(skip)]
-    wire: WireCache,
+}
+
+/// A conversation as serialised; deserialising goes through [`Conversation::from`],
+/// which stamps the messages.
+#[derive(Deserialize)]
+struct Stored {
+    messages: Vec<Message>,
+}
+
+impl From<Stored> for Conversation {
+    fn from(stored: Stored) -> Self {
+        Self::from(stored.messages)
+    }
 }
 
 impl Clone for Conversation {
     fn clone(&self) -> Self {
-        Self { messages: self.messages.clone(), wire: WireCache::default() }
-    }
-}
-
-impl PartialEq for Conversation {
-    fn eq(&self, other: &Self) -> bool {
-        self.messages == other.messages
-    }
-}
-
-// The cache is not part of the conversation's value: left out, as the derived
-// `Debug` of a conversation without it would.
-#[allow(clippy::missing_fields_in_debug)]
-impl fmt::Debug for Conversation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Conversation").field("messages", &self.messages).finish()
+        // Cloned messages carry no stamp: the clone stamps its own.
+        Self::from(self.messages.clone())
     }
 }
 
@@ -65,7 +59,8 @@ impl Conversation {
     }
 
     /// Appends a message.
-    pub fn push(&mut self, message: Message) {
+    pub fn push(&mut self, mut message: Message) {
+        message.restamp();
         self.messages.push(message);
     }
 
@@ -99,11 +94,6 @@ impl Conversation {
         self.messages.is_empty()
     }
 
-    /// The wire cache of these messages.
-    pub(crate) fn wire_cache(&self) -> &WireCache {
-        &self.wire
-    }
-
     /// Ids of tool calls that have no result anywhere after them.
     ///
     /// Every run leaves this empty; a non-empty answer means the history was
@@ -125,14 +115,17 @@ impl Conversation {
 }
 
 impl From<Vec<Message>> for Conversation {
-    fn from(messages: Vec<Message>) -> Self {
-        Self { messages, wire: WireCache::default() }
+    fn from(mut messages: Vec<Message>) -> Self {
+        messages.iter_mut().for_each(Message::restamp);
+        Self { messages }
     }
 }
 
 impl Extend<Message> for Conversation {
     fn extend<I: IntoIterator<Item = Message>>(&mut self, iter: I) {
-        self.messages.extend(iter);
+        for message in iter {
+            self.push(message);
+        }
     }
 }
 
@@ -142,5 +135,47 @@ impl<'a> IntoIterator for &'a Conversation {
 
     fn into_iter(self) -> Self::IntoIter {
         self.messages.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Conversation;
+    use crate::message::Message;
+
+    #[test]
+    fn messages_get_a_fresh_stamp_on_the_way_in_and_copies_have_none() {
+        let mut conversation = Conversation::new();
+        let message = Message::user("a");
+        assert_eq!(message.stamp(), None);
+        conversation.push(message);
+        conversation.extend([Message::assistant("b")]);
+        conversation.push_user("c");
+        let from_vec = Conversation::from(vec![Message::user("a")]);
+        let clone = conversation.clone();
+        let json = serde_json::to_string(&conversation).unwrap();
+        let restored: Conversation = serde_json::from_str(&json).unwrap();
+
+        let mut stamps: Vec<_> =
+            [&conversation, &from_vec, &clone, &restored].iter().flat_map(|c| c.iter()).map(Message::stamp).collect();
+        assert!(stamps.iter().all(Option::is_some), "every held message is stamped");
+        let count = stamps.len();
+        stamps.sort();
+        stamps.dedup();
+        assert_eq!(stamps.len(), count, "no stamp is given twice");
+
+        // Stamps are not part of the value.
+        assert_eq!(clone, conversation);
+        assert_eq!(restored, conversation);
+        assert_eq!(conversation.messages()[0], from_vec.messages()[0]);
+        assert_eq!(
+            json,
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":[{"type":"text","text":"b"}]},{"role":"user","content":[{"type":"text","text":"c"}]}]}"#
+        );
+        assert_eq!(format!("{:?}", conversation.messages()[0]), format!("{:?}", Message::user("a")));
+        // A copy taken out is another message.
+        assert_eq!(conversation.messages()[0].clone().stamp(), None);
+        let copy: Message = serde_json::from_str(&serde_json::to_string(&conversation.messages()[0]).unwrap()).unwrap();
+        assert_eq!(copy.stamp(), None);
     }
 }

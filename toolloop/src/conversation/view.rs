@@ -15,38 +15,26 @@ impl Conversation {
     /// whose calls came from `provider` or from no provider at all (written by
     /// hand or by a test model), pass through untouched. The raw history is
     /// never changed: when nothing needs flattening the view borrows it.
+    ///
+    /// Models build this view themselves from the raw history in a request
+    /// ([`ModelRequest::view_for`](crate::ModelRequest::view_for)); call it to
+    /// see what a provider would be sent.
     pub fn view_for(&self, provider: &str) -> Cow<'_, [Message]> {
-        // Messages are only appended: those already found to need no
-        // flattening for `provider` are not checked again.
-        let checked = self.wire.native_prefix(provider).min(self.messages.len());
-        if !self.messages[checked..].iter().any(|message| is_foreign(message, provider)) {
-            self.wire.set_native_prefix(provider, self.messages.len());
-            return Cow::Borrowed(&self.messages);
-        }
-        Self::view_of(&self.messages, provider)
+        view_for(&self.messages, provider)
     }
+}
 
-    /// The view of any slice of messages for `provider`, by the rules of
-    /// [`view_for`](Self::view_for). Model wrappers use it to re-target a
-    /// request built for one provider at another (see
-    /// [`Fallback`](crate::providers::Fallback)); messages already flattened
-    /// stay text.
-    pub fn view_of<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
-        flatten_where(messages, |message| is_foreign(message, provider))
-    }
+/// `messages` as `provider` is sent them (see [`Conversation::view_for`]).
+pub(crate) fn view_for<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
+    flatten_where(messages, |message| is_foreign(message, provider))
+}
 
-    /// The messages with every tool call and result shown as text, for a
-    /// request that offers no tools: providers reject tool-call artifacts
-    /// in such a request (a text agent continuing a typed agent's
-    /// conversation, say). Borrows the history when it has none.
-    pub fn view_without_tools(&self) -> Cow<'_, [Message]> {
-        Self::view_of_without_tools(&self.messages)
-    }
-
-    /// [`view_without_tools`](Self::view_without_tools) of any slice of messages.
-    pub fn view_of_without_tools(messages: &[Message]) -> Cow<'_, [Message]> {
-        flatten_where(messages, |message| message.tool_calls().next().is_some())
-    }
+/// `messages` with every tool call and result shown as text, for a request
+/// that offers no tools: providers reject tool-call artifacts in such a
+/// request (a text agent continuing a typed agent's conversation, say).
+/// Borrows the messages when they hold none.
+pub(crate) fn view_without_tools(messages: &[Message]) -> Cow<'_, [Message]> {
+    flatten_where(messages, |message| message.tool_calls().next().is_some())
 }
 
 /// `messages` with the tool calls of the messages `foreign` picks, and their
@@ -90,14 +78,14 @@ fn flatten_where(messages: &[Message], foreign: impl Fn(&Message) -> bool) -> Co
                     other => other.clone(),
                 })
                 .collect();
-            Message { role: message.role, content, provider: None }
+            Message::new(message.role, content)
         })
         .collect();
     Cow::Owned(view)
 }
 
 /// Whether `message` holds tool calls made through a provider other than `provider`.
-fn is_foreign(message: &Message, provider: &str) -> bool {
+pub(crate) fn is_foreign(message: &Message, provider: &str) -> bool {
     message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
 }
 
@@ -113,14 +101,15 @@ mod tests {
     fn with_call_from(provider: Option<&str>) -> Conversation {
         let mut conversation = Conversation::new();
         conversation.push_user("weather in Paris?");
-        conversation.push(Message {
-            role: Role::Assistant,
-            content: vec![
+        let mut call = Message::new(
+            Role::Assistant,
+            vec![
                 ContentBlock::text("checking"),
                 ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"}))),
             ],
-            provider: provider.map(str::to_owned),
-        });
+        );
+        call.provider = provider.map(str::to_owned);
+        conversation.push(call);
         conversation.push(Message::from_tool_results([ToolResult::failure(
             "toolu_1",
             FailureKind::ToolFailed,
@@ -147,21 +136,5 @@ mod tests {
         assert_eq!(view[2].text(), "[error from tool `weather`: offline]");
         assert!(view.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results().next().is_none()));
         assert_eq!(conversation, before);
-    }
-
-    #[test]
-    fn checked_messages_are_remembered_per_provider_and_appends_are_checked() {
-        let mut conversation = Conversation::new();
-        conversation.push_user("hi");
-        assert!(matches!(conversation.view_for("openai"), Cow::Borrowed(_)));
-        assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
-        assert_eq!(conversation.wire.native_prefix("openai"), 1);
-        let with_call = with_call_from(Some("anthropic"));
-        conversation.extend(with_call.messages().iter().cloned());
-        assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
-        assert!(matches!(conversation.view_for("openai"), Cow::Owned(_)));
-        assert!(matches!(conversation.view_for("openai"), Cow::Owned(_)));
-        assert_eq!(conversation.wire.native_prefix("openai"), 1);
-        assert_eq!(conversation.wire.native_prefix("anthropic"), 4);
     }
 }

@@ -1,18 +1,18 @@
-//! Checks every provider runs on its request bodies: built from a
-//! conversation's wire cache, they are byte for byte the bodies built from
-//! scratch, and the bodies of serialising the whole request at once.
-
-use std::borrow::Cow;
+//! Checks every wire format runs on its request bodies: built with the
+//! model's body cache, they are byte for byte the bodies built from scratch,
+//! and the bodies of serialising the whole request at once; and no change to
+//! the messages that the public API allows makes the cache send stale bytes.
 
 use serde_json::{Value, json};
 
+use super::http::{HttpModel, WireFormat};
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 use crate::model::ModelRequest;
 use crate::tool::ToolDefinition;
 
 fn assistant(content: Vec<ContentBlock>) -> Message {
-    Message { role: Role::Assistant, content, provider: None }
+    Message::new(Role::Assistant, content)
 }
 
 fn call(id: &str, name: &str, input: Value) -> ContentBlock {
@@ -74,11 +74,7 @@ pub(crate) fn shapes() -> Vec<(&'static str, Vec<Message>)> {
         (
             "blocks out of place and text to escape",
             vec![
-                Message {
-                    role: Role::User,
-                    content: vec![call("u1", "t", json!({"q": "\"quoted\""}))],
-                    provider: None,
-                },
+                Message::new(Role::User, vec![call("u1", "t", json!({"q": "\"quoted\""}))]),
                 assistant(vec![ContentBlock::ToolResult(ToolResult::success("u1", "in the wrong turn"))]),
                 Message::user("tab\t, newline\n, quote \", backslash \\, bell \u{7}, emoji 🦀, é"),
                 assistant(vec![call("e1", "t", json!({"nested": {"list": [1, 2.5, null, true], "s": "\u{0}"}}))]),
@@ -148,104 +144,168 @@ pub(crate) fn tools() -> Vec<ToolDefinition> {
     }]
 }
 
-/// Request settings the checks vary between requests, as a provider's
-/// client settings and a request's overrides would.
+/// The wire messages of every run of `messages`, collected as values rather
+/// than rendered to bytes: for the references the cached bodies are
+/// compared with. `render` is given a run, the messages up to its end, and
+/// where to put the run's wire messages.
+pub(crate) fn wire_messages<'a, T>(
+    messages: &'a [Message],
+    mut render: impl FnMut(
+        &'a [Message],
+        &'a [Message],
+        &mut dyn FnMut(T) -> serde_json::Result<()>,
+    ) -> serde_json::Result<()>,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut end = 0;
+    for run in messages.chunk_by(|a, b| a.role == b.role) {
+        end += run.len();
+        render(run, &messages[..end], &mut |message| {
+            out.push(message);
+            Ok(())
+        })
+        .unwrap();
+    }
+    out
+}
+
+/// Request settings the checks vary between requests, as a run's overrides would.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Variant {
-    pub(crate) index: usize,
+struct Variant {
+    index: usize,
 }
 
 impl Variant {
     /// The request for `messages` under this variant.
-    pub(crate) fn request<'a>(self, messages: &'a [Message], tools: &'a [ToolDefinition]) -> ModelRequest<'a> {
+    fn request<'a>(self, messages: &'a [Message], tools: &'a [ToolDefinition]) -> ModelRequest<'a> {
         let request = ModelRequest::new(messages);
         match self.index % 4 {
-            0 => request.with_system(Some("You help.")).with_tools(tools),
-            1 => {
-                request.with_max_tokens(Some(77)).with_temperature(Some(0.3)).with_strict_tools(true).with_tools(tools)
-            }
-            2 => request.with_system(Some("")),
-            _ => request.with_system(Some("Be \"brief\".\n")).with_temperature(Some(1.0)).with_tools(tools),
+            0 => request.with_system("You help.").with_tools(tools),
+            1 => request.with_max_tokens(77).with_temperature(0.3).with_strict_tools(true).with_tools(tools),
+            2 => request.with_system(""),
+            _ => request.with_system("Be \"brief\".\n").with_temperature(1.0).with_tools(tools),
         }
     }
 }
 
+/// The body of serialising the whole request at once, for `model` (whose
+/// settings the reference reads) and `request`.
+pub(crate) type Reference<'r, W> = &'r dyn Fn(&HttpModel<W>, &ModelRequest<'_>) -> Vec<u8>;
+
 /// Grows every shape one message at a time on one conversation and, at each
-/// step and under varied settings, checks that the body built through the
-/// cache equals the body built without it and `reference` (the whole request
-/// serialised at once). `body` builds a body for a request and a variant.
-/// Also checks each settled run was rendered once, and that a view flattened
-/// for another provider does not use the cache.
-pub(crate) fn check_bodies(
-    format: &str,
-    body: &dyn Fn(&ModelRequest<'_>, Variant) -> Vec<u8>,
-    reference: &dyn Fn(&ModelRequest<'_>, Variant) -> Vec<u8>,
-) {
+/// step and under varied request settings, on each of `models` in turn (as
+/// a run that switches models), checks that the body built with the cache
+/// equals the body built without it and `reference`. Then checks that the
+/// cache of each model rendered each settled run exactly once.
+pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Reference<'_, W>) {
     let tools = tools();
     for (name, messages) in shapes().into_iter().chain(random_shapes()) {
         let mut conversation = Conversation::new();
         for (step, message) in messages.into_iter().enumerate() {
             conversation.push(message);
+            let copies = conversation.messages().to_vec();
             for index in [step, step + 1] {
                 let variant = Variant { index };
-                let uncached = variant.request(conversation.messages(), &tools);
-                let cached = uncached.with_conversation(&conversation);
-                assert!(cached.wire_cache().is_some());
-                let expected = reference(&uncached, variant);
-                let from_cache = body(&cached, variant);
+                let model = &models[index % models.len()];
+                let request = variant.request(conversation.messages(), &tools);
+                let expected = reference(model, &request);
+                let cached = model.body(&request).unwrap();
                 assert_eq!(
-                    String::from_utf8_lossy(&from_cache),
+                    String::from_utf8_lossy(&cached),
                     String::from_utf8_lossy(&expected),
                     "{name}, step {step}, variant {index}: cached body"
                 );
-                assert_eq!(body(&uncached, variant), expected, "{name}, step {step}: uncached body");
-                serde_json::from_slice::<Value>(&from_cache).expect("the body is JSON");
+                // Copies carry no stamp: rendered from scratch.
+                assert_eq!(model.body(&variant.request(&copies, &tools)).unwrap(), expected, "{name}, step {step}");
+                serde_json::from_slice::<Value>(&cached).expect("the body is JSON");
             }
         }
-        let settled_runs = conversation.messages().chunk_by(|a, b| a.role == b.role).count() - 1;
-        let (rendered, covered) = conversation.wire_cache().stats(format).expect("the cache was used");
-        assert_eq!(rendered, settled_runs, "{name}: every settled run rendered exactly once");
-        let open_run = conversation.messages().chunk_by(|a, b| a.role == b.role).last().map_or(0, <[Message]>::len);
-        assert_eq!(covered, conversation.len() - open_run, "{name}: the cache covers every settled run");
-
-        // Another format renders into its own entry and leaves this one alone.
-        let mut other = |run: &[Message], _: &[Message], out: &mut Vec<u8>| {
-            out.push(b',');
-            serde_json::to_writer(out, &run.len())
-        };
-        let mut scratch = Vec::new();
-        conversation.wire_cache().write("other", conversation.messages(), &mut scratch, &mut other).unwrap();
-        let request = Variant { index: 0 }.request(conversation.messages(), &tools);
-        assert_eq!(
-            body(&request.with_conversation(&conversation), Variant { index: 0 }),
-            reference(&request, Variant { index: 0 })
-        );
-        assert_eq!(conversation.wire_cache().stats(format), Some((rendered, covered)), "{name}: no re-rendering");
+        let runs: Vec<&[Message]> = conversation.messages().chunk_by(|a, b| a.role == b.role).collect();
+        let open_run = runs.last().map_or(0, |run| run.len());
+        for model in models {
+            // A request offering tools renders every settled run into the cache.
+            let request = Variant { index: 0 }.request(conversation.messages(), &tools);
+            assert_eq!(model.body(&request).unwrap(), reference(model, &request));
+            let stats = model.cache_stats(&conversation.messages()[0]);
+            if runs.len() == 1 {
+                assert_eq!(stats, None, "{name}: nothing settled, nothing kept");
+            } else {
+                let (rendered, covered) = stats.expect("the cache was used");
+                assert_eq!(rendered, runs.len() - 1, "{name}: every settled run rendered exactly once");
+                assert_eq!(covered, conversation.len() - open_run, "{name}: the cache covers every settled run");
+            }
+        }
     }
 }
 
-/// A conversation whose tool calls came from another provider: its view is
-/// flattened, so a request for it must not use the conversation's cache.
-pub(crate) fn check_flattened_view(
-    body: &dyn Fn(&ModelRequest<'_>, Variant) -> Vec<u8>,
-    reference: &dyn Fn(&ModelRequest<'_>, Variant) -> Vec<u8>,
-) {
+/// The ways the public API lets messages change, or look alike, checked
+/// against one model: every body must equal `reference`.
+pub(crate) fn check_no_stale_bytes<W: WireFormat>(model: &HttpModel<W>, reference: Reference<'_, W>) {
     let tools = tools();
-    let mut conversation = Conversation::new();
-    conversation.push_user("weather?");
-    conversation.push(Message {
-        role: Role::Assistant,
-        content: vec![call("x1", "weather", json!({"city": "Oslo"}))],
-        provider: Some("elsewhere".into()),
-    });
-    conversation.push(Message::from_tool_results([ToolResult::success("x1", "snow")]));
-    conversation.push_user("thanks");
-    let view = conversation.view_for("here");
-    assert!(matches!(view, Cow::Owned(_)));
-    for index in 0..4 {
-        let variant = Variant { index };
-        let request = variant.request(&view, &tools).with_conversation(&conversation);
-        assert!(request.wire_cache().is_none());
-        assert_eq!(body(&request, variant), reference(&request, variant));
+    let check = |messages: &[Message], what: &str| {
+        for index in 0..4 {
+            let request = Variant { index }.request(messages, &tools);
+            let body = model.body(&request).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&body),
+                String::from_utf8_lossy(&reference(model, &request)),
+                "{what}, variant {index}"
+            );
+        }
+    };
+    let (_, messages) = shapes().swap_remove(1);
+    let conversation = Conversation::from(messages.clone());
+    check(conversation.messages(), "the conversation");
+
+    // A clone of the messages, changed (pub fields), then sent.
+    let mut changed = conversation.messages().to_vec();
+    changed[0].content = vec![ContentBlock::text("changed")];
+    changed[2] = Message::from_tool_results([ToolResult::success("c1", "changed too")]);
+    check(&changed, "changed copies");
+    // ...and in a conversation of their own.
+    check(Conversation::from(changed.clone()).messages(), "changed copies in a conversation");
+
+    // A clone of the conversation, grown differently.
+    let mut clone = conversation.clone();
+    clone.push(Message::assistant("only in the clone"));
+    check(clone.messages(), "a grown clone");
+    check(conversation.messages(), "the original after its clone grew");
+
+    // A round trip through serde, grown differently.
+    let json = serde_json::to_string(&conversation).unwrap();
+    let mut restored: Conversation = serde_json::from_str(&json).unwrap();
+    restored.push(Message::user("only after restoring"));
+    check(restored.messages(), "a restored conversation");
+
+    // Slices of the conversation: later starts, shorter ends.
+    for start in 0..conversation.len() {
+        for end in start + 1..=conversation.len() {
+            check(&conversation.messages()[start..end], &format!("messages {start}..{end}"));
+        }
     }
+
+    // Conversations dropped and made again with other content, possibly at
+    // the same addresses.
+    drop(clone);
+    drop(restored);
+    for round in 0..3 {
+        let mut other = Conversation::new();
+        for message in &messages {
+            let mut message = message.clone();
+            if let Some(ContentBlock::Text { text }) = message.content.first_mut() {
+                *text = format!("{text} (round {round})");
+            }
+            other.push(message);
+            check(other.messages(), &format!("round {round}"));
+        }
+    }
+
+    // Tool calls of another provider: the view is flattened and rendered afresh.
+    let mut foreign = Conversation::from(messages);
+    foreign.push(
+        Message::new(Role::Assistant, vec![call("x1", "weather", json!({"city": "Oslo"}))]).with_provider("elsewhere"),
+    );
+    foreign.push(Message::from_tool_results([ToolResult::success("x1", "snow")]));
+    foreign.push(Message::user("thanks"));
+    check(foreign.messages(), "a foreign call");
 }

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::conversation::Conversation;
 use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 
 type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
@@ -18,14 +17,12 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 ///
 /// # How the request is re-targeted
 ///
-/// A run builds each request as the view of its conversation for
-/// [`Model::provider`], which for a `Fallback` is its first model's provider.
-/// `Fallback` builds each model's own view from the raw history
-/// ([`ModelRequest::history`]) with [`Conversation::view_of`]: another
-/// provider's tool calls and results reach a model as text, its own stay
-/// native. The response carries the provider that actually answered
-/// ([`ModelResponse::provider`]), so the assistant message appended to the
-/// conversation is tagged with it.
+/// A request carries the raw history, and each model sends its provider its
+/// own view of it ([`ModelRequest::view_for`]), so `Fallback` passes the
+/// same request to each: another provider's tool calls and results reach a
+/// model as text, its own stay native. The response carries the provider
+/// that actually answered ([`ModelResponse::provider`]), so the assistant
+/// message appended to the conversation is tagged with it.
 ///
 /// With [`cool_down`](Fallback::cool_down), a model that failed is skipped
 /// for a while, so a run does not pay a dead primary's whole retry schedule
@@ -152,14 +149,8 @@ impl Model for Fallback {
                 if index < last && self.cooling(index) {
                     continue;
                 }
-                // Without tools to call, no provider takes tool blocks.
-                let view = if request.tools.is_empty() {
-                    Conversation::view_of_without_tools(request.source())
-                } else {
-                    Conversation::view_of(request.source(), model.provider())
-                };
-                let attempt = ModelRequest { messages: &view, ..request };
-                match model.complete(attempt).await {
+                // The raw history: each model builds its own provider's view of it.
+                match model.complete(request).await {
                     Ok(mut response) => {
                         response.provider.get_or_insert_with(|| model.provider().to_owned());
                         response.model.get_or_insert_with(|| model.name().to_owned());
@@ -215,7 +206,7 @@ mod tests {
             self.provider
         }
         fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-            self.seen.lock().unwrap().push(request.messages.to_vec());
+            self.seen.lock().unwrap().push(request.view_for(self.provider).into_owned());
             let outcome =
                 self.outcome.map(ModelResponse::from_text).map_err(|kind| ModelError::new(kind, self.provider, "no"));
             Box::pin(async move { outcome })
@@ -225,11 +216,11 @@ mod tests {
     fn history() -> Vec<Message> {
         vec![
             Message::user("weather?"),
-            Message {
-                role: Role::Assistant,
-                content: vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"})))],
-                provider: Some("anthropic".into()),
-            },
+            Message::new(
+                Role::Assistant,
+                vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"})))],
+            )
+            .with_provider("anthropic"),
             Message::from_tool_results([ToolResult::success("toolu_1", "sunny")]),
         ]
     }

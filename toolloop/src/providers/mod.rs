@@ -2,9 +2,15 @@
 //! real APIs (one module per provider, each behind a cargo feature of the same
 //! name) and [`Fallback`], which tries models in order.
 //!
-//! Each provider module keeps its wire types (`wire.rs`) and the conversions
-//! between them and the neutral types (`convert.rs`) to itself; the rest of
-//! the crate sees only [`ModelRequest`](crate::ModelRequest) and
+//! Every HTTP provider is one type, [`HttpModel<W>`](HttpModel), configured
+//! by one builder, [`HttpModelBuilder<W>`](HttpModelBuilder), for its wire
+//! format `W` ([`WireFormat`]); `Anthropic`, `OpenAi` and `Ollama` (and their
+//! `...Builder`s) name it for their formats. Retries, timeouts, tracing,
+//! secrets, error mapping and the reuse of already rendered messages live
+//! once in that type; a provider module holds only its wire types
+//! (`wire.rs`), the conversions between them and the neutral types
+//! (`convert.rs`), its constants and its format's own builder settings. The
+//! rest of the crate sees only [`ModelRequest`](crate::ModelRequest) and
 //! [`ModelResponse`](crate::ModelResponse).
 //!
 //! | provider | module | cargo feature | environment |
@@ -35,10 +41,11 @@
 
 #[cfg(all(test, feature = "http"))]
 mod cache_checks;
-mod fallback;
-
+#[cfg(feature = "http")]
+mod common;
 #[cfg(feature = "http")]
 mod detect;
+mod fallback;
 #[cfg(feature = "http")]
 mod http;
 
@@ -53,101 +60,4 @@ pub mod openai;
 pub use detect::{from_env, from_env_or};
 pub use fallback::Fallback;
 #[cfg(feature = "http")]
-pub use http::{ConfigError, DEFAULT_TIMEOUT, RetryPolicy};
-
-#[cfg(feature = "http")]
-mod shared {
-    use std::borrow::Cow;
-
-    use serde::Serialize;
-
-    use crate::conversation::{RenderRun, write_array, write_uncached};
-    use crate::model::ModelRequest;
-
-    #[cfg(any(feature = "anthropic", feature = "ollama"))]
-    use serde_json::{Map, Value};
-
-    #[cfg(any(feature = "openai", feature = "ollama"))]
-    use crate::message::ToolResult;
-
-    #[cfg(any(feature = "anthropic", feature = "ollama"))]
-    /// A tool call's input as a JSON object, for wire formats that only take
-    /// objects (Anthropic `input`, Ollama `arguments`). Arguments another
-    /// provider kept as raw text are parsed when they are an object, and sent
-    /// as `{}` otherwise; the call's error result already told the model what
-    /// was wrong with them.
-    pub(crate) fn object_input(input: &Value) -> Cow<'_, Value> {
-        match input {
-            Value::Object(_) => Cow::Borrowed(input),
-            Value::String(raw) => match serde_json::from_str::<Value>(raw) {
-                Ok(parsed @ Value::Object(_)) => Cow::Owned(parsed),
-                _ => Cow::Owned(Value::Object(Map::new())),
-            },
-            _ => Cow::Owned(Value::Object(Map::new())),
-        }
-    }
-
-    #[cfg(any(feature = "openai", feature = "ollama"))]
-    /// A tool result as text, for wire formats without an error flag (OpenAI,
-    /// Ollama): error results are prefixed with `Error: ` so the model can tell.
-    pub(crate) fn result_text(result: &ToolResult) -> Cow<'_, str> {
-        if result.is_error() {
-            Cow::Owned(format!("Error: {}", result.content))
-        } else {
-            Cow::Borrowed(&result.content)
-        }
-    }
-
-    /// Writes `head`, a struct serialising to a non-empty JSON object, as
-    /// the start of a request body: its fields without the closing brace.
-    /// The body is built in pieces so that the messages can be copied from a
-    /// conversation's wire cache; every piece is written by `serde_json`, so
-    /// the bytes are those of serialising the whole request at once.
-    pub(crate) fn open_body(out: &mut Vec<u8>, head: &impl Serialize) -> serde_json::Result<()> {
-        serde_json::to_writer(&mut *out, head)?;
-        out.pop();
-        Ok(())
-    }
-
-    /// Writes `,"messages":[...]`: the system element when there is one,
-    /// then the request's messages, each run rendered by `render` (the
-    /// conversation's settled runs come from its wire cache for `format`).
-    pub(crate) fn write_messages(
-        out: &mut Vec<u8>,
-        format: &'static str,
-        request: &ModelRequest<'_>,
-        system: Option<&impl Serialize>,
-        render: RenderRun<'_>,
-    ) -> serde_json::Result<()> {
-        out.extend_from_slice(b",\"messages\":");
-        write_array(out, |out| {
-            if let Some(system) = system {
-                write_element(out, system)?;
-            }
-            match request.wire_cache() {
-                Some(cache) => cache.write(format, request.messages, out, render),
-                None => write_uncached(request.messages, out, render),
-            }
-        })
-    }
-
-    /// Ends the body begun by [`open_body`] with the fields of `tail`.
-    pub(crate) fn close_body(out: &mut Vec<u8>, tail: &impl Serialize) -> serde_json::Result<()> {
-        let start = out.len();
-        serde_json::to_writer(&mut *out, tail)?;
-        if out.len() - start == 2 {
-            // `{}`: no fields, only the closing brace.
-            out.truncate(start + 1);
-            out[start] = b'}';
-        } else {
-            out[start] = b',';
-        }
-        Ok(())
-    }
-
-    /// Writes `value` as an element of the messages array: a comma, then its JSON.
-    pub(crate) fn write_element(out: &mut Vec<u8>, value: &impl Serialize) -> serde_json::Result<()> {
-        out.push(b',');
-        serde_json::to_writer(out, value)
-    }
-}
+pub use http::{ConfigError, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder, RetryPolicy, WireFormat};

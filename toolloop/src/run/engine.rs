@@ -83,20 +83,14 @@ impl Engine<'_> {
         attempt: u32,
         iteration: u32,
     ) -> Result<ModelResponse, Stop> {
-        let view = if self.definitions.is_empty() {
-            conversation.view_without_tools()
-        } else {
-            conversation.view_for(self.model.provider())
-        };
-        let request = ModelRequest::new(&view)
-            .with_history(conversation.messages())
-            .with_conversation(conversation)
-            .with_system(self.system)
+        // The raw history: the model builds its provider's view of it.
+        let mut request = ModelRequest::new(conversation.messages())
             .with_tools(self.definitions)
-            .with_max_tokens(self.options.max_tokens)
-            .with_temperature(self.options.temperature)
             .with_strict_tools(self.options.strict_tools);
-        tracing::debug!(model = self.model.name(), messages = %summarize(&view), "model request");
+        request.system = self.system;
+        request.max_tokens = self.options.max_tokens;
+        request.temperature = self.options.temperature;
+        tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
         let outcome = tokio::select! {
@@ -167,10 +161,10 @@ mod tests {
     use crate::run::ToolLoop;
     use crate::tool::ToolSet;
 
-    /// Records whether each request could use its conversation's wire cache.
+    /// Records whether each request carried the raw history, foreign tool calls and all.
     #[derive(Default)]
     struct Probe {
-        cached: Mutex<Vec<bool>>,
+        raw: Mutex<Vec<bool>>,
     }
 
     impl Model for Probe {
@@ -181,26 +175,26 @@ mod tests {
             "probe"
         }
         fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-            self.cached.lock().unwrap().push(request.wire_cache().is_some());
+            let raw = request.messages.iter().any(|message| message.tool_calls().next().is_some());
+            self.raw.lock().unwrap().push(raw);
             Box::pin(async { Ok(ModelResponse::from_text("done")) })
         }
     }
 
     #[tokio::test]
-    async fn requests_carry_the_cache_unless_the_view_was_flattened() {
+    async fn requests_carry_the_raw_history_for_the_model_to_view() {
         let probe = Arc::new(Probe::default());
         let mut tool_loop = ToolLoop::new(Arc::clone(&probe), ToolSet::new());
         let mut conversation = Conversation::new();
         conversation.push_user("hi");
         tool_loop.run(&mut conversation).await.unwrap();
 
-        conversation.push(Message {
-            role: Role::Assistant,
-            content: vec![ContentBlock::ToolCall(ToolCall::new("x", "t", json!({})))],
-            provider: Some("elsewhere".into()),
-        });
+        conversation.push(
+            Message::new(Role::Assistant, vec![ContentBlock::ToolCall(ToolCall::new("x", "t", json!({})))])
+                .with_provider("elsewhere"),
+        );
         conversation.push(Message::from_tool_results([ToolResult::success("x", "1")]));
         tool_loop.run(&mut conversation).await.unwrap();
-        assert_eq!(*probe.cached.lock().unwrap(), [true, false]);
+        assert_eq!(*probe.raw.lock().unwrap(), [false, true]);
     }
 }

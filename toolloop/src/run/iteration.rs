@@ -64,7 +64,7 @@ impl Engine<'_> {
             let stop_reason = response.stop_reason.clone();
             // As `ModelResponse::to_message`, but moving the content instead of copying it.
             let provider = response.provider.unwrap_or_else(|| self.model.provider().to_owned());
-            let assistant = Message { role: Role::Assistant, content: response.content, provider: Some(provider) };
+            let assistant = Message::new(Role::Assistant, response.content).with_provider(provider);
             let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
 
             if calls.is_empty() {

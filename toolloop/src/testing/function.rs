@@ -37,7 +37,7 @@ impl FunctionModel {
     /// Reports `provider` instead of [`TEST_PROVIDER`], so a test (or an
     /// example) can play two providers and watch a conversation switch
     /// between them: each sees the other's tool calls as text
-    /// ([`Conversation::view_for`](crate::Conversation::view_for)).
+    /// ([`ModelRequest::view_for`]).
     pub fn with_provider(mut self, provider: impl Into<Arc<str>>) -> Self {
         self.provider = provider.into();
         self
@@ -60,7 +60,7 @@ impl Model for FunctionModel {
     }
 
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        let answer = (self.respond)(&RecordedRequest::from(&request));
+        let answer = (self.respond)(&RecordedRequest::sent_to(self.provider(), &request));
         Box::pin(std::future::ready(answer))
     }
 }

@@ -10,7 +10,9 @@ use crate::tool::ToolDefinition;
 pub struct RecordedRequest {
     /// The system prompt.
     pub system: Option<String>,
-    /// The messages, as the model was sent them.
+    /// The messages, as the model was sent them: the view of the request's
+    /// history for the provider the test model plays
+    /// ([`ModelRequest::view_for`]).
     pub messages: Vec<Message>,
     /// The tools the model was offered.
     pub tools: Vec<ToolDefinition>,
@@ -34,11 +36,12 @@ impl RecordedRequest {
     }
 }
 
-impl From<&ModelRequest<'_>> for RecordedRequest {
-    fn from(request: &ModelRequest<'_>) -> Self {
+impl RecordedRequest {
+    /// `request` as a model playing `provider` is sent it.
+    pub(crate) fn sent_to(provider: &str, request: &ModelRequest<'_>) -> Self {
         Self {
             system: request.system.map(str::to_owned),
-            messages: request.messages.to_vec(),
+            messages: request.view_for(provider).into_owned(),
             tools: request.tools.to_vec(),
             max_tokens: request.max_tokens,
             temperature: request.temperature,

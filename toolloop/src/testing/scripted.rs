@@ -120,7 +120,7 @@ impl Model for ScriptedModel {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let number = {
             let mut requests = lock(&self.inner.requests);
-            requests.push(RecordedRequest::from(&request));
+            requests.push(RecordedRequest::sent_to(self.provider(), &request));
             requests.len()
         };
         let step = lock(&self.inner.steps).pop_front();
@@ -151,7 +151,7 @@ mod tests {
     async fn answers_in_order_records_requests_and_fails_when_exhausted() {
         let model = ScriptedModel::from_responses([ModelResponse::from_text("one"), ModelResponse::from_text("two")]);
         let messages = [crate::Message::user("hi")];
-        let request = ModelRequest::new(&messages).with_system(Some("be brief"));
+        let request = ModelRequest::new(&messages).with_system("be brief");
         assert_eq!(model.complete(request).await.unwrap().text(), "one");
         assert_eq!(model.remaining(), 1);
         assert_eq!(model.complete(request).await.unwrap().text(), "two");

@@ -2,58 +2,81 @@
 
 use std::borrow::Cow;
 
+use reqwest::header::{HeaderName, HeaderValue};
+
 use super::wire::{
     ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse, OutputBlock,
     Role as WireRole, Tool,
 };
-use crate::message::{ContentBlock, Role, ToolCall};
+use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
+use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
-use crate::providers::http::ApiError;
-use crate::providers::shared::{close_body, object_input, open_body, write_element, write_messages};
+use crate::providers::common::{misplaced_call, misplaced_result, object_input};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
-use super::PROVIDER;
+impl Format for AnthropicMessages {
+    const PROVIDER: &'static str = PROVIDER;
+    const PATH: &'static str = "/v1/messages";
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const DEFAULT_MODEL: &'static str = DEFAULT_MODEL;
+    const DEFAULT_MAX_TOKENS: Option<u32> = Some(DEFAULT_MAX_TOKENS);
+    const API_KEY: ApiKey = ApiKey::Required("ANTHROPIC_API_KEY");
+    const BASE_URL_VARIABLE: &'static str = "ANTHROPIC_BASE_URL";
+    const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
 
-/// Builds the request body: the same bytes as serialising a
-/// `MessagesRequest` of the whole conversation, with the conversation's
-/// settled messages copied from its wire cache. `max_tokens` and
-/// `temperature` are the request's overrides, else the client's settings.
-pub(super) fn body(
-    model: &str,
-    max_tokens: u32,
-    temperature: Option<f32>,
-    request: &ModelRequest<'_>,
-) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    let head = MessagesRequestHead {
-        model,
-        max_tokens: request.max_tokens.unwrap_or(max_tokens),
-        system: request.system.filter(|s| !s.is_empty()),
-    };
-    open_body(&mut out, &head)?;
-    write_messages(&mut out, WIRE_FORMAT, request, None::<&()>, &mut |run, _, out| match run_message(run) {
-        Some(message) => write_element(out, &message),
-        None => Ok(()),
-    })?;
-    let tail = MessagesRequestTail {
-        tools: request
-            .tools
-            .iter()
-            .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
-            .collect(),
-        temperature: request.temperature.or(temperature),
-    };
-    close_body(&mut out, &tail)?;
-    Ok(out)
+    type Response = MessagesResponse;
+
+    fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        vec![(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(API_VERSION))]
+    }
+
+    /// The same bytes as serialising a `MessagesRequest` of the whole request.
+    fn write_body(
+        &self,
+        call: CallSettings<'_>,
+        request: &ModelRequest<'_>,
+        body: &mut Body<'_>,
+    ) -> serde_json::Result<()> {
+        body.open(&MessagesRequestHead {
+            model: call.model,
+            max_tokens: call.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            system: request.system.filter(|s| !s.is_empty()),
+        })?;
+        body.messages("messages", None::<&()>)?;
+        body.close(&MessagesRequestTail { tools: tools(request), temperature: call.temperature })
+    }
+
+    fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match run_message(run) {
+            Some(message) => write_element(out, &message),
+            None => Ok(()),
+        }
+    }
+
+    fn response(&self, wire: MessagesResponse) -> Result<ModelResponse, ModelError> {
+        ModelResponse::try_from(wire)
+    }
+
+    /// Parses `{"type":"error","error":{"type":…,"message":…}}`.
+    fn error_body(body: &[u8]) -> Option<ApiError> {
+        let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
+        Some(ApiError { message: parsed.error.message, error_type: Some(parsed.error.kind) })
+    }
 }
 
-/// Names the message rendering of [`run_message`] in a conversation's wire cache.
-const WIRE_FORMAT: &str = "anthropic-messages";
+fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
+    request
+        .tools
+        .iter()
+        .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
+        .collect()
+}
 
 /// The conversation in the API's shape (see [`run_message`]).
 #[cfg(test)]
-fn messages(messages: &[crate::message::Message]) -> Vec<InputMessage<'_>> {
+fn messages(messages: &[Message]) -> Vec<InputMessage<'_>> {
     messages.chunk_by(|a, b| a.role == b.role).filter_map(run_message).collect()
 }
 
@@ -61,7 +84,7 @@ fn messages(messages: &[crate::message::Message]) -> Vec<InputMessage<'_>> {
 /// (the API wants user and assistant turns to alternate), tool results first
 /// (the API requires them to lead), empty text blocks dropped and an empty
 /// turn left out (the API rejects them).
-fn run_message(run: &[crate::message::Message]) -> Option<InputMessage<'_>> {
+fn run_message(run: &[Message]) -> Option<InputMessage<'_>> {
     let role = match run[0].role {
         Role::User => WireRole::User,
         Role::Assistant => WireRole::Assistant,
@@ -91,12 +114,8 @@ fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
         }),
         // A call in a user turn or a result in an assistant turn cannot be
         // expressed; keep what it said as text rather than lose it.
-        ContentBlock::ToolCall(call) => {
-            Some(InputBlock::Text { text: Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)) })
-        }
-        ContentBlock::ToolResult(result) => {
-            Some(InputBlock::Text { text: Cow::Owned(format!("[tool result: {}]", result.content)) })
-        }
+        ContentBlock::ToolCall(call) => Some(InputBlock::Text { text: Cow::Owned(misplaced_call(call)) }),
+        ContentBlock::ToolResult(result) => Some(InputBlock::Text { text: Cow::Owned(misplaced_result(result)) }),
     }
 }
 
@@ -145,18 +164,14 @@ fn stop_reason_from(reason: &str) -> StopReason {
     }
 }
 
-/// Parses `{"type":"error","error":{"type":…,"message":…}}`.
-pub(super) fn error_body(body: &[u8]) -> Option<ApiError> {
-    let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-    Some(ApiError { message: parsed.error.message, error_type: Some(parsed.error.kind) })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{error_body, messages, stop_reason_from};
+    use super::{messages, stop_reason_from};
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
+    use crate::providers::anthropic::AnthropicMessages;
+    use crate::providers::http::Format;
     use crate::stop_reason::StopReason;
 
     #[test]
@@ -164,15 +179,14 @@ mod tests {
         let history = vec![
             Message::user("hi"),
             Message::user(" \n"),
-            Message {
-                role: Role::Assistant,
-                content: vec![
+            Message::new(
+                Role::Assistant,
+                vec![
                     ContentBlock::text("calling"),
                     ContentBlock::ToolCall(ToolCall::new("a", "t", json!({}))),
                     ContentBlock::ToolCall(ToolCall::new("b", "t", json!("{bad"))),
                 ],
-                provider: None,
-            },
+            ),
             Message::from_tool_results([ToolResult::success("a", "1")]),
             Message::user("please continue"),
             Message::from_tool_results([ToolResult::failure("b", FailureKind::InvalidArguments, "bad json")]),
@@ -211,59 +225,52 @@ mod tests {
     fn error_bodies_parse() {
         let body =
             br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}"#;
-        let parsed = error_body(body).unwrap();
+        let parsed = AnthropicMessages::error_body(body).unwrap();
         assert_eq!((parsed.message.as_str(), parsed.error_type.as_deref()), ("Overloaded", Some("overloaded_error")));
-        assert!(error_body(b"<html>").is_none());
+        assert!(AnthropicMessages::error_body(b"<html>").is_none());
     }
 }
 
 #[cfg(test)]
 mod body_tests {
-    use super::{body, messages};
+    use super::{messages, tools};
     use crate::model::ModelRequest;
-    use crate::providers::anthropic::wire::{MessagesRequest, Tool};
-    use crate::providers::cache_checks::{Variant, check_bodies, check_flattened_view};
+    use crate::providers::anthropic::wire::MessagesRequest;
+    use crate::providers::anthropic::{Anthropic, PROVIDER};
+    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
 
-    /// Client settings that change from request to request, as when one
-    /// conversation switches models.
-    fn settings(variant: Variant) -> (&'static str, u32, Option<f32>) {
-        match variant.index % 3 {
-            0 => ("claude-sonnet-4-5", 4096, None),
-            1 => ("claude-opus-4-1", 1024, Some(0.2)),
-            _ => ("claude \"q\"", 8, Some(1.0)),
-        }
-    }
-
-    fn cached_or_not(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
-        let (model, max_tokens, temperature) = settings(variant);
-        body(model, max_tokens, temperature, request).unwrap()
+    /// Models whose settings differ, as when one conversation switches
+    /// models; the first two share a cache.
+    fn models() -> Vec<Anthropic> {
+        let base = Anthropic::builder().api_key("k").build().unwrap();
+        vec![
+            base.clone(),
+            base.with_model("claude-opus-4-1"),
+            Anthropic::builder().api_key("k").model("claude \"q\"").max_tokens(8).temperature(1.0).build().unwrap(),
+        ]
     }
 
     /// The body as the whole request serialised at once.
-    fn reference(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
-        let (model, max_tokens, temperature) = settings(variant);
+    fn reference(model: &Anthropic, request: &ModelRequest<'_>) -> Vec<u8> {
+        let view = request.view_for(PROVIDER);
         serde_json::to_vec(&MessagesRequest {
-            model,
-            max_tokens: request.max_tokens.unwrap_or(max_tokens),
+            model: &model.model,
+            max_tokens: request.max_tokens.or(model.max_tokens).unwrap(),
             system: request.system.filter(|s| !s.is_empty()),
-            messages: messages(request.messages),
-            tools: request
-                .tools
-                .iter()
-                .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
-                .collect(),
-            temperature: request.temperature.or(temperature),
+            messages: messages(&view),
+            tools: tools(request),
+            temperature: request.temperature.or(model.temperature),
         })
         .unwrap()
     }
 
     #[test]
     fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(super::WIRE_FORMAT, &cached_or_not, &reference);
+        check_bodies(&models(), &reference);
     }
 
     #[test]
-    fn a_flattened_view_is_rendered_without_the_cache() {
-        check_flattened_view(&cached_or_not, &reference);
+    fn no_change_to_the_messages_reaches_a_stale_body() {
+        check_no_stale_bytes(&models()[0], &reference);
     }
 }

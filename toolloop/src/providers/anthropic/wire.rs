@@ -91,7 +91,8 @@ pub(super) struct Tool<'a> {
 
 /// The success response body.
 #[derive(Debug, Deserialize)]
-pub(super) struct MessagesResponse {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct MessagesResponse {
     #[serde(default)]
     pub(super) model: Option<String>,
     pub(super) content: Vec<OutputBlock>,

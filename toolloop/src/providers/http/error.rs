@@ -4,7 +4,8 @@ use crate::model::{ModelError, ModelErrorKind};
 
 /// What a provider's error body says, once parsed.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct ApiError {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ApiError {
     /// The human-readable message.
     pub(crate) message: String,
     /// The provider's machine name for the error (`overloaded_error`, ...).

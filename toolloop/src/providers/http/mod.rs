@@ -1,27 +1,37 @@
-//! What every HTTP provider shares: the client, its settings, retries and
-//! the mapping of HTTP failures to typed errors.
+//! One HTTP model for every wire format: the client, retries, timeouts,
+//! secrets, tracing, error mapping and the body cache live here once; a
+//! provider module adds only its wire format ([`WireFormat`]).
+//!
+//! A request flows one way: [`HttpModel::complete`](crate::Model::complete)
+//! opens the call's trace (`trace`), the format writes the body (`format`,
+//! `body`) with the messages from the model's cache (`body_cache`), the
+//! client posts it with retries (`client`, `retry`) and maps failures to
+//! typed errors (`error`), and the format parses the response.
 
+mod body;
+mod body_cache;
+mod builder;
+mod client;
 mod error;
+mod format;
+mod model;
 mod retry;
 mod secret;
 mod trace;
 
-use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::de::DeserializeOwned;
+pub(crate) use body::{Body, write_element};
+pub use builder::HttpModelBuilder;
+pub(crate) use error::ApiError;
+pub use format::WireFormat;
+pub(crate) use format::{ApiKey, CallSettings, Format};
 
-use crate::model::{ModelError, ModelErrorKind};
-
-pub(crate) use error::{ApiError, ErrorBodyParser};
+pub use model::HttpModel;
 pub use retry::RetryPolicy;
-pub(crate) use secret::Secret;
-pub(crate) use trace::CallTrace;
 
-/// How long one attempt may take by default, as in the official SDKs.
+/// How long one HTTP attempt may take by default (as in the official SDKs):
+/// see [`HttpModelBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A provider could not be configured.
@@ -56,290 +66,10 @@ pub enum ConfigError {
     Client(String),
 }
 
-/// Settings every HTTP provider's builder has.
-#[derive(Clone, Debug)]
-pub(crate) struct HttpSettings {
-    pub(crate) api_key: Option<Secret>,
-    pub(crate) base_url: Option<String>,
-    pub(crate) timeout: Duration,
-    pub(crate) retry: RetryPolicy,
-    /// Extra headers for every request (gateways, proxies).
-    pub(crate) headers: Vec<(String, Secret)>,
-}
-
-impl Default for HttpSettings {
-    fn default() -> Self {
-        Self {
-            api_key: None,
-            base_url: None,
-            timeout: DEFAULT_TIMEOUT,
-            retry: RetryPolicy::default(),
-            headers: Vec::new(),
-        }
-    }
-}
-
 /// Reads environment variables; a function so that tests can pass their own.
 pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The process environment, ignoring empty variables.
 pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.trim().is_empty())
-}
-
-/// A configured endpoint of one provider: where to POST, with which headers,
-/// how long to wait and how to retry.
-#[derive(Clone)]
-pub(crate) struct HttpClient {
-    provider: &'static str,
-    client: reqwest::Client,
-    url: String,
-    /// `url`, parsed once rather than on every request.
-    parsed_url: reqwest::Url,
-    headers: HeaderMap,
-    timeout: Duration,
-    retry: RetryPolicy,
-    parse_error: ErrorBodyParser,
-}
-
-impl fmt::Debug for HttpClient {
-    // Headers are left out: one of them holds the API key.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpClient")
-            .field("url", &self.url)
-            .field("timeout", &self.timeout)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
-    }
-}
-
-/// One failed attempt and what to do about it.
-struct Failure {
-    error: ModelError,
-    retryable: bool,
-    server_wait: Option<Duration>,
-}
-
-impl HttpClient {
-    /// A client sending `POST` requests to `base_url` + `path`, sending `headers` (the
-    /// secret ones marked sensitive) on every request.
-    pub(crate) fn new(
-        provider: &'static str,
-        base_url: &str,
-        path: &str,
-        headers: Vec<(HeaderName, HeaderValue)>,
-        settings: &HttpSettings,
-        parse_error: ErrorBodyParser,
-    ) -> Result<Self, ConfigError> {
-        let url = endpoint_url(base_url, path)?;
-        let parsed_url = reqwest::Url::parse(&url)
-            .map_err(|error| ConfigError::InvalidBaseUrl { url: base_url.to_owned(), reason: error.to_string() })?;
-        let mut map = HeaderMap::new();
-        map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        map.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        for (name, value) in headers {
-            map.insert(name, value);
-        }
-        for (name, value) in &settings.headers {
-            let invalid = || ConfigError::InvalidHeader { name: name.clone() };
-            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
-            // Extra headers often carry gateway credentials: never printed.
-            let mut value = HeaderValue::from_str(value.expose()).map_err(|_| invalid())?;
-            value.set_sensitive(true);
-            map.insert(header, value);
-        }
-        Ok(Self {
-            provider,
-            client: new_client()?,
-            url,
-            parsed_url,
-            headers: map,
-            timeout: settings.timeout,
-            retry: settings.retry,
-            parse_error,
-        })
-    }
-
-    /// The full URL requests go to.
-    pub(crate) fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// POSTs `body`, a JSON document, retrying as the policy says, and
-    /// parses the success response as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: Vec<u8>) -> Result<T, ModelError> {
-        let bytes = self.send(Bytes::from(body)).await?;
-        serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
-    }
-
-    /// The error for a request body that could not be written.
-    pub(crate) fn body_error(&self, error: &serde_json::Error) -> ModelError {
-        ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
-    }
-
-    async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
-        let mut retry = 0;
-        loop {
-            // Cloning `Bytes` shares the buffer: a retry copies nothing.
-            let failure = match self.attempt(body.clone()).await {
-                Ok(bytes) => return Ok(bytes),
-                Err(failure) => failure,
-            };
-            if !failure.retryable || retry >= self.retry.max_retries() {
-                return Err(failure.error.with_attempts(retry + 1));
-            }
-            let delay = self.retry.delay(retry, failure.server_wait);
-            tracing::warn!(
-                provider = self.provider,
-                attempt = retry + 1,
-                error = %failure.error,
-                retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                "model call failed; retrying",
-            );
-            // Dropping the call's future drops this sleep: cancellation interrupts the wait.
-            tokio::time::sleep(delay).await;
-            retry += 1;
-        }
-    }
-
-    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
-        let transport = |error: &reqwest::Error| Failure {
-            error: error::transport_error(self.provider, error),
-            retryable: true,
-            server_wait: None,
-        };
-        let response = self
-            .client
-            .post(self.parsed_url.clone())
-            .headers(self.headers.clone())
-            .timeout(self.timeout)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| transport(&e))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let bytes = response.bytes().await.map_err(|e| transport(&e))?;
-        if (200..300).contains(&status) {
-            return Ok(bytes);
-        }
-        let server_wait = retry::server_wait(&headers);
-        let request_id =
-            ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);
-        let error = error::status_error(self.provider, status, &bytes, self.parse_error)
-            .with_retry_after(server_wait)
-            .with_request_id(request_id);
-        let retryable = retry::should_retry_header(&headers).unwrap_or_else(|| retry::status_is_retryable(status));
-        Err(Failure { error, retryable, server_wait })
-    }
-}
-
-/// A header whose value is secret: reqwest will not print it.
-pub(crate) fn secret_header(name: &'static str, value: &str) -> Result<(HeaderName, HeaderValue), ConfigError> {
-    let mut value = HeaderValue::from_str(value).map_err(|_| ConfigError::InvalidApiKey)?;
-    value.set_sensitive(true);
-    Ok((HeaderName::from_static(name), value))
-}
-
-/// A header with a fixed, public value.
-#[cfg(feature = "anthropic")]
-pub(crate) fn static_header(name: &'static str, value: &'static str) -> (HeaderName, HeaderValue) {
-    (HeaderName::from_static(name), HeaderValue::from_static(value))
-}
-
-fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
-    let invalid = |reason: &str| ConfigError::InvalidBaseUrl { url: base_url.to_owned(), reason: reason.to_owned() };
-    let parsed = reqwest::Url::parse(base_url).map_err(|error| invalid(&error.to_string()))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid("the scheme must be http or https"));
-    }
-    Ok(format!("{}{path}", base_url.trim_end_matches('/')))
-}
-
-/// A reqwest client speaking HTTP/1.1 over rustls with the `ring` crypto
-/// provider and the platform's certificate verifier. The TLS configuration is
-/// built once per process; each provider gets its own client (and connection
-/// pool), because pooled connections belong to the runtime that opened them.
-fn new_client() -> Result<reqwest::Client, ConfigError> {
-    static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
-    let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone().map_err(ConfigError::Client)?;
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|error| ConfigError::Client(error.to_string()))
-}
-
-fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_platform_verifier()?
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(tls)
-}
-
-/// The builder methods every HTTP provider has, for a builder with an
-/// `http: HttpSettings` field.
-macro_rules! http_builder_methods {
-    () => {
-        /// Sets the API key (it is never printed: `Debug` shows `<redacted>`).
-        pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-            self.http.api_key = Some($crate::providers::http::Secret::new(api_key));
-            self
-        }
-
-        /// Sets the base URL, for proxies, gateways and compatible servers.
-        pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-            self.http.base_url = Some(base_url.into());
-            self
-        }
-
-        /// Sets how long one attempt may take, from connecting to the last
-        /// byte of the response (default: [`DEFAULT_TIMEOUT`](crate::providers::DEFAULT_TIMEOUT)).
-        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.timeout = timeout;
-            self
-        }
-
-        /// Adds a header to every request, for gateways and proxies (for
-        /// example the `HTTP-Referer` some gateways ask for). Its value is treated as a
-        /// secret and never printed.
-        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-            self.http.headers.push((name.into(), $crate::providers::http::Secret::new(value)));
-            self
-        }
-
-        /// Sets how failed requests are retried (default: [`RetryPolicy::default`](crate::providers::RetryPolicy)).
-        pub fn retry_policy(mut self, retry: $crate::providers::RetryPolicy) -> Self {
-            self.http.retry = retry;
-            self
-        }
-    };
-}
-pub(crate) use http_builder_methods;
-
-#[cfg(test)]
-mod tests {
-    use super::{ConfigError, endpoint_url, new_client};
-
-    #[test]
-    fn endpoint_urls_join_without_double_slashes() {
-        assert_eq!(
-            endpoint_url("https://api.openai.com/v1/", "/chat/completions").unwrap(),
-            "https://api.openai.com/v1/chat/completions"
-        );
-        assert_eq!(endpoint_url("http://127.0.0.1:8080", "/api/chat").unwrap(), "http://127.0.0.1:8080/api/chat");
-        assert!(matches!(endpoint_url("ftp://x", "/a"), Err(ConfigError::InvalidBaseUrl { .. })));
-        assert!(matches!(endpoint_url("not a url", "/a"), Err(ConfigError::InvalidBaseUrl { .. })));
-    }
-
-    #[test]
-    fn the_tls_client_builds_without_a_process_wide_crypto_provider() {
-        new_client().unwrap();
-        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
-    }
 }

@@ -5,58 +5,70 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
-use super::PROVIDER;
+use std::sync::atomic::Ordering;
+
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, FunctionDefinition, Options, RequestFunctionCall,
-    RequestMessage, RequestToolCall, Role as WireRole, Tool,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, Options, RequestFunctionCall, RequestMessage,
+    RequestToolCall, Role as WireRole,
 };
+use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::{ModelRequest, ModelResponse};
-use crate::providers::http::ApiError;
-use crate::providers::shared::{close_body, object_input, open_body, result_text, write_element, write_messages};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
-/// The request body: the same bytes as serialising a `ChatRequest` of the
-/// whole conversation, with the conversation's settled messages copied from
-/// its wire cache.
-pub(super) fn body(
-    model: &str,
-    max_tokens: Option<u32>,
-    temperature: Option<f32>,
-    request: &ModelRequest<'_>,
-) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    open_body(&mut out, &ChatRequestHead { model })?;
-    let system = request.system.filter(|s| !s.is_empty()).map(|system| system_message(system));
-    write_messages(&mut out, WIRE_FORMAT, request, system.as_ref(), &mut |run, before, out| {
-        run_messages(run, before, &mut |message| write_element(out, &message))
-    })?;
-    let tail = ChatRequestTail {
-        tools: request
-            .tools
-            .iter()
-            .map(|tool| Tool {
-                kind: "function",
-                function: FunctionDefinition {
-                    name: &tool.name,
-                    description: &tool.description,
-                    parameters: &tool.input_schema,
-                },
-            })
-            .collect(),
-        stream: false,
-        options: Options {
-            temperature: request.temperature.or(temperature),
-            num_predict: request.max_tokens.or(max_tokens),
-        },
-    };
-    close_body(&mut out, &tail)?;
-    Ok(out)
+impl Format for OllamaChat {
+    const PROVIDER: &'static str = PROVIDER;
+    const PATH: &'static str = "/api/chat";
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_HOST;
+    const DEFAULT_MODEL: &'static str = DEFAULT_MODEL;
+    const API_KEY: ApiKey = ApiKey::Optional;
+    const BASE_URL_VARIABLE: &'static str = "OLLAMA_HOST";
+
+    type Response = ChatResponse;
+
+    fn base_url_from_env(value: &str) -> String {
+        super::host_url(value)
+    }
+
+    /// The same bytes as serialising a `ChatRequest` of the whole request.
+    fn write_body(
+        &self,
+        call: CallSettings<'_>,
+        request: &ModelRequest<'_>,
+        body: &mut Body<'_>,
+    ) -> serde_json::Result<()> {
+        body.open(&ChatRequestHead { model: call.model })?;
+        let system = request.system.filter(|s| !s.is_empty()).map(system_message);
+        body.messages("messages", system.as_ref())?;
+        body.close(&ChatRequestTail {
+            tools: tools(request),
+            stream: false,
+            options: Options { temperature: call.temperature, num_predict: call.max_tokens },
+        })
+    }
+
+    fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
+        run_messages(run, through, &mut |message| write_element(out, &message))
+    }
+
+    fn response(&self, wire: ChatResponse) -> Result<ModelResponse, ModelError> {
+        Ok(response(wire, self.sequence.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    /// Parses `{"error": "..."}`.
+    fn error_body(body: &[u8]) -> Option<ApiError> {
+        let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
+        Some(ApiError { message: parsed.error, error_type: None })
+    }
 }
 
-/// Names the message rendering of [`run_messages`] in a conversation's wire cache.
-const WIRE_FORMAT: &str = "ollama-chat";
+fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {
+    // Ollama has no strict mode.
+    function_tools(request.tools, false)
+}
 
 fn system_message(system: &str) -> RequestMessage<'_> {
     RequestMessage { role: WireRole::System, content: Cow::Borrowed(system), tool_calls: Vec::new(), tool_name: None }
@@ -65,18 +77,9 @@ fn system_message(system: &str) -> RequestMessage<'_> {
 /// The conversation in Ollama's shape (see [`run_messages`]).
 #[cfg(test)]
 fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
-    let mut out = Vec::new();
-    out.extend(system.filter(|s| !s.is_empty()).map(system_message));
-    let mut end = 0;
-    for run in messages.chunk_by(|a, b| a.role == b.role) {
-        end += run.len();
-        run_messages(run, &messages[..end], &mut |message| {
-            out.push(message);
-            Ok(())
-        })
-        .unwrap();
-    }
-    out
+    let system = system.filter(|s| !s.is_empty()).map(system_message);
+    let rest = crate::providers::cache_checks::wire_messages(messages, run_messages);
+    system.into_iter().chain(rest).collect()
 }
 
 /// One run of same-role messages in Ollama's shape, which the system prompt
@@ -90,36 +93,22 @@ fn run_messages<'a>(
     emit: &mut dyn FnMut(RequestMessage<'a>) -> serde_json::Result<()>,
 ) -> serde_json::Result<()> {
     let message = |role, content, tool_calls, tool_name| RequestMessage { role, content, tool_calls, tool_name };
-    let turn_role = run[0].role;
-    let mut text: Vec<Cow<'a, str>> = Vec::new();
-    let mut tool_calls = Vec::new();
-    for block in run.iter().flat_map(|message| &message.content) {
-        match (turn_role, block) {
-            (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-            (_, ContentBlock::Text { .. }) => {}
-            (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
-                function: RequestFunctionCall { name: &call.name, arguments: object_input(&call.input) },
-            }),
-            (Role::User, ContentBlock::ToolResult(result)) => {
-                emit(message(WireRole::Tool, result_text(result), Vec::new(), tool_name(through, &result.call_id)))?;
-            }
-            (_, ContentBlock::ToolCall(call)) => {
-                text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
-            }
-            (_, ContentBlock::ToolResult(result)) => {
-                text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
-            }
-        }
-    }
-    let content = if text.len() == 1 { text.pop().unwrap_or_default() } else { Cow::Owned(text.join("\n")) };
-    let role = match turn_role {
+    let turn = ChatTurn::of(run, &mut |result| {
+        emit(message(WireRole::Tool, result_text(result), Vec::new(), tool_name(through, &result.call_id)))
+    })?;
+    let content = turn.text.unwrap_or_default();
+    let tool_calls: Vec<RequestToolCall<'a>> = turn
+        .calls
+        .iter()
+        .map(|call| RequestToolCall {
+            function: RequestFunctionCall { name: &call.name, arguments: object_input(&call.input) },
+        })
+        .collect();
+    let role = match run[0].role {
         Role::User => WireRole::User,
         Role::Assistant => WireRole::Assistant,
     };
-    if !content.is_empty() || !tool_calls.is_empty() {
-        emit(message(role, content, tool_calls, None))?;
-    }
-    Ok(())
+    if content.is_empty() && tool_calls.is_empty() { Ok(()) } else { emit(message(role, content, tool_calls, None)) }
 }
 
 /// The name of the latest call with `id` in `messages`. Searching backwards
@@ -175,12 +164,6 @@ fn synthetic_id(created_at: Option<&str>, sequence: u64, index: usize, name: &st
     format!("call_{:016x}", hasher.finish())
 }
 
-/// Parses `{"error": "..."}`.
-pub(super) fn error_body(body: &[u8]) -> Option<ApiError> {
-    let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-    Some(ApiError { message: parsed.error, error_type: None })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -211,48 +194,34 @@ mod tests {
 
 #[cfg(test)]
 mod body_tests {
-    use super::{body, messages};
+    use super::{messages, tools};
     use crate::model::ModelRequest;
-    use crate::providers::cache_checks::{Variant, check_bodies, check_flattened_view};
-    use crate::providers::ollama::wire::{ChatRequest, FunctionDefinition, Options, Tool};
+    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
+    use crate::providers::ollama::wire::{ChatRequest, Options};
+    use crate::providers::ollama::{Ollama, PROVIDER};
 
-    /// Client settings that change from request to request, as when one
-    /// conversation switches models.
-    fn settings(variant: Variant) -> (&'static str, Option<u32>, Option<f32>) {
-        match variant.index % 3 {
-            0 => ("llama3.2", None, None),
-            1 => ("qwen3", Some(512), Some(0.7)),
-            _ => ("model \"q\"", None, Some(0.0)),
-        }
-    }
-
-    fn cached_or_not(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
-        let (model, max_tokens, temperature) = settings(variant);
-        body(model, max_tokens, temperature, request).unwrap()
+    /// Models whose settings differ, as when one conversation switches
+    /// models; the first two share a cache.
+    fn models() -> Vec<Ollama> {
+        let base = Ollama::builder().build().unwrap();
+        vec![
+            base.clone(),
+            base.with_model("qwen3"),
+            Ollama::builder().model("model \"q\"").max_tokens(512).temperature(0.0).build().unwrap(),
+        ]
     }
 
     /// The body as the whole request serialised at once.
-    fn reference(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
-        let (model, max_tokens, temperature) = settings(variant);
+    fn reference(model: &Ollama, request: &ModelRequest<'_>) -> Vec<u8> {
+        let view = request.view_for(PROVIDER);
         serde_json::to_vec(&ChatRequest {
-            model,
-            messages: messages(request.system, request.messages),
-            tools: request
-                .tools
-                .iter()
-                .map(|tool| Tool {
-                    kind: "function",
-                    function: FunctionDefinition {
-                        name: &tool.name,
-                        description: &tool.description,
-                        parameters: &tool.input_schema,
-                    },
-                })
-                .collect(),
+            model: &model.model,
+            messages: messages(request.system, &view),
+            tools: tools(request),
             stream: false,
             options: Options {
-                temperature: request.temperature.or(temperature),
-                num_predict: request.max_tokens.or(max_tokens),
+                temperature: request.temperature.or(model.temperature),
+                num_predict: request.max_tokens.or(model.max_tokens),
             },
         })
         .unwrap()
@@ -260,11 +229,11 @@ mod body_tests {
 
     #[test]
     fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(super::WIRE_FORMAT, &cached_or_not, &reference);
+        check_bodies(&models(), &reference);
     }
 
     #[test]
-    fn a_flattened_view_is_rendered_without_the_cache() {
-        check_flattened_view(&cached_or_not, &reference);
+    fn no_change_to_the_messages_reaches_a_stale_body() {
+        check_no_stale_bytes(&models()[0], &reference);
     }
 }

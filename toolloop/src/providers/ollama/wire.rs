@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::providers::common::FunctionTool;
+
 /// The request body, as one struct: what the body built in pieces (see
 /// `convert::body`) must equal byte for byte.
 #[cfg(test)]
@@ -13,7 +15,7 @@ pub(super) struct ChatRequest<'a> {
     pub(super) model: &'a str,
     pub(super) messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) tools: Vec<Tool<'a>>,
+    pub(super) tools: Vec<FunctionTool<'a>>,
     /// Always `false`: one JSON object back, not a stream of them.
     pub(super) stream: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
@@ -30,7 +32,7 @@ pub(super) struct ChatRequestHead<'a> {
 #[derive(Debug, Serialize)]
 pub(super) struct ChatRequestTail<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) tools: Vec<Tool<'a>>,
+    pub(super) tools: Vec<FunctionTool<'a>>,
     /// Always `false`: one JSON object back, not a stream of them.
     pub(super) stream: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
@@ -69,20 +71,6 @@ pub(super) struct RequestFunctionCall<'a> {
     pub(super) arguments: Cow<'a, Value>,
 }
 
-#[derive(Debug, Serialize)]
-pub(super) struct Tool<'a> {
-    #[serde(rename = "type")]
-    pub(super) kind: &'static str,
-    pub(super) function: FunctionDefinition<'a>,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct FunctionDefinition<'a> {
-    pub(super) name: &'a str,
-    pub(super) description: &'a str,
-    pub(super) parameters: &'a Value,
-}
-
 #[derive(Debug, Default, Serialize)]
 pub(super) struct Options {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,7 +88,8 @@ impl Options {
 
 /// The response body.
 #[derive(Debug, Deserialize)]
-pub(super) struct ChatResponse {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ChatResponse {
     #[serde(default)]
     pub(super) model: Option<String>,
     #[serde(default)]

@@ -4,86 +4,77 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::PROVIDER;
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, FunctionDefinition, RequestFunctionCall,
-    RequestMessage, RequestToolCall, Tool,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, RequestFunctionCall, RequestMessage, RequestToolCall,
 };
+use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
-use crate::providers::http::ApiError;
-use crate::providers::shared::{close_body, open_body, result_text, write_element, write_messages};
+use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
-/// The client settings a request body depends on.
-pub(super) struct Settings<'a> {
-    pub(super) model: &'a str,
-    pub(super) max_tokens: Option<u32>,
-    pub(super) legacy_max_tokens: bool,
-    pub(super) temperature: Option<f32>,
-}
+impl Format for OpenAiChat {
+    const PROVIDER: &'static str = PROVIDER;
+    const PATH: &'static str = "/chat/completions";
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const DEFAULT_MODEL: &'static str = DEFAULT_MODEL;
+    const API_KEY: ApiKey = ApiKey::RequiredUnlessBaseUrl("OPENAI_API_KEY");
+    const BASE_URL_VARIABLE: &'static str = "OPENAI_BASE_URL";
 
-/// The request body: the same bytes as serialising a `ChatRequest` of the
-/// whole conversation, with the conversation's settled messages copied from
-/// its wire cache.
-pub(super) fn body(settings: &Settings<'_>, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
-    let max_tokens = request.max_tokens.or(settings.max_tokens);
-    let (max_completion_tokens, max_tokens) =
-        if settings.legacy_max_tokens { (None, max_tokens) } else { (max_tokens, None) };
-    let mut out = Vec::new();
-    open_body(&mut out, &ChatRequestHead { model: settings.model })?;
-    let system = request.system.filter(|s| !s.is_empty()).map(|content| RequestMessage::System { content });
-    write_messages(&mut out, WIRE_FORMAT, request, system.as_ref(), &mut |run, _, out| write_run(run, out))?;
-    let tail = ChatRequestTail {
-        tools: tools(request),
-        max_completion_tokens,
-        max_tokens,
-        temperature: request.temperature.or(settings.temperature),
-    };
-    close_body(&mut out, &tail)?;
-    Ok(out)
-}
+    type Response = ChatResponse;
 
-/// Names the message rendering of [`write_run`] in a conversation's wire cache.
-const WIRE_FORMAT: &str = "openai-chat";
-
-fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
-    request
-        .tools
-        .iter()
-        .map(|tool| Tool {
-            kind: "function",
-            function: FunctionDefinition {
-                name: &tool.name,
-                description: &tool.description,
-                parameters: tool.schema(request.strict_tools),
-                strict: tool.is_strict(request.strict_tools).then_some(true),
-            },
+    /// The same bytes as serialising a `ChatRequest` of the whole request.
+    fn write_body(
+        &self,
+        call: CallSettings<'_>,
+        request: &ModelRequest<'_>,
+        body: &mut Body<'_>,
+    ) -> serde_json::Result<()> {
+        let (max_completion_tokens, max_tokens) =
+            if self.legacy_max_tokens { (None, call.max_tokens) } else { (call.max_tokens, None) };
+        body.open(&ChatRequestHead { model: call.model })?;
+        let system = request.system.filter(|s| !s.is_empty()).map(|content| RequestMessage::System { content });
+        body.messages("messages", system.as_ref())?;
+        body.close(&ChatRequestTail {
+            tools: tools(request),
+            max_completion_tokens,
+            max_tokens,
+            temperature: call.temperature,
         })
-        .collect()
+    }
+
+    fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
+        run_messages(run, &mut |message| write_element(out, &message))
+    }
+
+    fn response(&self, wire: ChatResponse) -> Result<ModelResponse, ModelError> {
+        ModelResponse::try_from(wire)
+    }
+
+    /// Parses `{"error":{"message","type","param","code"}}`; the error type is
+    /// the `code` when it is a string (`insufficient_quota`), else the `type`.
+    fn error_body(body: &[u8]) -> Option<ApiError> {
+        let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
+        let code = match parsed.error.code {
+            Some(Value::String(code)) => Some(code),
+            _ => None,
+        };
+        Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
+    }
 }
 
-/// Writes one run of same-role messages in the API's shape (see [`run_messages`]).
-fn write_run(run: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
-    run_messages(run, &mut |message| write_element(out, &message))
+fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {
+    function_tools(request.tools, request.strict_tools)
 }
 
 /// The conversation in the API's shape (see [`run_messages`]).
 #[cfg(test)]
 fn messages<'a>(system: Option<&'a str>, messages: &'a [Message]) -> Vec<RequestMessage<'a>> {
-    let mut out = Vec::new();
-    if let Some(system) = system.filter(|s| !s.is_empty()) {
-        out.push(RequestMessage::System { content: system });
-    }
-    for run in messages.chunk_by(|a, b| a.role == b.role) {
-        run_messages(run, &mut |message| {
-            out.push(message);
-            Ok(())
-        })
-        .unwrap();
-    }
-    out
+    let system = system.filter(|s| !s.is_empty()).map(|content| RequestMessage::System { content });
+    let rest = crate::providers::cache_checks::wire_messages(messages, |run, _, emit| run_messages(run, emit));
+    system.into_iter().chain(rest).collect()
 }
 
 /// One run of same-role messages in the API's shape, which the system prompt
@@ -96,51 +87,27 @@ fn run_messages<'a>(
     run: &'a [Message],
     emit: &mut dyn FnMut(RequestMessage<'a>) -> serde_json::Result<()>,
 ) -> serde_json::Result<()> {
-    let role = run[0].role;
-    let mut text: Vec<Cow<'a, str>> = Vec::new();
-    let mut tool_calls = Vec::new();
-    for block in run.iter().flat_map(|message| &message.content) {
-        match (role, block) {
-            (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-            (_, ContentBlock::Text { .. }) => {}
-            (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
-                id: &call.id,
-                kind: "function",
-                function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
-            }),
-            (Role::User, ContentBlock::ToolResult(result)) => {
-                emit(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) })?;
-            }
-            // Not expressible in this turn: keep it as text rather than lose it.
-            (_, ContentBlock::ToolCall(call)) => {
-                text.push(Cow::Owned(format!("[called tool `{}` with {}]", call.name, call.input)));
-            }
-            (_, ContentBlock::ToolResult(result)) => {
-                text.push(Cow::Owned(format!("[tool result: {}]", result.content)));
-            }
-        }
-    }
-    let content = join(text);
-    match role {
-        Role::User => {
-            if let Some(content) = content {
-                emit(RequestMessage::User { content })?;
-            }
-        }
+    let turn = ChatTurn::of(run, &mut |result| {
+        emit(RequestMessage::Tool { tool_call_id: &result.call_id, content: result_text(result) })
+    })?;
+    match run[0].role {
+        Role::User => match turn.text {
+            Some(content) => emit(RequestMessage::User { content }),
+            None => Ok(()),
+        },
+        Role::Assistant if turn.text.is_none() && turn.calls.is_empty() => Ok(()),
         Role::Assistant => {
-            if content.is_some() || !tool_calls.is_empty() {
-                emit(RequestMessage::Assistant { content, tool_calls })?;
-            }
+            let tool_calls = turn
+                .calls
+                .iter()
+                .map(|call| RequestToolCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: RequestFunctionCall { name: &call.name, arguments: arguments(&call.input) },
+                })
+                .collect();
+            emit(RequestMessage::Assistant { content: turn.text, tool_calls })
         }
-    }
-    Ok(())
-}
-
-fn join(mut parts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
-    match parts.len() {
-        0 => None,
-        1 => parts.pop(),
-        _ => Some(Cow::Owned(parts.join("\n"))),
     }
 }
 
@@ -237,23 +204,14 @@ fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
     }
 }
 
-/// Parses `{"error":{"message","type","param","code"}}`; the error type is
-/// the `code` when it is a string (`insufficient_quota`), else the `type`.
-pub(super) fn error_body(body: &[u8]) -> Option<ApiError> {
-    let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-    let code = match parsed.error.code {
-        Some(Value::String(code)) => Some(code),
-        _ => None,
-    };
-    Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{error_body, parse_arguments, stop_reason_from, usage};
+    use super::{parse_arguments, stop_reason_from, usage};
     use crate::model::ModelResponse;
+    use crate::providers::http::Format;
+    use crate::providers::openai::OpenAiChat;
     use crate::stop_reason::StopReason;
     use crate::usage::Usage;
 
@@ -310,11 +268,11 @@ mod tests {
     #[test]
     fn error_bodies_parse() {
         let body = br#"{"error":{"message":"You exceeded your quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
-        let parsed = error_body(body).unwrap();
+        let parsed = OpenAiChat::error_body(body).unwrap();
         assert_eq!(parsed.message, "You exceeded your quota");
         assert_eq!(parsed.error_type.as_deref(), Some("insufficient_quota"));
         let body = br#"{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}"#;
-        assert_eq!(error_body(body).unwrap().error_type.as_deref(), Some("invalid_request_error"));
+        assert_eq!(OpenAiChat::error_body(body).unwrap().error_type.as_deref(), Some("invalid_request_error"));
     }
 }
 
@@ -329,11 +287,7 @@ mod message_tests {
     fn runs_of_one_role_become_one_message_with_tool_messages_first() {
         let history = vec![
             Message::user("hi"),
-            Message {
-                role: Role::Assistant,
-                content: vec![ContentBlock::ToolCall(ToolCall::new("a", "t", json!({"x": 1})))],
-                provider: None,
-            },
+            Message::new(Role::Assistant, vec![ContentBlock::ToolCall(ToolCall::new("a", "t", json!({"x": 1})))]),
             Message::assistant("and another"),
             Message::from_tool_results([ToolResult::success("a", "1")]),
             Message::user("note"),
@@ -355,49 +309,54 @@ mod message_tests {
 
 #[cfg(test)]
 mod body_tests {
-    use super::{Settings, body, messages, tools};
+    use super::{messages, tools};
     use crate::model::ModelRequest;
-    use crate::providers::cache_checks::{Variant, check_bodies, check_flattened_view};
+    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::providers::openai::wire::ChatRequest;
+    use crate::providers::openai::{OpenAi, PROVIDER};
 
-    /// Client settings that change from request to request, as when one
-    /// conversation switches models.
-    fn settings(variant: Variant) -> Settings<'static> {
-        match variant.index % 3 {
-            0 => Settings { model: "gpt-4.1", max_tokens: None, legacy_max_tokens: false, temperature: None },
-            1 => Settings { model: "gpt-5", max_tokens: Some(100), legacy_max_tokens: false, temperature: Some(0.5) },
-            _ => Settings { model: "local \"q\"", max_tokens: Some(9), legacy_max_tokens: true, temperature: None },
-        }
-    }
-
-    fn cached_or_not(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
-        body(&settings(variant), request).unwrap()
+    /// Models whose settings differ, as when one conversation switches
+    /// models; the first two share a cache.
+    fn models() -> Vec<OpenAi> {
+        let base = OpenAi::builder().api_key("k").model("gpt-4.1").build().unwrap();
+        vec![
+            base.clone(),
+            base.with_model("gpt-5"),
+            OpenAi::builder()
+                .base_url("http://127.0.0.1:9/v1")
+                .model("local \"q\"")
+                .max_tokens(9)
+                .temperature(0.5)
+                .legacy_max_tokens(true)
+                .build()
+                .unwrap(),
+        ]
     }
 
     /// The body as the whole request serialised at once.
-    fn reference(request: &ModelRequest<'_>, variant: Variant) -> Vec<u8> {
-        let settings = settings(variant);
-        let max_tokens = request.max_tokens.or(settings.max_tokens);
-        let (max_completion_tokens, max_tokens) =
-            if settings.legacy_max_tokens { (None, max_tokens) } else { (max_tokens, None) };
+    fn reference(model: &OpenAi, request: &ModelRequest<'_>) -> Vec<u8> {
+        let max_tokens = request.max_tokens.or(model.max_tokens);
+        let legacy = model.endpoint().starts_with("http://127.0.0.1");
+        let (max_completion_tokens, max_tokens) = if legacy { (None, max_tokens) } else { (max_tokens, None) };
+        let view = request.view_for(PROVIDER);
         serde_json::to_vec(&ChatRequest {
-            model: settings.model,
-            messages: messages(request.system, request.messages),
+            model: &model.model,
+            messages: messages(request.system, &view),
             tools: tools(request),
             max_completion_tokens,
             max_tokens,
-            temperature: request.temperature.or(settings.temperature),
+            temperature: request.temperature.or(model.temperature),
         })
         .unwrap()
     }
 
     #[test]
     fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(super::WIRE_FORMAT, &cached_or_not, &reference);
+        check_bodies(&models(), &reference);
     }
 
     #[test]
-    fn a_flattened_view_is_rendered_without_the_cache() {
-        check_flattened_view(&cached_or_not, &reference);
+    fn no_change_to_the_messages_reaches_a_stale_body() {
+        check_no_stale_bytes(&models()[0], &reference);
     }
 }

@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::providers::common::FunctionTool;
+
 /// The request body, as one struct: what the body built in pieces (see
 /// `convert::body`) must equal byte for byte.
 #[cfg(test)]
@@ -13,7 +15,7 @@ pub(super) struct ChatRequest<'a> {
     pub(super) model: &'a str,
     pub(super) messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) tools: Vec<Tool<'a>>,
+    pub(super) tools: Vec<FunctionTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,7 +34,7 @@ pub(super) struct ChatRequestHead<'a> {
 #[derive(Debug, Serialize)]
 pub(super) struct ChatRequestTail<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) tools: Vec<Tool<'a>>,
+    pub(super) tools: Vec<FunctionTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,25 +80,10 @@ pub(super) struct RequestFunctionCall<'a> {
     pub(super) arguments: Cow<'a, str>,
 }
 
-#[derive(Debug, Serialize)]
-pub(super) struct Tool<'a> {
-    #[serde(rename = "type")]
-    pub(super) kind: &'static str,
-    pub(super) function: FunctionDefinition<'a>,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct FunctionDefinition<'a> {
-    pub(super) name: &'a str,
-    pub(super) description: &'a str,
-    pub(super) parameters: &'a Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) strict: Option<bool>,
-}
-
 /// The success response body.
 #[derive(Debug, Deserialize)]
-pub(super) struct ChatResponse {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ChatResponse {
     #[serde(default)]
     pub(super) model: Option<String>,
     pub(super) choices: Vec<Choice>,

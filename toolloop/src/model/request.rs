@@ -1,0 +1,78 @@
+//! What a model is asked.
+
+use std::borrow::Cow;
+
+use crate::conversation::{view_for, view_without_tools};
+use crate::message::Message;
+use crate::tool::ToolDefinition;
+
+/// What a model is asked: borrowed from the run, so building a request copies
+/// nothing.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ModelRequest<'a> {
+    /// The system prompt.
+    pub system: Option<&'a str>,
+    /// The raw conversation, oldest message first. A model sends its
+    /// provider [`view_for`](Self::view_for) its provider, not these as they are.
+    pub messages: &'a [Message],
+    /// The tools the model may call.
+    pub tools: &'a [ToolDefinition],
+    /// Overrides the model's configured maximum output tokens.
+    pub max_tokens: Option<u32>,
+    /// Overrides the model's configured sampling temperature.
+    pub temperature: Option<f32>,
+    /// Ask the provider to enforce tool input schemas strictly (OpenAI
+    /// `strict: true`, sending [`ToolDefinition::strict_input_schema`] for every
+    /// tool that has one).
+    pub strict_tools: bool,
+}
+
+impl<'a> ModelRequest<'a> {
+    /// A request for `messages` with no system prompt, no tools and the
+    /// model's default settings.
+    pub fn new(messages: &'a [Message]) -> Self {
+        Self { system: None, messages, tools: &[], max_tokens: None, temperature: None, strict_tools: false }
+    }
+
+    /// The messages as `provider` is sent them: tool calls made through
+    /// another provider, and their results, shown as text (providers reject
+    /// each other's tool-call artifacts); and when the request offers no
+    /// tools, every tool call and result shown as text (providers reject tool
+    /// blocks in a request that defines no tools). Borrows
+    /// [`messages`](Self::messages) when nothing needs rewriting, which is
+    /// the usual case.
+    pub fn view_for(&self, provider: &str) -> Cow<'a, [Message]> {
+        if self.tools.is_empty() { view_without_tools(self.messages) } else { view_for(self.messages, provider) }
+    }
+
+    /// Sets the system prompt.
+    pub fn with_system(mut self, system: &'a str) -> Self {
+        self.system = Some(system);
+        self
+    }
+
+    /// Sets the tools.
+    pub fn with_tools(mut self, tools: &'a [ToolDefinition]) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Overrides the maximum output tokens.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Overrides the temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Turns strict tool schemas on or off.
+    pub fn with_strict_tools(mut self, strict: bool) -> Self {
+        self.strict_tools = strict;
+        self
+    }
+}

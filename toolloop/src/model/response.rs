@@ -1,0 +1,99 @@
+//! What a model answered.
+
+use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::stop_reason::StopReason;
+use crate::usage::Usage;
+
+/// What a model answered.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ModelResponse {
+    /// Text and tool calls, in the order the model produced them.
+    pub content: Vec<ContentBlock>,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+    /// Tokens this call consumed.
+    pub usage: Usage,
+    /// The model that answered, when the provider says.
+    pub model: Option<String>,
+    /// The provider that produced this response, when it may differ from the
+    /// [`Model::provider`](crate::Model::provider) that was asked (a [`Fallback`](crate::providers::Fallback)
+    /// that answered with its second model). [`to_message`](Self::to_message)
+    /// prefers it, so the tool calls in history are tagged with the provider
+    /// that really made them.
+    pub provider: Option<String>,
+}
+
+impl ModelResponse {
+    /// A response made of `content`. The stop reason is
+    /// [`StopReason::ToolUse`] when it holds a tool call and
+    /// [`StopReason::EndTurn`] otherwise; usage is zero.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        let stop_reason = if content.iter().any(|b| matches!(b, ContentBlock::ToolCall(_))) {
+            StopReason::ToolUse
+        } else {
+            StopReason::EndTurn
+        };
+        Self { content, stop_reason, usage: Usage::default(), model: None, provider: None }
+    }
+
+    /// A text-only response.
+    pub fn from_text(text: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::text(text)])
+    }
+
+    /// A response holding only `calls`.
+    pub fn from_tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        Self::new(calls.into_iter().map(ContentBlock::ToolCall).collect())
+    }
+
+    /// Sets the usage.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// Sets the stop reason.
+    pub fn with_stop_reason(mut self, stop_reason: StopReason) -> Self {
+        self.stop_reason = stop_reason;
+        self
+    }
+
+    /// Sets the answering model's name.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the provider that produced the response.
+    pub fn with_provider(mut self, provider: impl Into<String>) -> Self {
+        self.provider = Some(provider.into());
+        self
+    }
+
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+
+    /// Whether the response holds any tool call.
+    pub fn has_tool_calls(&self) -> bool {
+        self.tool_calls().next().is_some()
+    }
+
+    /// The text blocks joined with newlines.
+    pub fn text(&self) -> String {
+        crate::message::join_text(&self.content)
+    }
+
+    /// The response as an assistant message for the conversation, marked as
+    /// produced by [`self.provider`](Self::provider) when set, else by `provider`
+    /// (pass the asked model's [`Model::provider`](crate::Model::provider)).
+    pub fn to_message(&self, provider: &str) -> Message {
+        let provider = self.provider.as_deref().unwrap_or(provider);
+        Message::new(Role::Assistant, self.content.clone()).with_provider(provider)
+    }
+}

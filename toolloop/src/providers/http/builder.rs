@@ -1,0 +1,174 @@
+//! Configuring an [`HttpModel`]: the settings every wire format shares.
+//! A provider module adds setters for its format's own settings on
+//! `HttpModelBuilder<ItsFormat>`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderName, HeaderValue};
+
+use super::client::{HttpClient, HttpSettings};
+use super::format::{ApiKey, WireFormat};
+use super::model::{HttpModel, Shared};
+use super::retry::RetryPolicy;
+use super::secret::Secret;
+use super::{ConfigError, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
+
+/// Configures an [`HttpModel`]; made by [`HttpModel::builder`] (for example
+/// `Anthropic::builder()`) or [`from_env`](Self::from_env).
+///
+/// `Debug` never shows the API key or header values.
+#[derive(Clone, Debug)]
+pub struct HttpModelBuilder<W> {
+    pub(super) http: HttpSettings,
+    model: Option<String>,
+    max_tokens: Option<u32>,
+    temperature: Option<f32>,
+    /// The wire format's own settings, set by its provider module's setters.
+    pub(crate) format: W,
+}
+
+impl<W: WireFormat> Default for HttpModelBuilder<W> {
+    fn default() -> Self {
+        Self {
+            http: HttpSettings {
+                api_key: None,
+                base_url: None,
+                timeout: DEFAULT_TIMEOUT,
+                retry: RetryPolicy::default(),
+                headers: Vec::new(),
+            },
+            model: None,
+            max_tokens: None,
+            temperature: None,
+            format: W::default(),
+        }
+    }
+}
+
+impl<W: WireFormat> HttpModel<W> {
+    /// A builder with the defaults and nothing read from the environment.
+    pub fn builder() -> HttpModelBuilder<W> {
+        HttpModelBuilder::default()
+    }
+
+    /// A model for the provider's default model configured from its
+    /// environment variables ([`HttpModelBuilder::from_env`]): fails when the
+    /// API needs a key and none is set.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        HttpModelBuilder::from_env().build()
+    }
+}
+
+impl<W: WireFormat> HttpModelBuilder<W> {
+    /// A builder with the API key and base URL from the provider's
+    /// environment variables, when they are set (see
+    /// [`providers`](crate::providers) for their names).
+    pub fn from_env() -> Self {
+        Self::from_lookup(&process_env)
+    }
+
+    pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Self {
+        let mut builder = Self::default();
+        if let ApiKey::Required(variable) | ApiKey::RequiredUnlessBaseUrl(variable) = W::API_KEY
+            && let Some(key) = env(variable)
+        {
+            builder = builder.api_key(key);
+        }
+        if let Some(url) = env(W::BASE_URL_VARIABLE) {
+            builder = builder.base_url(W::base_url_from_env(&url));
+        }
+        builder
+    }
+
+    /// Sets the API key (it is never printed: `Debug` shows `<redacted>`).
+    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.http.api_key = Some(Secret::new(api_key));
+        self
+    }
+
+    /// Sets the base URL, for proxies, gateways and compatible servers.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.http.base_url = Some(base_url.into());
+        self
+    }
+
+    /// Sets the model (default: the provider module's `DEFAULT_MODEL`).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the maximum output tokens (default: the provider module's
+    /// `DEFAULT_MAX_TOKENS` where the API requires one, else the server's);
+    /// [`ModelRequest::max_tokens`](crate::ModelRequest::max_tokens)
+    /// overrides it per request.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the sampling temperature (default: the server's);
+    /// [`ModelRequest::temperature`](crate::ModelRequest::temperature)
+    /// overrides it per request.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the timeout: how long one HTTP attempt may take, from connecting
+    /// to the last byte of the response (default: [`DEFAULT_TIMEOUT`]). Each
+    /// retry gets its own; in this crate a *timeout* always bounds one
+    /// operation like this.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.http.timeout = timeout;
+        self
+    }
+
+    /// Sets how failed requests are retried (default: [`RetryPolicy::default`]).
+    pub fn retry_policy(mut self, retry: RetryPolicy) -> Self {
+        self.http.retry = retry;
+        self
+    }
+
+    /// Adds a header to every request, for gateways and proxies (for
+    /// example the `HTTP-Referer` some gateways ask for). Its value is
+    /// treated as a secret and never printed.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http.headers.push((name.into(), Secret::new(value)));
+        self
+    }
+
+    /// Builds the model. Fails without an API key when the API needs one
+    /// (OpenAI-compatible servers given by [`base_url`](Self::base_url) may
+    /// do without), and on an invalid base URL or header.
+    pub fn build(self) -> Result<HttpModel<W>, ConfigError> {
+        let mut headers = self.format.headers();
+        match (&self.http.api_key, W::API_KEY) {
+            (Some(key), _) => {
+                let (name, prefix) = W::KEY_HEADER;
+                headers.push(secret_header(name, &format!("{prefix}{}", key.expose()))?);
+            }
+            (None, ApiKey::Required(variable)) => return Err(ConfigError::MissingApiKey { variable }),
+            (None, ApiKey::RequiredUnlessBaseUrl(variable)) if self.http.base_url.is_none() => {
+                return Err(ConfigError::MissingApiKey { variable });
+            }
+            (None, _) => {}
+        }
+        let base_url = self.http.base_url.as_deref().unwrap_or(W::DEFAULT_BASE_URL);
+        let http = HttpClient::new(W::PROVIDER, base_url, W::PATH, headers, &self.http, W::error_body)?;
+        Ok(HttpModel {
+            shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
+            model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),
+            max_tokens: self.max_tokens.or(W::DEFAULT_MAX_TOKENS),
+            temperature: self.temperature,
+        })
+    }
+}
+
+/// A header whose value is secret: reqwest will not print it.
+fn secret_header(name: &'static str, value: &str) -> Result<(HeaderName, HeaderValue), ConfigError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| ConfigError::InvalidApiKey)?;
+    value.set_sensitive(true);
+    Ok((HeaderName::from_static(name), value))
+}

@@ -1,0 +1,109 @@
+//! What a wire format adds to the shared HTTP model: one API's request and
+//! response shapes, and nothing about retries, timeouts, tracing, secrets or
+//! caching, which [`HttpModel`](super::HttpModel) does once for every format.
+
+use std::fmt;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use serde::de::DeserializeOwned;
+
+use super::body::Body;
+use super::error::ApiError;
+use crate::message::Message;
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+
+/// One HTTP API's wire format: the `W` of [`HttpModel<W>`](super::HttpModel).
+///
+/// Sealed: implemented by this crate's formats only
+/// ([`AnthropicMessages`](crate::providers::anthropic::AnthropicMessages),
+/// [`OpenAiChat`](crate::providers::openai::OpenAiChat),
+/// [`OllamaChat`](crate::providers::ollama::OllamaChat)). A value of it holds
+/// the format's own settings, fixed when the model is built.
+pub trait WireFormat: Format {}
+
+impl<W: Format> WireFormat for W {}
+
+/// Whether a format needs an API key, and which environment variable holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub enum ApiKey {
+    Required(&'static str),
+    /// Not for a server given by base URL (OpenAI-compatible servers).
+    RequiredUnlessBaseUrl(&'static str),
+    /// Sent when given (a server behind an authenticating proxy); never read
+    /// from the environment.
+    Optional,
+}
+
+/// The settings of one model a request body depends on besides the request:
+/// the model's name, and its maximum output tokens and temperature, each
+/// already overridden by the request's.
+#[derive(Clone, Copy, Debug)]
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct CallSettings<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) temperature: Option<f32>,
+}
+
+/// The format's side of [`WireFormat`], out of users' reach: it names
+/// crate-private types, and new wire capabilities (a stream decoder, say)
+/// are added here without a breaking change.
+///
+/// Message rendering ([`render_run`](Self::render_run)) sees the format's
+/// own settings and the messages, never the request: whatever changes from
+/// request to request (tools, overrides, cache breakpoints) is written
+/// around the rendered messages, so that their bytes can be reused.
+#[allow(unreachable_pub)] // reachable as the supertrait of `WireFormat`, nameable only here: sealed
+pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
+    /// The provider name, as [`Model::provider`](crate::Model::provider) returns it.
+    const PROVIDER: &'static str;
+    /// The endpoint, appended to the base URL.
+    const PATH: &'static str;
+    /// Where requests go unless a base URL is set.
+    const DEFAULT_BASE_URL: &'static str;
+    /// The model used unless another is set.
+    const DEFAULT_MODEL: &'static str;
+    /// The maximum output tokens sent unless set (for APIs that require one).
+    const DEFAULT_MAX_TOKENS: Option<u32> = None;
+    /// Whether a key is needed, and where the environment keeps it.
+    const API_KEY: ApiKey;
+    /// The environment variable holding the base URL.
+    const BASE_URL_VARIABLE: &'static str;
+    /// The header carrying the key, and the text before the key in it.
+    const KEY_HEADER: (&'static str, &'static str) = ("authorization", "Bearer ");
+
+    /// The success response body.
+    type Response: DeserializeOwned;
+
+    /// The base URL an environment variable's `value` stands for.
+    fn base_url_from_env(value: &str) -> String {
+        value.to_owned()
+    }
+
+    /// Headers sent with every request besides the key, content type and the
+    /// user's own (an API version, say).
+    fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        Vec::new()
+    }
+
+    /// Writes the request body through `body`, which renders the messages.
+    fn write_body(
+        &self,
+        call: CallSettings<'_>,
+        request: &ModelRequest<'_>,
+        body: &mut Body<'_>,
+    ) -> serde_json::Result<()>;
+
+    /// Appends to `out` the wire elements, each preceded by a comma, of
+    /// `run`: consecutive messages of one role, which APIs merge into one
+    /// turn. `through` is every message sent up to the end of `run`, for
+    /// formats that look back (Ollama names a tool result after its call).
+    fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()>;
+
+    /// The neutral response for a success body.
+    fn response(&self, wire: Self::Response) -> Result<ModelResponse, ModelError>;
+
+    /// Parses an error body; `None` when it is not in this API's shape.
+    fn error_body(body: &[u8]) -> Option<ApiError>;
+}

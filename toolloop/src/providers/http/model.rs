@@ -1,0 +1,120 @@
+//! The model every HTTP provider is: one client, one wire format, one cache.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::body::Body;
+use super::body_cache::BodyCache;
+use super::client::HttpClient;
+use super::format::{CallSettings, WireFormat};
+use super::trace::CallTrace;
+use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+
+/// A model behind an HTTP API speaking wire format `W`:
+/// [`Anthropic`](crate::providers::anthropic::Anthropic),
+/// [`OpenAi`](crate::providers::openai::OpenAi) and
+/// [`Ollama`](crate::providers::ollama::Ollama) are this type for their
+/// formats.
+///
+/// Every call runs in a `model_call` tracing span, retries as its
+/// [`RetryPolicy`](crate::providers::RetryPolicy) says, maps the API's error
+/// bodies to typed [`ModelError`]s, and renders only what is new in the
+/// conversation: the wire bytes of messages already sent are kept (up to a
+/// few tens of MiB per model, shared by its clones) and reused.
+///
+/// Clones share the connection pool. `Debug` never shows the API key.
+pub struct HttpModel<W> {
+    pub(super) shared: Arc<Shared<W>>,
+    pub(crate) model: String,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) temperature: Option<f32>,
+}
+
+/// What clones of a model share. The format is fixed once built, so the
+/// cached bytes it rendered stay right for every later request.
+pub(super) struct Shared<W> {
+    pub(super) http: HttpClient,
+    pub(super) format: W,
+    pub(super) bodies: BodyCache,
+}
+
+impl<W> Clone for HttpModel<W> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            model: self.model.clone(),
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+        }
+    }
+}
+
+impl<W: WireFormat> fmt::Debug for HttpModel<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpModel")
+            .field("provider", &W::PROVIDER)
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("format", &self.shared.format)
+            .field("http", &self.shared.http)
+            .finish()
+    }
+}
+
+impl<W: WireFormat> HttpModel<W> {
+    /// The same client (key, endpoint, connection pool, cache) for another
+    /// model, for switching models mid-conversation.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The URL requests are sent to.
+    pub fn endpoint(&self) -> &str {
+        self.shared.http.url()
+    }
+
+    /// The request body for `request`.
+    pub(crate) fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
+        let call = CallSettings {
+            model: &self.model,
+            max_tokens: request.max_tokens.or(self.max_tokens),
+            temperature: request.temperature.or(self.temperature),
+        };
+        let Shared { format, bodies, .. } = &*self.shared;
+        let tools_offered = !request.tools.is_empty();
+        let mut messages = |out: &mut Vec<u8>| bodies.write(format, request.messages, tools_offered, out);
+        let mut body = Body::new(&mut messages);
+        format.write_body(call, request, &mut body)?;
+        Ok(body.into_bytes())
+    }
+
+    /// How many runs the cache rendered for the conversation starting with
+    /// `first`, and how many messages that covers.
+    #[cfg(test)]
+    pub(crate) fn cache_stats(&self, first: &crate::message::Message) -> Option<(usize, usize)> {
+        self.shared.bodies.stats(first)
+    }
+
+    async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let http = &self.shared.http;
+        let body = self.body(&request).map_err(|error| http.body_error(&error))?;
+        let wire: W::Response = http.post_json(body).await?;
+        self.shared.format.response(wire)
+    }
+}
+
+impl<W: WireFormat> Model for HttpModel<W> {
+    fn provider(&self) -> &str {
+        W::PROVIDER
+    }
+
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        CallTrace::start(W::PROVIDER, &self.model, &request).run(self.call(request))
+    }
+}
