@@ -3,8 +3,6 @@
 mod error;
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
@@ -15,8 +13,7 @@ use crate::stop_reason::StopReason;
 use crate::tool::ToolDefinition;
 use crate::usage::Usage;
 
-/// A boxed, sendable future, as returned by [`Model::complete`].
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::cancel::BoxFuture;
 
 /// A language model that can call tools: one request in, one response out.
 ///

@@ -12,9 +12,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolDefinition, ToolError, ToolOutput};
-use crate::cancel::Cancelled;
+use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
-use crate::model::BoxFuture;
 
 /// How long a tool may run when neither it nor its set says otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
