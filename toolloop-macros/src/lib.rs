@@ -4,6 +4,7 @@
 mod ast;
 mod attr;
 mod check;
+mod container;
 mod ctxt;
 mod expand;
 

@@ -25,8 +25,8 @@ pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult
 pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 pub use stop_reason::StopReason;
 pub use tool::{
-    ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, Tool, ToolDefinition, ToolError,
-    ToolExecution, ToolOutput, ToolSet,
+    ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
+    ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet,
 };
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
 /// tool's arguments.
