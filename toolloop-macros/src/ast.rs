@@ -126,10 +126,12 @@ fn find_reference(ty: &Type) -> Option<&syn::TypeReference> {
         Type::Slice(inner) => find_reference(&inner.elem),
         Type::Tuple(tuple) => tuple.elems.iter().find_map(find_reference),
         Type::Path(path) => path.path.segments.iter().find_map(|segment| match &segment.arguments {
-            syn::PathArguments::AngleBracketed(arguments) => arguments.args.iter().find_map(|argument| match argument {
-                syn::GenericArgument::Type(ty) => find_reference(ty),
-                _ => None,
-            }),
+            syn::PathArguments::AngleBracketed(arguments) => {
+                arguments.args.iter().find_map(|argument| match argument {
+                    syn::GenericArgument::Type(ty) => find_reference(ty),
+                    _ => None,
+                })
+            }
             _ => None,
         }),
         _ => None,

@@ -68,7 +68,8 @@ impl ToolAttrs {
                         }
                     }
                     _ => {
-                        let path = if value.peek(LitStr) { value.parse::<LitStr>()?.parse()? } else { value.parse()? };
+                        let path =
+                            if value.peek(LitStr) { value.parse::<LitStr>()?.parse()? } else { value.parse()? };
                         set_once(cx, &meta.path, &mut out.krate, path);
                     }
                 }

@@ -10,14 +10,15 @@
 use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, Meta, Path, Token, Type};
 
 use crate::ctxt::Ctxt;
 
 /// A bridge from the user's struct to the hidden argument type.
 pub(crate) enum Bridge {
-    /// `#[serde(default)]`: the struct's `Default`.
-    Default,
+    /// `#[serde(default)]`: the struct's `Default` (errors point at the attribute).
+    Default(proc_macro2::Span),
     /// `#[serde(default = "path")]`: a function returning the struct.
     DefaultWith(Path),
     /// `#[serde(from = "Type")]`: the struct's `From<Type>`.
@@ -37,7 +38,7 @@ impl Container {
     /// Whether the arguments are deserialised through another type, so the
     /// fields themselves need neither `Deserialize` nor `JsonSchema`.
     pub(crate) fn converts(&self) -> bool {
-        self.bridges.iter().any(|b| matches!(b, Bridge::From(_) | Bridge::TryFrom(_)))
+        self.bridges.iter().any(|bridge| matches!(bridge, Bridge::From(_) | Bridge::TryFrom(_)))
     }
 }
 
@@ -53,8 +54,8 @@ pub(crate) fn parse(cx: &mut Ctxt, attrs: &[Attribute]) -> Container {
         for item in items {
             let key = item.path().get_ident().map(ToString::to_string).unwrap_or_default();
             match (key.as_str(), &item) {
-                ("default", Meta::Path(_)) => {
-                    out.bridges.push(Bridge::Default);
+                ("default", Meta::Path(path)) => {
+                    out.bridges.push(Bridge::Default(path.span()));
                     kept.push(quote!(#item));
                 }
                 ("default", Meta::NameValue(nv)) => {

@@ -246,14 +246,18 @@ fn expand(
 fn bridge_impl(bridge: &Bridge, ident: &syn::Ident, fields: &[TokenStream]) -> TokenStream {
     let copy = quote!(__ToolArguments { #(#fields,)* });
     match bridge {
-        Bridge::Default => quote_spanned! {ident.span()=>
+        Bridge::Default(span) => {
+            // Re-spanned so that a missing `Default` is reported at the attribute.
+            let ident = syn::Ident::new(&ident.to_string(), *span);
+            quote_spanned! {*span=>
             impl ::core::default::Default for __ToolArguments {
                 fn default() -> Self {
                     let tool = <#ident as ::core::default::Default>::default();
                     #copy
                 }
             }
-        },
+            }
+        }
         Bridge::DefaultWith(path) => quote_spanned! {path.span()=>
             impl ::core::default::Default for __ToolArguments {
                 fn default() -> Self {

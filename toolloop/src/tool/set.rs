@@ -85,6 +85,7 @@ pub trait NoStateNeeded<T> {
     fn no_state() -> Self;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T> NoStateNeeded<T> for () {
     fn no_state() -> Self {}
 }
@@ -97,7 +98,8 @@ impl<T> NoStateNeeded<T> for () {
     label = "expected a `{S}` or an `Arc<{S}>`",
     note = "the tool set keeps the state for as long as it lives, so it takes it by value, not by reference; \
             share one value between tools (or with your code) through an `Arc<{S}>`",
-    note = "the state type is the one in the tool's `#[tool(state = ...)]`"
+    note = "the state type is the one in the tool's `#[tool(state = ...)]`; a tool without one is added \
+            without state: `.add::<T>()` on a `ToolSet`, `.tool::<T>()` on an agent builder"
 )]
 pub trait IntoState<S> {
     /// The state, shared.
