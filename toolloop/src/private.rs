@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::tool::{ArgumentError, ToolDefinition, ToolError, ToolOutput, schema};
+use crate::tool::{ArgumentError, ToolDefinition, ToolError, ToolOutput, constraints, schema};
 
 /// Parses a tool's JSON arguments into its generated argument type.
 pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ArgumentError> {
@@ -32,11 +32,21 @@ pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefi
     }
     let relaxed = schema::drop_optional_nulls(input, &definition.input_schema);
     let input = relaxed.as_ref().unwrap_or(input);
-    serde_path_to_error::deserialize(input).map_err(|error| {
+    let arguments = serde_path_to_error::deserialize(input).map_err(|error| {
         let path = error.path().to_string();
         let path = (path != ".").then_some(path);
         ArgumentError::new(path, error.into_inner().to_string())
-    })
+    })?;
+    // The constraints the model was shown (`#[schemars(range, length, regex...)]`)
+    // hold too, not only the types.
+    match &constraints::check(&definition.input_schema, input)[..] {
+        [] => Ok(arguments),
+        [one] => Err(ArgumentError::new((!one.path.is_empty()).then(|| one.path.clone()), one.message.clone())),
+        many => {
+            let list: Vec<String> = many.iter().map(ToString::to_string).collect();
+            Err(ArgumentError::new(None, list.join("; ")))
+        }
+    }
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -51,12 +61,26 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Builds a derived tool's definition, once per type.
+///
+/// # Panics
+///
+/// When the arguments' schema is not an object.
 pub fn definition<T: schemars::JsonSchema>(
     name: &'static str,
     description: &'static str,
     timeout_millis: Option<u64>,
 ) -> ToolDefinition {
     let definition = ToolDefinition::for_input::<T>(name, description.trim());
+    // Providers take only object schemas, so a tool that builds another
+    // would fail on every call; fail where it is added instead. The derive
+    // rejects `#[serde(transparent)]`; `from`/`try_from` another type can
+    // still get here.
+    assert!(
+        definition.input_schema.get("type") == Some(&Value::from("object")),
+        "tool `{name}`: its arguments must be a JSON object, but their schema is {}; \
+         with #[serde(from = ...)] or #[serde(try_from = ...)], convert from a struct",
+        definition.input_schema,
+    );
     match timeout_millis {
         Some(millis) => definition.with_timeout(std::time::Duration::from_millis(millis)),
         None => definition,

@@ -1,5 +1,6 @@
 //! Tools: what a model can call, and how a call is executed.
 
+pub(crate) mod constraints;
 mod definition;
 mod error;
 mod output;
