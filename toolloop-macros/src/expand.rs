@@ -1,14 +1,13 @@
 //! Code generation for `#[derive(Tool)]`.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::{quote, quote_spanned};
 use syn::{DeriveInput, Path};
 
+use crate::arguments;
 use crate::ast::ToolStruct;
 use crate::attr::{self, DocLine};
 use crate::check;
-use crate::container::Bridge;
 use crate::ctxt::Ctxt;
 
 pub(crate) fn derive_tool(input: &DeriveInput) -> TokenStream {
@@ -102,66 +101,8 @@ fn expand(
     timeout_millis: Option<u64>,
 ) -> TokenStream {
     let ident = model.ident;
-    let krate_text = quote!(#krate).to_string().replace(' ', "");
-    let serde_path = format!("{krate_text}::__private::serde");
-    let schemars_path = format!("{krate_text}::__private::schemars");
-    let schemars_attrs = &model.schemars;
-    let serde_attrs = &model.serde.serde;
-    // A field whose type needs `Deserialize` is read through a newtype whose
-    // `Deserialize` has no bounds, so that a type without it is reported
-    // once, at the field, instead of at each use in serde's derived code.
-    // schemars describes the field by its own type.
-    let newtypes: Vec<Option<syn::Ident>> = model
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, field)| field.needs_traits.then(|| format_ident!("__ToolArgument{}", i)))
-        .collect();
-    let field_defs = model.fields.iter().zip(&newtypes).map(|(field, newtype)| {
-        let (attrs, ident, ty) = (&field.passthrough, field.ident, field.ty);
-        match newtype {
-            Some(newtype) => {
-                let described_by = syn::LitStr::new(&quote!(#ty).to_string(), ty.span());
-                quote!(#(#attrs)* #[schemars(with = #described_by)] #ident: #newtype)
-            }
-            None => quote!(#(#attrs)* #ident: #ty),
-        }
-    });
-    let newtype_defs = model.fields.iter().zip(&newtypes).filter_map(|(field, newtype)| {
-        let newtype = newtype.as_ref()?;
-        let ty = field.ty;
-        let read = quote_spanned!(ty.span()=> #krate::__private::deserialize_argument::<#ty, D>(deserializer));
-        Some(quote! {
-            struct #newtype(#ty);
-            impl<'de> #krate::__private::serde::Deserialize<'de> for #newtype {
-                fn deserialize<D: #krate::__private::serde::Deserializer<'de>>(
-                    deserializer: D,
-                ) -> ::core::result::Result<Self, D::Error> {
-                    #read.map(#newtype)
-                }
-            }
-        })
-    });
-    let from_arguments = model.fields.iter().zip(&newtypes).map(|(field, newtype)| {
-        let ident = field.ident;
-        match newtype {
-            Some(_) => quote!(#ident: arguments.#ident.0),
-            None => quote!(#ident: arguments.#ident),
-        }
-    });
-    let to_arguments: Vec<TokenStream> = model
-        .fields
-        .iter()
-        .zip(&newtypes)
-        .map(|(field, newtype)| {
-            let ident = field.ident;
-            match newtype {
-                Some(newtype) => quote!(#ident: #newtype(tool.#ident)),
-                None => quote!(#ident: tool.#ident),
-            }
-        })
-        .collect();
-    let bridges = model.serde.bridges.iter().map(|bridge| bridge_impl(bridge, ident, &to_arguments));
+    let arguments = arguments::generate(model, krate);
+    let from_arguments = &arguments.into_tool;
     let timeout = timeout_millis
         .map_or_else(|| quote!(::core::option::Option::None), |millis| quote!(::core::option::Option::Some(#millis)));
     // Spanned at the struct's name, so that a missing or mistyped `run` is
@@ -181,18 +122,7 @@ fn expand(
 
     quote! {
         const _: () = {
-            #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
-            #[serde(crate = #serde_path)]
-            #[schemars(crate = #schemars_path)]
-            #(#serde_attrs)*
-            #(#schemars_attrs)*
-            struct __ToolArguments {
-                #(#field_defs,)*
-            }
-
-            #(#newtype_defs)*
-
-            #(#bridges)*
+            #arguments
 
             // What `#ident::run` resolves to when there is no inherent
             // `run`: inherent functions come first, so this is only ever
@@ -238,50 +168,5 @@ fn expand(
                 }
             }
         };
-    }
-}
-
-/// Builds the hidden argument type from the user's struct where a
-/// container attribute names the struct (`default`, `from`, `try_from`).
-fn bridge_impl(bridge: &Bridge, ident: &syn::Ident, fields: &[TokenStream]) -> TokenStream {
-    let copy = quote!(__ToolArguments { #(#fields,)* });
-    match bridge {
-        Bridge::Default(span) => {
-            // Re-spanned so that a missing `Default` is reported at the attribute.
-            let ident = syn::Ident::new(&ident.to_string(), *span);
-            quote_spanned! {*span=>
-            impl ::core::default::Default for __ToolArguments {
-                fn default() -> Self {
-                    let tool = <#ident as ::core::default::Default>::default();
-                    #copy
-                }
-            }
-            }
-        }
-        Bridge::DefaultWith(path) => quote_spanned! {path.span()=>
-            impl ::core::default::Default for __ToolArguments {
-                fn default() -> Self {
-                    let tool: #ident = #path();
-                    #copy
-                }
-            }
-        },
-        Bridge::From(ty) => quote_spanned! {ty.span()=>
-            impl ::core::convert::From<#ty> for __ToolArguments {
-                fn from(value: #ty) -> Self {
-                    let tool = <#ident as ::core::convert::From<#ty>>::from(value);
-                    #copy
-                }
-            }
-        },
-        Bridge::TryFrom(ty) => quote_spanned! {ty.span()=>
-            impl ::core::convert::TryFrom<#ty> for __ToolArguments {
-                type Error = <#ident as ::core::convert::TryFrom<#ty>>::Error;
-                fn try_from(value: #ty) -> ::core::result::Result<Self, Self::Error> {
-                    let tool = <#ident as ::core::convert::TryFrom<#ty>>::try_from(value)?;
-                    ::core::result::Result::Ok(#copy)
-                }
-            }
-        },
     }
 }

@@ -1,6 +1,7 @@
 //! Derive macros for [toolloop](https://docs.rs/toolloop). Use them through
 //! the `toolloop` crate, which documents them.
 
+mod arguments;
 mod ast;
 mod attr;
 mod check;
