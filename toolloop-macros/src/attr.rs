@@ -17,6 +17,9 @@ pub(crate) struct ToolAttrs {
     pub(crate) state: Option<Type>,
     pub(crate) timeout: Option<(LitStr, u64)>,
     pub(crate) krate: Option<Path>,
+    /// Whether `description` was given, even with a value that was rejected
+    /// (so it is not reported missing as well).
+    pub(crate) description_given: bool,
 }
 
 impl ToolAttrs {
@@ -36,6 +39,7 @@ impl ToolAttrs {
                     return skip_value(&meta);
                 }
                 if !meta.input.peek(Token![=]) {
+                    out.description_given |= key == "description";
                     cx.error_spanned_by(&meta.path, format!("`{key}` needs a value: {}", example(&key)));
                     return skip_value(&meta);
                 }
@@ -47,6 +51,7 @@ impl ToolAttrs {
                         }
                     }
                     "description" => {
+                        out.description_given = true;
                         if let Some(literal) = string(cx, &key, value)? {
                             set_once(cx, &meta.path, &mut out.description, literal);
                         }
@@ -59,6 +64,11 @@ impl ToolAttrs {
                     "timeout" => {
                         if let Some(literal) = string(cx, &key, value)? {
                             match parse_duration_millis(&literal.value()) {
+                                Some(0) => cx.error_spanned_by(
+                                    &literal,
+                                    "a zero `timeout` would fail every call; give the tool time to run, \
+                                     or leave `timeout` out to use the tool set's default",
+                                ),
                                 Some(millis) => set_once(cx, &meta.path, &mut out.timeout, (literal, millis)),
                                 None => cx.error_spanned_by(
                                     &literal,
@@ -142,8 +152,7 @@ fn parse_duration_millis(text: &str) -> Option<u64> {
     } else {
         return None;
     };
-    let millis = number.trim().parse::<u64>().ok()?.checked_mul(scale)?;
-    (millis > 0).then_some(millis)
+    number.trim().parse::<u64>().ok()?.checked_mul(scale)
 }
 
 /// One line of a doc comment: a literal (leading space removed) or an
@@ -188,7 +197,7 @@ mod tests {
         assert_eq!(parse_duration_millis("500ms"), Some(500));
         assert_eq!(parse_duration_millis("30s"), Some(30_000));
         assert_eq!(parse_duration_millis("2m"), Some(120_000));
-        assert_eq!(parse_duration_millis("0s"), None);
+        assert_eq!(parse_duration_millis("0s"), Some(0));
         assert_eq!(parse_duration_millis("soon"), None);
         assert_eq!(parse_duration_millis("5"), None);
     }

@@ -21,6 +21,7 @@ pub(crate) fn derive_tool(input: &DeriveInput) -> TokenStream {
             check::missing_description(&mut cx, literal.span());
             None
         }
+        None if attrs.description_given => None,
         None => {
             let docs = attr::docs(&input.attrs);
             if attr::has_text(&docs) {
