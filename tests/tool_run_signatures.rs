@@ -16,11 +16,18 @@ async fn content(tools: &ToolSet, name: &str) -> String {
 
 /// Returns a future without being `async`.
 #[derive(toolloop::Tool)]
-struct ReturnsFuture {}
+struct ReturnsFuture {
+    /// What to say.
+    #[serde(default)]
+    text: Option<String>,
+}
 
 impl ReturnsFuture {
-    fn run(self) -> impl Future<Output = Result<&'static str, Infallible>> + Send {
-        async { Ok("from a future") }
+    // The future is built outside `async`, as a hand-written one would be.
+    #[allow(clippy::manual_async_fn)]
+    fn run(self) -> impl Future<Output = Result<String, Infallible>> + Send {
+        let text = self.text.unwrap_or_else(|| "from a future".to_owned());
+        async move { Ok(text) }
     }
 }
 
