@@ -204,7 +204,9 @@ impl<T> RunSignature<T> for RunMatches {}
     message = "`{T}` declares `#[tool(state = {S})]`, so it needs `async fn run(self, state: &{S}) -> Result<T, E>`",
     label = "`{T}::run` is missing or has another signature",
     note = "write `impl {T} {{ async fn run(self, state: &{S}) -> Result<Output, Error> {{ ... }} }}`: `run` must \
-            be `async`, take `self` by value and the state by reference"
+            be `async`, take `self` by value and the state by reference",
+    note = "tools may run at the same time, so the state is shared (`&`, not `&mut`): put what changes behind a \
+            `Mutex`, an `RwLock` or atomics inside it"
 )]
 pub trait RunSignatureWithState<T, S> {}
 
