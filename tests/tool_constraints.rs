@@ -190,3 +190,35 @@ fn the_schema_shows_the_constraints_that_are_enforced() {
     let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert_eq!(required, ["copies", "currency", "tags", "stroke", "shape", "canvas"]);
 }
+
+/// An output whose constraints the same checker validates.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Dose {
+    /// Millilitres, in tenths.
+    #[schemars(extend("multipleOf" = 0.1), range(max = 5))]
+    millilitres: f64,
+    /// The shape of the cup.
+    shape: Shape,
+}
+
+#[tokio::test]
+async fn outputs_are_validated_by_the_same_checker() {
+    use toolloop::testing::ScriptedModel;
+    use toolloop::{Agent, Conversation, ModelResponse};
+
+    let output = |id: &str, input: Value| ModelResponse::from_tool_calls([ToolCall::new(id, "final_output", input)]);
+    let model = ScriptedModel::from_responses([
+        // A square side over its maximum, inside a tagged enum: fed back.
+        output("1", json!({"millilitres": 0.3, "shape": {"kind": "square", "side": 11}})),
+        // 0.3 is a multiple of 0.1.
+        output("2", json!({"millilitres": 0.3, "shape": {"kind": "square", "side": 2}})),
+    ]);
+    let agent = Agent::builder().model(model.clone()).output::<Dose>().build().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Pour.");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert!((done.output.millilitres - 0.3).abs() < f64::EPSILON);
+    assert!(matches!(done.output.shape, Shape::Square { side: 2 }));
+    assert_eq!(done.metadata.attempts, 2);
+    assert!(model.requests()[1].last_text().contains("at `shape.side`: 11 is greater than the maximum 10"));
+}
