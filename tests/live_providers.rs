@@ -1,6 +1,13 @@
-//! Round trips against the real APIs, off by default. They run only with
-//! `TOOLLOOP_LIVE=1` and the provider's usual variables (`ANTHROPIC_API_KEY`,
-//! `OPENAI_API_KEY`, `OLLAMA_HOST`); otherwise each test returns at once.
+//! Round trips against the real APIs. They are `#[ignore]`d, so a plain
+//! `cargo test` reports them as ignored rather than passed; run one with
+//! its provider's usual variable set (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
+//! `OLLAMA_HOST`):
+//!
+//! ```sh
+//! ANTHROPIC_API_KEY=... cargo test --test live_providers -- --ignored anthropic
+//! ```
+//!
+//! A live test run without its variable fails, saying which one is missing.
 //! `TOOLLOOP_LIVE_ANTHROPIC_MODEL`, `..._OPENAI_MODEL` and `..._OLLAMA_MODEL`
 //! choose the model.
 
@@ -26,12 +33,8 @@ impl Weather {
     }
 }
 
-fn live(variable: &str) -> bool {
-    let on = std::env::var("TOOLLOOP_LIVE").is_ok_and(|v| v == "1") && std::env::var(variable).is_ok();
-    if !on {
-        eprintln!("skipped: set TOOLLOOP_LIVE=1 and {variable} to run");
-    }
-    on
+fn require(variable: &str) {
+    assert!(std::env::var(variable).is_ok(), "this live test needs {variable}; set it, or run without --ignored");
 }
 
 fn model_name(variable: &str) -> Option<String> {
@@ -65,10 +68,9 @@ async fn round_trip(model: &dyn Model) {
 }
 
 #[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and ANTHROPIC_API_KEY set"]
 async fn anthropic_live_round_trip() {
-    if !live("ANTHROPIC_API_KEY") {
-        return;
-    }
+    require("ANTHROPIC_API_KEY");
     let mut builder = AnthropicBuilder::from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_ANTHROPIC_MODEL") {
         builder = builder.model(name);
@@ -77,10 +79,9 @@ async fn anthropic_live_round_trip() {
 }
 
 #[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and OPENAI_API_KEY set"]
 async fn openai_live_round_trip() {
-    if !live("OPENAI_API_KEY") {
-        return;
-    }
+    require("OPENAI_API_KEY");
     let mut builder = OpenAiBuilder::from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_OPENAI_MODEL") {
         builder = builder.model(name);
@@ -89,10 +90,9 @@ async fn openai_live_round_trip() {
 }
 
 #[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and OLLAMA_HOST set"]
 async fn ollama_live_round_trip() {
-    if !live("OLLAMA_HOST") {
-        return;
-    }
+    require("OLLAMA_HOST");
     let mut builder = OllamaBuilder::from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_OLLAMA_MODEL") {
         builder = builder.model(name);

@@ -3,14 +3,17 @@
 use syn::{Attribute, Data, DeriveInput, Fields, Ident, Type};
 
 use crate::attr::ToolAttrs;
+use crate::container::{self, Container};
 use crate::ctxt::Ctxt;
 
 pub(crate) struct ToolStruct<'a> {
     pub(crate) ident: &'a Ident,
     /// Whether `#[tool(state = ...)]` was given, so `run` takes the state.
     pub(crate) takes_state: bool,
-    /// `#[serde(...)]` and `#[schemars(...)]` on the struct, passed on untouched.
-    pub(crate) passthrough: Vec<&'a Attribute>,
+    /// `#[schemars(...)]` on the struct, passed on untouched.
+    pub(crate) schemars: Vec<&'a Attribute>,
+    /// `#[serde(...)]` on the struct, checked and bridged.
+    pub(crate) serde: Container,
     pub(crate) fields: Vec<Field<'a>>,
 }
 
@@ -19,6 +22,9 @@ pub(crate) struct Field<'a> {
     pub(crate) ty: &'a Type,
     /// Doc comments, `#[serde(...)]` and `#[schemars(...)]`, passed on untouched.
     pub(crate) passthrough: Vec<&'a Attribute>,
+    /// Whether the type must implement `Deserialize` and `JsonSchema`
+    /// itself (not when an attribute says how to read or describe it).
+    pub(crate) needs_traits: bool,
 }
 
 /// Whether schemars and serde should see `attr` too.
@@ -70,6 +76,13 @@ impl<'a> ToolStruct<'a> {
             );
         }
         for field in fields.into_iter().flatten() {
+            if let Some(reference) = find_reference(&field.ty) {
+                cx.error_spanned_by(
+                    reference,
+                    "a tool argument cannot borrow: the model's arguments are parsed from JSON that does not \
+                     outlive the call; use an owned type (`String` for `&str`, `Vec<T>` for `&[T]`)",
+                );
+            }
             if let Some(attr) = field.attrs.iter().find(|a| a.path().is_ident("tool")) {
                 cx.error_spanned_by(
                     attr,
@@ -78,20 +91,49 @@ impl<'a> ToolStruct<'a> {
                 );
             }
         }
+        let serde = container::parse(cx, &input.attrs);
         let Some(fields) = fields else { return (attrs, None) };
+        let converts = serde.converts();
         let model = Self {
             ident: &input.ident,
             takes_state: attrs.state.is_some(),
-            passthrough: input.attrs.iter().filter(|a| is_passthrough(a) && !a.path().is_ident("doc")).collect(),
+            schemars: input.attrs.iter().filter(|a| a.path().is_ident("schemars")).collect(),
+            serde,
             fields: fields
                 .iter()
-                .map(|field| Field {
-                    ident: field.ident.as_ref().expect("named field"),
-                    ty: &field.ty,
-                    passthrough: field.attrs.iter().filter(|a| is_passthrough(a)).collect(),
+                .map(|field| {
+                    let passthrough: Vec<_> = field.attrs.iter().filter(|a| is_passthrough(a)).collect();
+                    Field {
+                        ident: field.ident.as_ref().expect("named field"),
+                        ty: &field.ty,
+                        needs_traits: !converts && !container::field_overrides_traits(&passthrough),
+                        passthrough,
+                    }
                 })
                 .collect(),
         };
         (attrs, Some(model))
+    }
+}
+
+/// The first reference type in `ty` (`&str`, `Option<&str>`...).
+fn find_reference(ty: &Type) -> Option<&syn::TypeReference> {
+    match ty {
+        Type::Reference(reference) => Some(reference),
+        Type::Paren(inner) => find_reference(&inner.elem),
+        Type::Group(inner) => find_reference(&inner.elem),
+        Type::Array(inner) => find_reference(&inner.elem),
+        Type::Slice(inner) => find_reference(&inner.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(find_reference),
+        Type::Path(path) => path.path.segments.iter().find_map(|segment| match &segment.arguments {
+            syn::PathArguments::AngleBracketed(arguments) => {
+                arguments.args.iter().find_map(|argument| match argument {
+                    syn::GenericArgument::Type(ty) => find_reference(ty),
+                    _ => None,
+                })
+            }
+            _ => None,
+        }),
+        _ => None,
     }
 }

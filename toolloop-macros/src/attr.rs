@@ -1,6 +1,8 @@
 //! Parsing `#[tool(...)]` and doc attributes.
 
-use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Type};
+use syn::meta::ParseNestedMeta;
+use syn::parse::ParseStream;
+use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Token, Type};
 
 use crate::ctxt::Ctxt;
 
@@ -15,53 +17,118 @@ pub(crate) struct ToolAttrs {
     pub(crate) state: Option<Type>,
     pub(crate) timeout: Option<(LitStr, u64)>,
     pub(crate) krate: Option<Path>,
+    /// Whether `description` was given, even with a value that was rejected
+    /// (so it is not reported missing as well).
+    pub(crate) description_given: bool,
 }
 
 impl ToolAttrs {
     pub(crate) fn parse(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = Self::default();
         for attr in attrs.iter().filter(|a| a.path().is_ident("tool")) {
+            if !matches!(attr.meta, Meta::List(_)) {
+                cx.error_spanned_by(attr, format!("write #[tool(key = value, ...)]; the keys are {KEYS}"));
+                continue;
+            }
             let result = attr.parse_nested_meta(|meta| {
                 let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                if !KEY_NAMES.contains(&key.as_str()) {
+                    let path = &meta.path;
+                    let shown = quote::quote!(#path).to_string().replace(' ', "");
+                    cx.error_spanned_by(path, format!("unknown key `{shown}` in #[tool(...)]; the keys are {KEYS}"));
+                    return skip_value(&meta);
+                }
+                if !meta.input.peek(Token![=]) {
+                    out.description_given |= key == "description";
+                    cx.error_spanned_by(&meta.path, format!("`{key}` needs a value: {}", example(&key)));
+                    return skip_value(&meta);
+                }
+                let value = meta.value()?;
                 match key.as_str() {
-                    "name" => set_once(cx, &meta.path, &mut out.name, meta.value()?.parse()?),
-                    "description" => set_once(cx, &meta.path, &mut out.description, meta.value()?.parse()?),
-                    "state" => set_once(cx, &meta.path, &mut out.state, meta.value()?.parse()?),
-                    "timeout" => {
-                        let literal: LitStr = meta.value()?.parse()?;
-                        match parse_duration_millis(&literal.value()) {
-                            Some(millis) => set_once(cx, &meta.path, &mut out.timeout, (literal, millis)),
-                            None => cx.error_spanned_by(
-                                &literal,
-                                "`timeout` takes a duration like \"500ms\", \"30s\" or \"2m\"",
-                            ),
+                    "name" => {
+                        if let Some(literal) = string(cx, &key, value)? {
+                            set_once(cx, &meta.path, &mut out.name, literal);
                         }
                     }
-                    "crate" => {
-                        let literal: LitStr = meta.value()?.parse()?;
-                        set_once(cx, &meta.path, &mut out.krate, literal.parse()?);
+                    "description" => {
+                        out.description_given = true;
+                        if let Some(literal) = string(cx, &key, value)? {
+                            set_once(cx, &meta.path, &mut out.description, literal);
+                        }
+                    }
+                    "state" => {
+                        // A type, or a string holding one as serde's `from = "Type"` takes it.
+                        let ty = if value.peek(LitStr) { value.parse::<LitStr>()?.parse()? } else { value.parse()? };
+                        set_once(cx, &meta.path, &mut out.state, ty);
+                    }
+                    "timeout" => {
+                        if let Some(literal) = string(cx, &key, value)? {
+                            match parse_duration_millis(&literal.value()) {
+                                Some(0) => cx.error_spanned_by(
+                                    &literal,
+                                    "a zero `timeout` would fail every call; give the tool time to run, \
+                                     or leave `timeout` out to use the tool set's default",
+                                ),
+                                Some(millis) => set_once(cx, &meta.path, &mut out.timeout, (literal, millis)),
+                                None => cx.error_spanned_by(
+                                    &literal,
+                                    "`timeout` takes a duration like \"500ms\", \"30s\" or \"2m\"",
+                                ),
+                            }
+                        }
                     }
                     _ => {
-                        let path = &meta.path;
-                        let shown = quote::quote!(#path).to_string().replace(' ', "");
-                        cx.error_spanned_by(
-                            path,
-                            format!("unknown key `{shown}` in #[tool(...)]; the keys are {KEYS}"),
-                        );
-                        // Skip the value so the remaining keys are still checked.
-                        if meta.input.peek(syn::Token![=]) {
-                            let _: Expr = meta.value()?.parse()?;
-                        }
+                        let path =
+                            if value.peek(LitStr) { value.parse::<LitStr>()?.parse()? } else { value.parse()? };
+                        set_once(cx, &meta.path, &mut out.krate, path);
                     }
                 }
                 Ok(())
             });
             if let Err(error) = result {
-                cx.push(error);
+                cx.push(syn::Error::new(
+                    error.span(),
+                    format!("{error}; write #[tool(key = value, ...)] with the keys {KEYS}"),
+                ));
             }
         }
         out
     }
+}
+
+/// The keys of #[tool(...)], as matched.
+const KEY_NAMES: &[&str] = &["name", "description", "state", "timeout", "crate"];
+
+/// How `key` is written.
+fn example(key: &str) -> &'static str {
+    match key {
+        "name" => "#[tool(name = \"get_weather\")]",
+        "description" => "#[tool(description = \"What the tool does and when to use it.\")]",
+        "state" => "#[tool(state = MyState)], and `run` takes `state: &MyState`",
+        "timeout" => "#[tool(timeout = \"30s\")] (units: ms, s, m)",
+        _ => "#[tool(crate = \"path::to::toolloop\")]",
+    }
+}
+
+/// A string literal value, or an error saying how `key` is written.
+fn string(cx: &mut Ctxt, key: &str, value: ParseStream<'_>) -> syn::Result<Option<LitStr>> {
+    if value.peek(LitStr) {
+        return value.parse().map(Some);
+    }
+    let expr: Expr = value.parse()?;
+    cx.error_spanned_by(&expr, format!("`{key}` takes a string: {}", example(key)));
+    Ok(None)
+}
+
+/// Skips whatever follows a key (`= value` or `(...)`), so that the
+/// remaining keys are still checked.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        let _: Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _: proc_macro2::Group = meta.input.parse()?;
+    }
+    Ok(())
 }
 
 fn set_once<T>(cx: &mut Ctxt, key: &Path, slot: &mut Option<T>, value: T) {
@@ -85,8 +152,7 @@ fn parse_duration_millis(text: &str) -> Option<u64> {
     } else {
         return None;
     };
-    let millis = number.trim().parse::<u64>().ok()?.checked_mul(scale)?;
-    (millis > 0).then_some(millis)
+    number.trim().parse::<u64>().ok()?.checked_mul(scale)
 }
 
 /// One line of a doc comment: a literal (leading space removed) or an
@@ -131,7 +197,7 @@ mod tests {
         assert_eq!(parse_duration_millis("500ms"), Some(500));
         assert_eq!(parse_duration_millis("30s"), Some(30_000));
         assert_eq!(parse_duration_millis("2m"), Some(120_000));
-        assert_eq!(parse_duration_millis("0s"), None);
+        assert_eq!(parse_duration_millis("0s"), Some(0));
         assert_eq!(parse_duration_millis("soon"), None);
         assert_eq!(parse_duration_millis("5"), None);
     }

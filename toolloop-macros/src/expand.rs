@@ -4,6 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::{DeriveInput, Path};
 
+use crate::arguments;
 use crate::ast::ToolStruct;
 use crate::attr::{self, DocLine};
 use crate::check;
@@ -20,6 +21,7 @@ pub(crate) fn derive_tool(input: &DeriveInput) -> TokenStream {
             check::missing_description(&mut cx, literal.span());
             None
         }
+        None if attrs.description_given => None,
         None => {
             let docs = attr::docs(&input.attrs);
             if attr::has_text(&docs) {
@@ -100,36 +102,37 @@ fn expand(
     timeout_millis: Option<u64>,
 ) -> TokenStream {
     let ident = model.ident;
-    let krate_text = quote!(#krate).to_string().replace(' ', "");
-    let serde_path = format!("{krate_text}::__private::serde");
-    let schemars_path = format!("{krate_text}::__private::schemars");
-    let container_attrs = &model.passthrough;
-    let field_idents: Vec<_> = model.fields.iter().map(|f| f.ident).collect();
-    let field_defs = model.fields.iter().map(|field| {
-        let (attrs, ident, ty) = (&field.passthrough, field.ident, field.ty);
-        quote!(#(#attrs)* #ident: #ty)
-    });
+    let arguments = arguments::generate(model, krate);
+    let from_arguments = &arguments.into_tool;
     let timeout = timeout_millis
         .map_or_else(|| quote!(::core::option::Option::None), |millis| quote!(::core::option::Option::Some(#millis)));
-    // Spanned at the struct so that a missing or mistyped `run` is reported there.
+    // Spanned at the struct's name, so that a missing or mistyped `run` is
+    // reported there, once, with the signature to write.
     let run = if model.takes_state {
-        quote_spanned!(ident.span()=> #ident::run(self, state))
+        quote_spanned! {ident.span()=>
+            let (run, signature) = #krate::__private::RunProbe(#ident::run, self, state).call_run();
+            #krate::__private::require_run_with_state::<Self, Self::State, _>(signature);
+        }
     } else {
-        quote_spanned!(ident.span()=> #ident::run(self))
+        quote_spanned! {ident.span()=>
+            let (run, signature) = #krate::__private::RunProbe(#ident::run, self, ()).call_run();
+            #krate::__private::require_run::<Self, _>(signature);
+        }
     };
-    let body = quote_spanned!(ident.span()=>
-        async move { #krate::__private::IntoToolResult::into_tool_result(#run.await) }
-    );
+    let result = quote_spanned!(ident.span()=> #krate::__private::IntoToolResult::into_tool_result(run.await));
 
     quote! {
         const _: () = {
-            #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
-            #[serde(crate = #serde_path)]
-            #[schemars(crate = #schemars_path)]
-            #(#container_attrs)*
-            struct __ToolArguments {
-                #(#field_defs,)*
+            #arguments
+
+            // What `#ident::run` resolves to when there is no inherent
+            // `run`: inherent functions come first, so this is only ever
+            // used to report the missing method.
+            #[allow(dead_code)]
+            trait __ToolRunFallback {
+                fn run(_: #krate::__private::NoRunMethod) {}
             }
+            impl __ToolRunFallback for #ident {}
 
             #[automatically_derived]
             impl #krate::Tool for #ident {
@@ -150,7 +153,7 @@ fn expand(
                         input,
                         <Self as #krate::Tool>::definition(),
                     )?;
-                    ::core::result::Result::Ok(Self { #(#field_idents: arguments.#field_idents,)* })
+                    ::core::result::Result::Ok(Self { #(#from_arguments,)* })
                 }
 
                 #[allow(unused_variables)]
@@ -160,7 +163,9 @@ fn expand(
                 ) -> impl ::core::future::Future<
                     Output = ::core::result::Result<#krate::ToolOutput, #krate::ToolError>,
                 > + ::core::marker::Send {
-                    #body
+                    use #krate::__private::{CallRun as _, CallRunFallback as _};
+                    #run
+                    async move { #result }
                 }
             }
         };

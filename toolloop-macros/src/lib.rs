@@ -1,9 +1,11 @@
 //! Derive macros for [toolloop](https://docs.rs/toolloop). Use them through
 //! the `toolloop` crate, which documents them.
 
+mod arguments;
 mod ast;
 mod attr;
 mod check;
+mod container;
 mod ctxt;
 mod expand;
 

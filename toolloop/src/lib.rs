@@ -28,8 +28,8 @@ pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, Mode
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{
-    ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, Tool, ToolDefinition, ToolError,
-    ToolExecution, ToolOutput, ToolSet,
+    ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
+    ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet,
 };
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
 /// tool's arguments.
@@ -42,18 +42,34 @@ pub use tool::{
 ///   reflection agents reserve.
 /// - The input schema comes from schemars and honours `#[serde(...)]`
 ///   (`rename`, `rename_all`, `default`, `skip`, `flatten`,
-///   `deny_unknown_fields`...) and `#[schemars(...)]` (`range`, `length`...)
-///   attributes. You do not derive `Deserialize` or `JsonSchema` yourself, nor
-///   depend on serde or schemars; types used *inside* fields do derive them.
+///   `deny_unknown_fields`...) and `#[schemars(...)]` (`range`, `length`,
+///   `regex`...) attributes. You do not derive `Deserialize` or `JsonSchema`
+///   yourself, nor depend on serde or schemars; types used *inside* fields do
+///   derive them. On the struct, `#[serde(default)]` and `#[serde(default =
+///   "path")]` use the struct's `Default` or the function, and `#[serde(from
+///   = "Type")]` / `try_from` read another type (whose schema must be an
+///   object: a tool that ends up with another schema panics when added);
+///   `transparent`, `untagged`, `remote` and the enum-only attributes do not
+///   compile, with a message on the attribute.
+/// - The schema's constraints are enforced when a call's arguments are
+///   parsed, not only shown to the model: ranges, lengths, item counts,
+///   `enum`/`const`, `multipleOf`, `uniqueItems`, and `pattern` when the
+///   `regex` crate can compile it (not look-around). A call that breaks one
+///   gets an [`InvalidArguments`](FailureKind::InvalidArguments) error result
+///   naming the field and the constraint; the handler does not run.
 /// - The behaviour is an inherent `async fn run(self) -> Result<T, E>` where
 ///   `T: Serialize` (a `String` reaches the model as plain text, anything else
 ///   as JSON) and `E: Display` (your own error type; its message becomes the
-///   error result the model sees).
+///   error result the model sees). A missing `run`, or one with another
+///   signature (not `async`, `&self`, a missing or extra state parameter),
+///   fails to compile with the signature to write.
 ///
 /// Attributes, all optional: `#[tool(name = "...", description = "...",
-/// state = Type, timeout = "30s", crate = "path")]`. With `state = Type`, `run`
-/// takes the state too: `async fn run(self, state: &Type)`, and the tool is
-/// added with [`ToolSet::add_with_state`]. `timeout` takes `ms`, `s` or `m`.
+/// state = Type, timeout = "30s", crate = "path")]`. With `state = Type` (or
+/// `state = "Type"`), `run` takes the state too: `async fn run(self, state:
+/// &Type)`, and the tool is added with [`ToolSet::add_with_state`] (or
+/// `.tool_with_state` on an agent builder), given a `Type` or an
+/// `Arc<Type>` shared with other tools. `timeout` takes `ms`, `s` or `m`.
 /// `crate` names a renamed `toolloop` dependency.
 ///
 /// ```

@@ -20,7 +20,7 @@ use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
 use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions};
-use crate::tool::{DynTool, Stateless, Tool, ToolSet};
+use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
 /// Builds an [`Agent`]. The type parameters track what has been set — the
 /// model (`M`), the output (`O`: [`Text`] or your type) and reflection
@@ -121,12 +121,12 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 
     /// Adds a derived tool that needs no state.
     pub fn tool<T: Stateless>(self) -> Self {
-        self.tool_with_state::<T>(())
+        self.tool_with_state::<T>(T::no_state())
     }
 
     /// Adds a derived tool together with the state it runs with
     /// (`#[tool(state = ...)]`): by value, or an `Arc` shared with other tools.
-    pub fn tool_with_state<T: Tool>(mut self, state: impl Into<Arc<T::State>>) -> Self {
+    pub fn tool_with_state<T: Tool>(mut self, state: impl IntoState<T::State>) -> Self {
         if let Err(error) = self.tools.add_with_state::<T>(state) {
             self.error.get_or_insert(BuildError::DuplicateToolName(error.0));
         }

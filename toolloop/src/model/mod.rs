@@ -4,16 +4,13 @@ mod error;
 mod request;
 mod response;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 
-/// A boxed, sendable future, as returned by [`Model::complete`].
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::cancel::BoxFuture;
 
 /// A language model that can call tools: one request in, one response out.
 ///

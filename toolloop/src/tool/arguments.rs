@@ -7,11 +7,21 @@ use serde_json::Value;
 
 use super::definition::ToolDefinition;
 use super::error::ArgumentError;
-use super::schema;
+use super::{constraints, schema};
 
-/// Parses a tool's JSON arguments into `T`.
+/// Parses a tool's JSON arguments into `T`, then checks the constraints the
+/// model was shown (`#[schemars(range, length, regex...)]`), not only the types.
 pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ArgumentError> {
-    deserialize(normalize(input, &definition.input_schema)?.as_ref())
+    let input = normalize(input, &definition.input_schema)?;
+    let arguments = deserialize(input.as_ref())?;
+    match &constraints::check(&definition.input_schema, input.as_ref())[..] {
+        [] => Ok(arguments),
+        [one] => Err(ArgumentError::new((!one.path.is_empty()).then(|| one.path.clone()), one.message.clone())),
+        many => {
+            let list: Vec<String> = many.iter().map(ToString::to_string).collect();
+            Err(ArgumentError::new(None, list.join("; ")))
+        }
+    }
 }
 
 /// The arguments as the schema reads them: a JSON object, with `null`s for

@@ -1,6 +1,7 @@
 //! Tools: what a model can call, and how a call is executed.
 
 pub(crate) mod arguments;
+pub(crate) mod constraints;
 mod definition;
 mod error;
 mod output;
@@ -15,13 +16,21 @@ pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
 pub use error::{ArgumentError, ToolError};
 pub use output::ToolOutput;
-pub use set::{DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, ToolExecution, ToolSet};
+pub use set::{
+    DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, IntoState, NoStateNeeded, Stateless, ToolExecution, ToolSet,
+};
 
 /// A tool whose arguments are the fields of `Self`.
 ///
 /// Implement it with `#[derive(Tool)]` and an inherent `async fn run`; see
 /// the [derive's documentation](macro@crate::Tool). Hand-written
 /// implementations are possible too.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool: add `#[derive(Tool)]` to it",
+    label = "not a tool",
+    note = "a tool is a struct whose fields are its arguments, with a doc comment for its description and an \
+            `async fn run(self) -> Result<T, E>`; see the documentation of `#[derive(Tool)]`"
+)]
 pub trait Tool: Sized + Send + 'static {
     /// The name the model calls the tool by.
     const NAME: &'static str;

@@ -12,9 +12,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolDefinition, ToolError, ToolOutput};
-use crate::cancel::Cancelled;
+use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
-use crate::model::BoxFuture;
 
 /// How long a tool may run when neither it nor its set says otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -47,16 +46,72 @@ impl<T: Tool> DynTool for Registered<T> {
     }
 }
 
-/// A tool that needs no state, so a [`ToolSet`] can build it with `add`.
+/// A tool that needs no state, so it is added without one: with
+/// [`ToolSet::add`] or the agent builder's `.tool::<T>()`.
+///
+/// Every tool whose [`State`](Tool::State) is `()` is one; the bound exists
+/// so that adding a tool that needs state, or a type that is not a tool,
+/// fails to compile with a message that says what to do.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` needs state to run, so it cannot be added with `add`",
-    label = "this tool declares `#[tool(state = ...)]`",
-    note = "register it with its state instead: `add_with_state::<{Self}>(state)`"
+    message = "`{Self}` is not a tool: add `#[derive(Tool)]` to it",
+    label = "not a tool",
+    note = "a tool is a struct whose fields are its arguments, with a doc comment for its description and an \
+            `async fn run(self) -> Result<T, E>`; see the documentation of `#[derive(Tool)]`"
 )]
-pub trait Stateless: Tool<State = ()> {}
+pub trait Stateless: Tool {
+    /// The state it runs with: `()`.
+    fn no_state() -> Self::State;
+}
+
+impl<T: Tool> Stateless for T
+where
+    T::State: NoStateNeeded<T>,
+{
+    fn no_state() -> T::State {
+        <T::State as NoStateNeeded<T>>::no_state()
+    }
+}
+
+/// Implemented by `()` only: the state of a tool that needs none. A tool
+/// whose state is anything else is added with its state.
+#[diagnostic::on_unimplemented(
+    message = "`{T}` needs state of type `{Self}`, so it is added together with its state",
+    label = "`{T}` declares `#[tool(state = {Self})]`",
+    note = "on an agent builder: `.tool_with_state::<{T}>(state)`; on a `ToolSet`: `.add_with_state::<{T}>(state)`; \
+            the state is a `{Self}` or an `Arc<{Self}>` shared with other tools"
+)]
+pub trait NoStateNeeded<T> {
+    /// The unit state.
+    fn no_state() -> Self;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: Tool<State = ()>> Stateless for T {}
+impl<T> NoStateNeeded<T> for () {
+    fn no_state() -> Self {}
+}
+
+/// What a tool's state can be given as: the state itself, or an `Arc` of
+/// it to share one value between several tools (anything that converts
+/// into `Arc<S>`).
+#[diagnostic::on_unimplemented(
+    message = "this tool's state is `{S}`, not `{Self}`",
+    label = "expected a `{S}` or an `Arc<{S}>`",
+    note = "the tool set keeps the state for as long as it lives, so it takes it by value, not by reference; \
+            share one value between tools (or with your code) through an `Arc<{S}>`",
+    note = "the state type is the one in the tool's `#[tool(state = ...)]`; a tool without one is added \
+            without state: `.add::<T>()` on a `ToolSet`, `.tool::<T>()` on an agent builder"
+)]
+pub trait IntoState<S> {
+    /// The state, shared.
+    fn into_state(self) -> Arc<S>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<S, X: Into<Arc<S>>> IntoState<S> for X {
+    fn into_state(self) -> Arc<S> {
+        self.into()
+    }
+}
 
 /// Two tools of one set share a name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -111,13 +166,13 @@ impl ToolSet {
 
     /// Adds a tool that needs no state.
     pub fn add<T: Stateless>(&mut self) -> Result<&mut Self, DuplicateToolName> {
-        self.add_with_state::<T>(())
+        self.add_with_state::<T>(T::no_state())
     }
 
     /// Adds a tool together with the state it runs with: the state by value,
     /// or an `Arc` of it to share one value between several tools.
-    pub fn add_with_state<T: Tool>(&mut self, state: impl Into<Arc<T::State>>) -> Result<&mut Self, DuplicateToolName> {
-        self.add_dyn(Arc::new(Registered::<T> { state: state.into(), tool: PhantomData }))
+    pub fn add_with_state<T: Tool>(&mut self, state: impl IntoState<T::State>) -> Result<&mut Self, DuplicateToolName> {
+        self.add_dyn(Arc::new(Registered::<T> { state: state.into_state(), tool: PhantomData }))
     }
 
     /// Adds a tool defined at run time.

@@ -1,0 +1,7 @@
+#[derive(toolloop::Tool)]
+#[tool(description = 42)]
+struct Weather {
+    city: String,
+}
+
+fn main() {}

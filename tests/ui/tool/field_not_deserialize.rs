@@ -1,0 +1,17 @@
+/// Look up the weather.
+#[derive(toolloop::Tool)]
+struct Weather {
+    place: Place,
+}
+
+impl Weather {
+    async fn run(self) -> Result<String, std::convert::Infallible> {
+        Ok(String::new())
+    }
+}
+#[derive(schemars::JsonSchema)]
+struct Place {
+    name: String,
+}
+
+fn main() {}

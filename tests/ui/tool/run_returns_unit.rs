@@ -1,0 +1,10 @@
+/// Look up the weather.
+#[derive(toolloop::Tool)]
+struct Weather {
+    city: String,
+}
+impl Weather {
+    async fn run(self) {}
+}
+
+fn main() {}

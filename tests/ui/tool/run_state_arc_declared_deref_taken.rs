@@ -1,0 +1,18 @@
+use std::sync::Arc;
+
+struct Db;
+
+/// Count the rows of a table.
+#[derive(toolloop::Tool)]
+#[tool(state = Arc<Db>)]
+struct CountRows {
+    table: String,
+}
+
+impl CountRows {
+    async fn run(self, _db: &Db) -> Result<u64, std::convert::Infallible> {
+        Ok(0)
+    }
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+/// Look up the weather.
+#[derive(toolloop::Tool)]
+#[tool(state)]
+struct Weather {
+    city: String,
+}
+
+impl Weather {
+    async fn run(self) -> Result<String, std::convert::Infallible> {
+        Ok(String::new())
+    }
+}
+
+fn main() {}
