@@ -27,7 +27,7 @@ pub struct Body<'b> {
 
 impl<'b> Body<'b> {
     pub(crate) fn new(messages: &'b mut dyn FnMut(&mut BodyOut) -> serde_json::Result<()>) -> Self {
-        Self { out: BodyOut::default(), messages }
+        Self { out: BodyOut { chunks: Vec::new(), buf: Vec::with_capacity(BUF_CAPACITY), array_start: None }, messages }
     }
 
     /// Writes `head`, a struct serialising to a non-empty JSON object, as
@@ -74,9 +74,12 @@ impl<'b> Body<'b> {
     }
 }
 
+/// Room for the fresh bytes of a body (its head, or the open run and the
+/// tool definitions after the cached messages) before they must be moved.
+const BUF_CAPACITY: usize = 4096;
+
 /// Where a body is written: fresh bytes into a buffer, and chunks shared
 /// with the body cache between them.
-#[derive(Default)]
 pub(crate) struct BodyOut {
     chunks: Vec<Bytes>,
     buf: Vec<u8>,
@@ -133,12 +136,15 @@ impl BodyOut {
 
     fn freeze(&mut self) {
         if !self.buf.is_empty() {
-            self.chunks.push(Bytes::from(mem::take(&mut self.buf)));
+            let buf = mem::replace(&mut self.buf, Vec::with_capacity(BUF_CAPACITY));
+            self.chunks.push(Bytes::from(buf));
         }
     }
 
     fn finish(mut self) -> WireBody {
-        self.freeze();
+        if !self.buf.is_empty() {
+            self.chunks.push(Bytes::from(self.buf));
+        }
         WireBody { chunks: self.chunks }
     }
 }

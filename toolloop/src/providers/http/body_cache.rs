@@ -26,6 +26,7 @@
 //!   request offering no tools may use one only when it holds no tool call.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 use std::mem;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -51,8 +52,8 @@ pub(crate) struct BodyCache {
 
 #[derive(Default)]
 struct Generations {
-    current: HashMap<NonZeroU64, Rendered>,
-    previous: HashMap<NonZeroU64, Rendered>,
+    current: HashMap<NonZeroU64, Rendered, StampHasher>,
+    previous: HashMap<NonZeroU64, Rendered, StampHasher>,
     /// The bytes of the entries in `current`.
     current_bytes: usize,
 }
@@ -159,6 +160,37 @@ impl BodyCache {
         let key = first.stamp()?;
         let entry = generations.current.get(&key).or_else(|| generations.previous.get(&key))?;
         Some((entry.run_renders, entry.messages))
+    }
+}
+
+/// Hashes a stamp with one multiplication (Fibonacci hashing, which spreads
+/// consecutive numbers over all the bits): stamps are counters the crate
+/// hands out, so they need no protection from chosen keys.
+#[derive(Clone, Copy, Default)]
+struct StampHasher(u64);
+
+impl BuildHasher for StampHasher {
+    type Hasher = Self;
+
+    fn build_hasher(&self) -> Self {
+        Self(0)
+    }
+}
+
+impl Hasher for StampHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used (a `NonZeroU64` hashes as its `u64`); anything else still hashes.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 
