@@ -1,6 +1,7 @@
 //! A connection to one MCP server, and its tools as toolloop tools.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -64,9 +65,12 @@ pub(crate) struct Shared {
     tools: watch::Sender<Arc<[McpToolInfo]>>,
 }
 
-struct Connection {
-    peer: Peer<RoleClient>,
+pub(crate) struct Connection {
+    pub(crate) peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    /// Set when a request found the connection closed: rmcp answers the
+    /// requests in flight a moment before it marks its channel closed.
+    lost: AtomicBool,
 }
 
 impl fmt::Debug for McpClient {
@@ -150,7 +154,7 @@ impl McpClient {
 
     /// Whether the connection is open.
     pub fn is_connected(&self) -> bool {
-        self.shared.current().is_some_and(|c| !c.peer.is_transport_closed())
+        self.shared.current().is_some_and(|c| c.is_open())
     }
 
     /// The server's tools as last listed, with their MCP metadata.
@@ -246,15 +250,21 @@ impl Shared {
 
     /// The open connection for a tool call, reconnecting first if the
     /// connection closed and the client was built with `auto_reconnect`.
-    pub(crate) async fn peer_for_call(self: &Arc<Self>) -> Result<Peer<RoleClient>, McpError> {
+    pub(crate) async fn connection_for_call(self: &Arc<Self>) -> Result<Arc<Connection>, McpError> {
         match self.current() {
-            Some(connection) if !connection.peer.is_transport_closed() => Ok(connection.peer.clone()),
+            Some(connection) if connection.is_open() => Ok(connection),
             Some(_) if self.auto_reconnect => {
-                self.reconnect().await?;
-                self.current().map(|c| c.peer.clone()).ok_or_else(|| self.disconnected())
+                self.reconnect_if_lost().await?;
+                self.current().ok_or_else(|| self.disconnected())
             }
             _ => Err(self.disconnected()),
         }
+    }
+
+    /// Reconnects unless another call already did.
+    async fn reconnect_if_lost(self: &Arc<Self>) -> Result<(), McpError> {
+        let lost = self.current().is_none_or(|connection| !connection.is_open());
+        if lost { self.reconnect().await } else { Ok(()) }
     }
 
     async fn reconnect(self: &Arc<Self>) -> Result<(), McpError> {
@@ -272,7 +282,8 @@ impl Shared {
                 after: self.request_timeout,
             })??;
         let peer = service.peer().clone();
-        let connection = Arc::new(Connection { peer: peer.clone(), service: Mutex::new(Some(service)) });
+        let connection =
+            Arc::new(Connection { peer: peer.clone(), service: Mutex::new(Some(service)), lost: AtomicBool::new(false) });
         *self.connection.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
         self.refresh(&peer).await
     }
@@ -301,6 +312,15 @@ impl Shared {
 }
 
 impl Connection {
+    fn is_open(&self) -> bool {
+        !self.lost.load(Ordering::Relaxed) && !self.peer.is_transport_closed()
+    }
+
+    /// Records that a request found the connection closed.
+    pub(crate) fn mark_lost(&self) {
+        self.lost.store(true, Ordering::Relaxed);
+    }
+
     async fn close(&self) {
         let service = self.service.lock().await.take();
         if let Some(mut service) = service {

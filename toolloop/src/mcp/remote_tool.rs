@@ -52,11 +52,11 @@ impl RemoteTool {
         if let Some(error) = validate::argument_error(&violations) {
             return Err(error.into());
         }
-        let peer = self.shared.peer_for_call().await.map_err(|error| ToolError::Failed(error.to_string()))?;
+        let connection = self.shared.connection_for_call().await.map_err(|error| ToolError::Failed(error.to_string()))?;
         // Dropping this future (timeout, cancellation) makes rmcp send
         // `notifications/cancelled` for the request.
         let request = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-        match peer.call_tool(request).await {
+        match connection.peer.call_tool(request).await {
             Ok(result) => content::tool_outcome(result),
             Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
                 Err(ArgumentError::new(None, format!("MCP server `{server}` rejected them: {}", error.message)).into())
@@ -64,9 +64,12 @@ impl RemoteTool {
             Err(ServiceError::McpError(error)) => {
                 Err(ToolError::Failed(format!("MCP server `{server}` failed the call: {}", error.message)))
             }
-            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => Err(ToolError::Failed(format!(
-                "MCP server `{server}` closed the connection before answering (it may have exited)"
-            ))),
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
+                connection.mark_lost();
+                Err(ToolError::Failed(format!(
+                    "MCP server `{server}` closed the connection before answering (it may have exited)"
+                )))
+            }
             Err(other) => Err(ToolError::Failed(format!("MCP server `{server}` did not complete the call: {other}"))),
         }
     }
