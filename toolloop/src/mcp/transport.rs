@@ -12,6 +12,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use rmcp::service::RunningService;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
@@ -263,6 +264,12 @@ impl StreamableHttp {
             headers.insert(name, value);
         }
         let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).custom_headers(headers);
+        // rmcp retries a lost event stream forever by default, which leaves
+        // a call to a server that went away pending until its timeout.
+        let mut retry = ExponentialBackoff::default();
+        retry.max_times = Some(2);
+        retry.max_delay = Some(std::time::Duration::from_secs(2));
+        config.retry_config = Arc::new(retry);
         if let Some(token) = &self.bearer_token {
             config = config.auth_header(token.as_str());
         }
