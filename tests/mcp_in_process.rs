@@ -101,9 +101,9 @@ async fn the_server_answers_like_the_loop_shows_results_to_a_model() {
     for (name, arguments, is_error) in cases {
         let local_call = ToolCall::new("local", name, arguments.clone());
         let expected = local.execute(&local_call, &CancellationToken::new()).await.unwrap();
-        let served = host.call_tool(CallToolRequestParams::new(name).with_arguments(object(arguments))).await.unwrap();
-        assert_eq!(text_of(&served), expected.result.content, "{name}");
-        assert_eq!(served.is_error, Some(is_error), "{name}");
+        let answer = host.call_tool(CallToolRequestParams::new(name).with_arguments(object(arguments))).await.unwrap();
+        assert_eq!(text_of(&answer), expected.result.content, "{name}");
+        assert_eq!(answer.is_error, Some(is_error), "{name}");
     }
     let echoed = host.call_tool(CallToolRequestParams::new("echo").with_arguments(object(json!({"text": "a"})))).await;
     assert_eq!(echoed.unwrap().structured_content, Some(json!({"echo": "a"})));
@@ -251,7 +251,10 @@ async fn run(tools: &ToolSet, name: &str, input: Value) -> toolloop::ToolExecuti
 async fn a_foreign_servers_content_and_errors_become_what_the_model_reads() {
     let client = McpClient::connect(foreign_transport(&Foreign::new())).await.unwrap();
     let tools = client.tool_set(&ToolSelection::all()).unwrap();
-    assert_eq!(tools.names().collect::<Vec<_>>(), ["files_read", "picture", "doc", "weather", "broken", "picky", "rotate"]);
+    assert_eq!(
+        tools.names().collect::<Vec<_>>(),
+        ["files_read", "picture", "doc", "weather", "broken", "picky", "rotate"]
+    );
 
     // The server's name is used on the wire; the model sees a valid one.
     let read = run(&tools, "files_read", json!({"path": "/etc/hosts"})).await;
@@ -379,7 +382,8 @@ async fn an_agent_runs_mcp_tools_through_governance_and_hooks_beside_derived_too
 async fn cancelling_a_run_cancels_the_mcp_call_on_the_server() {
     let (server, lab) = tools::server(false);
     let client = McpClient::connect(in_process(&server)).await.unwrap();
-    let model = ScriptedModel::from_responses([ModelResponse::from_tool_calls([ToolCall::new("1", "hang", json!({}))])]);
+    let model =
+        ScriptedModel::from_responses([ModelResponse::from_tool_calls([ToolCall::new("1", "hang", json!({}))])]);
     let mut builder = Agent::builder().model(model);
     for tool in client.tools(&ToolSelection::all().only(["hang"])).unwrap() {
         builder = builder.tool_dyn(tool);

@@ -1,4 +1,4 @@
-//! Interoperability with MCP software toolloop did not write, from PyPI:
+//! Interoperability with MCP software toolloop did not write, from the Python package index:
 //! the reference `mcp-server-time` server, and the Python SDK's client
 //! against toolloop's server.
 //!
@@ -58,9 +58,12 @@ async fn the_reference_time_server_works_as_toolloop_tools() {
     assert_eq!(value["timezone"], "Asia/Tokyo");
     assert!(value["datetime"].as_str().unwrap().ends_with("+09:00"), "{value}");
 
-    let converted =
-        execute(&tools, "time_convert_time", json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}))
-            .await;
+    let converted = execute(
+        &tools,
+        "time_convert_time",
+        json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}),
+    )
+    .await;
     assert!(converted.result.content.contains("17:30"), "{}", converted.result.content);
 
     // The server's own error, and toolloop's check of its schema.

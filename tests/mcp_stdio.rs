@@ -191,7 +191,10 @@ async fn a_server_that_exits_mid_call_gives_error_results_until_reconnected() {
     assert!(client.is_connected());
     assert_eq!(execute(&tools, "add", json!({"a": 1, "b": 1})).await.result.content, "2");
     client.close().await;
-    assert_eq!(execute(&tools, "add", json!({"a": 1, "b": 1})).await.result.content, "MCP server `toolloop-mcp-test-server` is disconnected");
+    assert_eq!(
+        execute(&tools, "add", json!({"a": 1, "b": 1})).await.result.content,
+        "MCP server `toolloop-mcp-test-server` is disconnected"
+    );
 }
 
 #[tokio::test]

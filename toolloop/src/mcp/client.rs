@@ -1,15 +1,13 @@
-//! A connection to one MCP server, and its tools as toolloop tools.
+//! A client of one MCP server, and its tools as toolloop tools.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, JsonObject, Tool as McpToolInfo};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
-use tokio::sync::{Mutex, watch};
+use rmcp::model::{Implementation, Tool as McpToolInfo};
+use tokio::sync::watch;
 
+use super::connection::ServerLink;
 use super::remote_tool::RemoteTool;
 use super::{McpError, McpTransport, ToolSelection};
 use crate::tool::{DynTool, ToolSet};
@@ -50,35 +48,15 @@ pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```
 #[derive(Clone)]
 pub struct McpClient {
-    shared: Arc<Shared>,
-}
-
-pub(crate) struct Shared {
-    transport: McpTransport,
-    request_timeout: Duration,
-    auto_reconnect: bool,
-    connection: RwLock<Option<Arc<Connection>>>,
-    /// Held while connecting, so that concurrent reconnects start one server.
-    connecting: Mutex<()>,
-    /// Held while listing, so that overlapping refreshes apply in order.
-    listing: Mutex<()>,
-    tools: watch::Sender<Arc<[McpToolInfo]>>,
-}
-
-pub(crate) struct Connection {
-    pub(crate) peer: Peer<RoleClient>,
-    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
-    /// Set when a request found the connection closed: rmcp answers the
-    /// requests in flight a moment before it marks its channel closed.
-    lost: AtomicBool,
+    link: Arc<ServerLink>,
 }
 
 impl fmt::Debug for McpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tools = self.shared.tools.borrow();
+        let tools = self.link.tools().borrow();
         let names: Vec<&str> = tools.iter().map(|tool| &*tool.name).collect();
         f.debug_struct("McpClient")
-            .field("server", &self.shared.transport.name())
+            .field("server", &self.link.name())
             .field("connected", &self.is_connected())
             .field("tools", &names)
             .finish_non_exhaustive()
@@ -111,18 +89,8 @@ impl McpClientBuilder {
 
     /// Connects and lists the server's tools.
     pub async fn connect(self) -> Result<McpClient, McpError> {
-        let (tools, _) = watch::channel(Arc::from(Vec::new()));
-        let shared = Arc::new(Shared {
-            transport: self.transport,
-            request_timeout: self.request_timeout,
-            auto_reconnect: self.auto_reconnect,
-            connection: RwLock::new(None),
-            connecting: Mutex::new(()),
-            listing: Mutex::new(()),
-            tools,
-        });
-        shared.reconnect().await?;
-        Ok(McpClient { shared })
+        let link = ServerLink::connect(self.transport, self.request_timeout, self.auto_reconnect).await?;
+        Ok(McpClient { link })
     }
 }
 
@@ -143,23 +111,22 @@ impl McpClient {
 
     /// The server's label (from its transport), as errors name it.
     pub fn name(&self) -> &str {
-        self.shared.transport.name()
+        self.link.name()
     }
 
     /// The name and version the server announced, once connected.
     pub fn server_info(&self) -> Option<Implementation> {
-        let connection = self.shared.current()?;
-        connection.peer.peer_info().and_then(|info| info.server_info.clone())
+        self.link.server_info()
     }
 
     /// Whether the connection is open.
     pub fn is_connected(&self) -> bool {
-        self.shared.current().is_some_and(|c| c.is_open())
+        self.link.is_connected()
     }
 
     /// The server's tools as last listed, with their MCP metadata.
     pub fn remote_tools(&self) -> Arc<[McpToolInfo]> {
-        self.shared.tools.borrow().clone()
+        self.link.tools().borrow().clone()
     }
 
     /// A receiver that sees every new tool list: after the server sent
@@ -167,13 +134,12 @@ impl McpClient {
     /// reconnect. Rebuild an agent's tools from [`tools`](Self::tools) when
     /// it changes.
     pub fn watch_tools(&self) -> watch::Receiver<Arc<[McpToolInfo]>> {
-        self.shared.tools.subscribe()
+        self.link.tools().subscribe()
     }
 
     /// Lists the server's tools again.
     pub async fn refresh_tools(&self) -> Result<(), McpError> {
-        let connection = self.shared.current().ok_or_else(|| self.shared.disconnected())?;
-        self.shared.refresh(&connection.peer).await
+        self.link.refresh_current().await
     }
 
     /// The selected tools, as tools to add to a [`ToolSet`] or an agent
@@ -187,7 +153,7 @@ impl McpClient {
                 name: info.name.to_string(),
                 reason,
             })?;
-            tools.push(Arc::new(RemoteTool::new(Arc::clone(&self.shared), info, local, selection.tool_timeout())));
+            tools.push(Arc::new(RemoteTool::new(Arc::clone(&self.link), info, local, selection.tool_timeout())));
         }
         Ok(tools)
     }
@@ -216,143 +182,12 @@ impl McpClient {
     /// process anew; lists the tools again. Tools built before keep working
     /// and use the new connection.
     pub async fn reconnect(&self) -> Result<(), McpError> {
-        self.shared.reconnect().await
+        self.link.reconnect().await
     }
 
     /// Closes the connection (stopping a child process). Calls fail with an
     /// error result until [`reconnect`](Self::reconnect).
     pub async fn close(&self) {
-        let connection = self.shared.connection.write().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        if let Some(connection) = connection {
-            connection.close().await;
-        }
-    }
-}
-
-impl Shared {
-    pub(crate) fn name(&self) -> &str {
-        self.transport.name()
-    }
-
-    fn current(&self) -> Option<Arc<Connection>> {
-        self.connection.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-
-    pub(crate) fn disconnected(&self) -> McpError {
-        McpError::Disconnected { server: self.name().to_owned() }
-    }
-
-    /// The input schema of the server's tool `name` as last listed; `None`
-    /// when the server no longer offers it.
-    pub(crate) fn listed_schema(&self, name: &str) -> Option<Arc<JsonObject>> {
-        self.tools.borrow().iter().find(|tool| tool.name == name).map(|tool| Arc::clone(&tool.input_schema))
-    }
-
-    /// The open connection for a tool call, reconnecting first if the
-    /// connection closed and the client was built with `auto_reconnect`.
-    pub(crate) async fn connection_for_call(self: &Arc<Self>) -> Result<Arc<Connection>, McpError> {
-        match self.current() {
-            Some(connection) if connection.is_open() => Ok(connection),
-            Some(_) if self.auto_reconnect => {
-                self.reconnect_if_lost().await?;
-                self.current().ok_or_else(|| self.disconnected())
-            }
-            _ => Err(self.disconnected()),
-        }
-    }
-
-    /// Reconnects unless another call already did.
-    async fn reconnect_if_lost(self: &Arc<Self>) -> Result<(), McpError> {
-        let lost = self.current().is_none_or(|connection| !connection.is_open());
-        if lost { self.reconnect().await } else { Ok(()) }
-    }
-
-    async fn reconnect(self: &Arc<Self>) -> Result<(), McpError> {
-        let _connecting = self.connecting.lock().await;
-        let old = self.connection.write().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        if let Some(old) = old {
-            old.close().await;
-        }
-        let handler = Handler { shared: Arc::downgrade(self) };
-        let service = tokio::time::timeout(self.request_timeout, self.transport.connect(handler))
-            .await
-            .map_err(|_| McpError::Timeout {
-                server: self.name().to_owned(),
-                operation: "initialize",
-                after: self.request_timeout,
-            })??;
-        let peer = service.peer().clone();
-        let connection =
-            Arc::new(Connection { peer: peer.clone(), service: Mutex::new(Some(service)), lost: AtomicBool::new(false) });
-        *self.connection.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
-        self.refresh(&peer).await
-    }
-
-    async fn refresh(&self, peer: &Peer<RoleClient>) -> Result<(), McpError> {
-        let _listing = self.listing.lock().await;
-        let listed = tokio::time::timeout(self.request_timeout, peer.list_all_tools())
-            .await
-            .map_err(|_| McpError::Timeout {
-                server: self.name().to_owned(),
-                operation: "tools/list",
-                after: self.request_timeout,
-            })?
-            .map_err(|error| match error {
-                ServiceError::TransportClosed | ServiceError::TransportSend(_) => self.disconnected(),
-                other => McpError::Request {
-                    server: self.name().to_owned(),
-                    operation: "tools/list",
-                    message: other.to_string(),
-                },
-            })?;
-        tracing::debug!(server = self.name(), tools = listed.len(), "listed MCP tools");
-        self.tools.send_replace(Arc::from(listed));
-        Ok(())
-    }
-}
-
-impl Connection {
-    fn is_open(&self) -> bool {
-        !self.lost.load(Ordering::Relaxed) && !self.peer.is_transport_closed()
-    }
-
-    /// Records that a request found the connection closed.
-    pub(crate) fn mark_lost(&self) {
-        self.lost.store(true, Ordering::Relaxed);
-    }
-
-    async fn close(&self) {
-        let service = self.service.lock().await.take();
-        if let Some(mut service) = service {
-            // Bounded: a server that ignores the close is killed when dropped.
-            let _ = service.close_with_timeout(Duration::from_secs(5)).await;
-        }
-    }
-}
-
-/// Receives the server's notifications for one connection.
-struct Handler {
-    /// Weak: the connection lives inside `Shared`, which must not be kept
-    /// alive by its own connection.
-    shared: Weak<Shared>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("toolloop", env!("CARGO_PKG_VERSION")),
-        )
-    }
-
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let Some(shared) = self.shared.upgrade() else { return };
-        // Listing is a request on this very connection: run it beside the
-        // notification handler rather than inside it.
-        tokio::spawn(async move {
-            if let Err(error) = shared.refresh(&context.peer).await {
-                tracing::warn!(server = shared.name(), %error, "could not list the MCP server's tools after a change");
-            }
-        });
+        self.link.close().await;
     }
 }

@@ -112,9 +112,7 @@ mod tests {
             ContentBlock::audio("AAAA", "audio/wav"),
             ContentBlock::embedded_text("file:///notes.txt", "buy milk"),
             ContentBlock::resource(ResourceContents::blob("AAAAAAAA", "file:///x.bin")),
-            ContentBlock::resource_link(
-                Resource::new("file:///big.csv", "big.csv").with_description("all the rows"),
-            ),
+            ContentBlock::resource_link(Resource::new("file:///big.csv", "big.csv").with_description("all the rows")),
         ]);
         let output = tool_outcome(result).unwrap();
         assert_eq!(

@@ -46,7 +46,8 @@ impl McpServer {
                     let service = service.clone();
                     async move { Ok::<_, Infallible>(service.handle(request).await) }
                 });
-                let connection = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
+                let connection =
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
                 tokio::pin!(connection);
                 tokio::select! {
                     _ = connection.as_mut() => {}

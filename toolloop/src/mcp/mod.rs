@@ -33,6 +33,7 @@
 //! ```
 
 mod client;
+mod connection;
 mod content;
 mod error;
 mod http_server;

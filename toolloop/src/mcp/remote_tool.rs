@@ -7,14 +7,14 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, ErrorCode, JsonObject, Tool as McpToolInfo};
 use serde_json::Value;
 
-use super::client::Shared;
+use super::connection::ServerLink;
 use super::{content, validate};
 use crate::model::BoxFuture;
 use crate::tool::{ArgumentError, DynTool, ToolDefinition, ToolError, ToolOutput, schema};
 
 /// A tool that runs on an MCP server, under a local name.
 pub(crate) struct RemoteTool {
-    shared: Arc<Shared>,
+    link: Arc<ServerLink>,
     /// The server's name for the tool (the model sees `definition.name`).
     remote_name: String,
     /// The input schema as listed when the tool was built.
@@ -23,19 +23,24 @@ pub(crate) struct RemoteTool {
 }
 
 impl RemoteTool {
-    pub(crate) fn new(shared: Arc<Shared>, info: &McpToolInfo, local_name: String, timeout: Option<Duration>) -> Self {
+    pub(crate) fn new(
+        link: Arc<ServerLink>,
+        info: &McpToolInfo,
+        local_name: String,
+        timeout: Option<Duration>,
+    ) -> Self {
         let description = info.description.as_deref().or(info.title.as_deref()).unwrap_or_default().to_owned();
         let mut definition = ToolDefinition::from_schema(local_name, description, input_schema(&info.input_schema));
         definition.timeout = timeout;
-        Self { shared, remote_name: info.name.to_string(), listed_schema: Arc::clone(&info.input_schema), definition }
+        Self { link, remote_name: info.name.to_string(), listed_schema: Arc::clone(&info.input_schema), definition }
     }
 
     async fn run(&self, input: &Value) -> Result<ToolOutput, ToolError> {
         let arguments = self.arguments(input)?;
-        let server = self.shared.name();
+        let server = self.link.name();
         // The server may have changed the tool since the model was told
         // about it: check against what the server accepts now.
-        let Some(current) = self.shared.listed_schema(&self.remote_name) else {
+        let Some(current) = self.link.listed_schema(&self.remote_name) else {
             return Err(ToolError::Failed(format!(
                 "tool `{}` is no longer offered by MCP server `{server}`",
                 self.definition.name
@@ -52,7 +57,7 @@ impl RemoteTool {
         if let Some(error) = validate::argument_error(&violations) {
             return Err(error.into());
         }
-        let connection = self.shared.connection_for_call().await.map_err(|error| ToolError::Failed(error.to_string()))?;
+        let connection = self.link.connection_for_call().await.map_err(|error| ToolError::Failed(error.to_string()))?;
         // Dropping this future (timeout, cancellation) makes rmcp send
         // `notifications/cancelled` for the request.
         let request = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);

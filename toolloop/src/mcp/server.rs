@@ -119,8 +119,11 @@ impl McpServer {
         T: rmcp::transport::IntoTransport<RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let running =
-            self.clone().serve(transport).await.map_err(|error| McpError::Serve(format!("handshake failed: {error}")))?;
+        let running = self
+            .clone()
+            .serve(transport)
+            .await
+            .map_err(|error| McpError::Serve(format!("handshake failed: {error}")))?;
         running.waiting().await.map_err(|error| McpError::Serve(error.to_string()))?;
         Ok(())
     }

@@ -84,11 +84,12 @@ impl McpTransport {
     }
 
     /// Opens a connection and completes the MCP handshake.
-    pub(crate) async fn connect<H: ClientHandler>(&self, handler: H) -> Result<RunningService<RoleClient, H>, McpError> {
-        let connect_error = |error: &dyn fmt::Display| McpError::Connect {
-            server: self.label.clone(),
-            message: error.to_string(),
-        };
+    pub(crate) async fn connect<H: ClientHandler>(
+        &self,
+        handler: H,
+    ) -> Result<RunningService<RoleClient, H>, McpError> {
+        let connect_error =
+            |error: &dyn fmt::Display| McpError::Connect { server: self.label.clone(), message: error.to_string() };
         match &self.kind {
             Kind::ChildProcess(child) => {
                 let process = child.spawn().map_err(|source| McpError::Spawn { server: self.label.clone(), source })?;
@@ -342,7 +343,8 @@ mod tests {
             assert!(!debug.contains(secret), "{debug}");
         }
 
-        let child: McpTransport = ChildProcess::new("/usr/bin/uvx").arg("mcp-server-time").env("TOKEN", "s3cret").into();
+        let child: McpTransport =
+            ChildProcess::new("/usr/bin/uvx").arg("mcp-server-time").env("TOKEN", "s3cret").into();
         assert_eq!(child.name(), "uvx");
         assert!(!format!("{child:?}").contains("s3cret"));
         assert_eq!(child.label("time").name(), "time");

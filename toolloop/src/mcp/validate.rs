@@ -127,7 +127,8 @@ impl<'a> Walker<'a> {
                 Some(property) => self.at(name, |walker| walker.check(property, field, depth + 1)),
                 None => match additional {
                     Some(Value::Bool(false)) => {
-                        let known: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                        let known: Vec<&str> =
+                            properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
                         let message = if known.is_empty() {
                             "unknown field; this tool takes no fields".to_owned()
                         } else {
