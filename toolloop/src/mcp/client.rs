@@ -34,7 +34,10 @@ pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// hang; [`reconnect`](Self::reconnect) starts it again, and existing tool
 /// sets use the new connection.
 ///
-/// Cloning is cheap: clones share the connection.
+/// Cloning is cheap: clones share the connection. It stays open while a
+/// clone or a tool built from it lives, and closes when the last is
+/// dropped (inside the Tokio runtime: a child process is stopped by a
+/// task) or at [`close`](Self::close).
 ///
 /// ```no_run
 /// use toolloop::ToolSet;

@@ -114,12 +114,20 @@ impl ServerLink {
 
     /// Reconnects unless another call already did.
     async fn reconnect_if_lost(self: &Arc<Self>) -> Result<(), McpError> {
-        let lost = self.current().is_none_or(|connection| !connection.is_open());
-        if lost { self.reconnect().await } else { Ok(()) }
+        let _connecting = self.connecting.lock().await;
+        if self.current().is_some_and(|connection| connection.is_open()) {
+            return Ok(());
+        }
+        self.connect_locked().await
     }
 
     pub(crate) async fn reconnect(self: &Arc<Self>) -> Result<(), McpError> {
         let _connecting = self.connecting.lock().await;
+        self.connect_locked().await
+    }
+
+    /// Replaces the connection; the caller holds `connecting`.
+    async fn connect_locked(self: &Arc<Self>) -> Result<(), McpError> {
         let old = self.connection.write().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(old) = old {
             old.close().await;
