@@ -1,11 +1,12 @@
-//! Tools over the Model Context Protocol, both ways: `cargo run --example mcp`.
+//! Tools over the Model Context Protocol, both ways:
+//! `cargo run --features mcp --example mcp`.
 //!
-//! - `cargo run --example mcp -- serve` serves this file's tools as an MCP
-//!   server over stdio: point an MCP host (Claude Desktop, an IDE, another
-//!   agent) at that command.
-//! - `cargo run --example mcp` starts that server as a child process,
-//!   connects to it with `McpClient`, and runs an agent whose tools are the
-//!   server's (prefixed `travel_`) beside a local derived tool.
+//! - `cargo run --features mcp --example mcp -- serve` serves this file's
+//!   tools as an MCP server over stdio: point an MCP host (Claude Desktop,
+//!   an IDE, another agent) at that command.
+//! - Without `serve`, it starts that server as a child process, connects to
+//!   it with `McpClient`, and runs an agent whose tools are the server's
+//!   (prefixed `travel_`) beside a local derived tool.
 //!
 //! The agent runs on a real model when the environment configures one
 //! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)

@@ -1,8 +1,8 @@
 //! The tools of the MCP test server: one for each way a call can go (a
 //! result, a failure, a panic, a timeout, a cancellation, a tool list
-//! change, the process exiting). Used by the stdio server binary
-//! (`server.rs`) and, in-process, by the `mcp_*` tests.
-#![allow(dead_code, clippy::unused_async)] // each user takes what it needs; handlers need not await
+//! change, the process exiting). Served over stdio by the
+//! `toolloop-mcp-test-server` binary, and in-process by the tests.
+#![allow(clippy::unused_async)] // the handlers need not await
 
 use std::convert::Infallible;
 use std::sync::{Arc, OnceLock};
@@ -13,7 +13,7 @@ use toolloop::{Tool, ToolSet};
 
 /// What the stateful tools share: the server (to change its tools) and
 /// counters the tests wait on.
-pub(crate) struct Lab {
+pub struct Lab {
     server: OnceLock<McpServer>,
     started: watch::Sender<usize>,
     cancelled: watch::Sender<usize>,
@@ -22,23 +22,24 @@ pub(crate) struct Lab {
 
 impl Lab {
     /// Waits until `hang` was called `count` times.
-    pub(crate) async fn started(&self, count: usize) {
+    pub async fn started(&self, count: usize) {
         let _ = self.started.subscribe().wait_for(|n| *n >= count).await;
     }
 
     /// Waits until `count` calls of `hang` were cancelled.
-    pub(crate) async fn cancelled(&self, count: usize) {
+    pub async fn cancelled(&self, count: usize) {
         let _ = self.cancelled.subscribe().wait_for(|n| *n >= count).await;
     }
 
-    pub(crate) fn cancelled_count(&self) -> usize {
+    /// How many calls of `hang` were cancelled so far.
+    pub fn cancelled_count(&self) -> usize {
         *self.cancelled.borrow()
     }
 }
 
 /// The test server. `exit_allowed` adds the `exit` tool, which ends the
 /// process: only for the child-process server.
-pub(crate) fn server(exit_allowed: bool) -> (McpServer, Arc<Lab>) {
+pub fn server(exit_allowed: bool) -> (McpServer, Arc<Lab>) {
     let lab = Arc::new(Lab {
         server: OnceLock::new(),
         started: watch::Sender::new(0),
@@ -75,7 +76,7 @@ fn tool_set(lab: &Arc<Lab>, with_secret: bool) -> ToolSet {
 
 /// Add two integers.
 #[derive(Tool)]
-pub(crate) struct Add {
+pub struct Add {
     /// The first.
     a: i64,
     /// The second.
@@ -90,7 +91,7 @@ impl Add {
 
 /// Repeat a short text.
 #[derive(Tool)]
-pub(crate) struct Echo {
+pub struct Echo {
     /// At most 20 characters.
     #[schemars(length(max = 20))]
     text: String,
@@ -107,7 +108,7 @@ impl Echo {
 
 /// Fail with the given message.
 #[derive(Tool)]
-pub(crate) struct Fail {
+pub struct Fail {
     /// What to fail with.
     message: String,
 }
@@ -120,7 +121,7 @@ impl Fail {
 
 /// Panic.
 #[derive(Tool)]
-pub(crate) struct Boom {}
+pub struct Boom {}
 
 impl Boom {
     async fn run(self) -> Result<String, Infallible> {
@@ -131,7 +132,7 @@ impl Boom {
 /// Take longer than this tool's own timeout of 100 ms.
 #[derive(Tool)]
 #[tool(timeout = "100ms")]
-pub(crate) struct Sleepy {}
+pub struct Sleepy {}
 
 impl Sleepy {
     async fn run(self) -> Result<String, Infallible> {
@@ -143,7 +144,7 @@ impl Sleepy {
 /// Wait until the call is cancelled.
 #[derive(Tool)]
 #[tool(state = Arc<Lab>, timeout = "60s")]
-pub(crate) struct Hang {}
+pub struct Hang {}
 
 /// Counts a cancelled `hang` when its future is dropped.
 struct CountsCancellation<'a>(&'a Lab);
@@ -166,7 +167,7 @@ impl Hang {
 /// Wait until `hang` was called at least `at_least` times.
 #[derive(Tool)]
 #[tool(state = Arc<Lab>, timeout = "30s")]
-pub(crate) struct HangStarted {
+pub struct HangStarted {
     /// How many calls to wait for.
     at_least: usize,
 }
@@ -181,7 +182,7 @@ impl HangStarted {
 /// Wait until at least `at_least` calls of `hang` were cancelled, and say how many were.
 #[derive(Tool)]
 #[tool(state = Arc<Lab>, timeout = "30s")]
-pub(crate) struct CancelledCalls {
+pub struct CancelledCalls {
     /// How many cancellations to wait for.
     at_least: usize,
 }
@@ -196,7 +197,7 @@ impl CancelledCalls {
 /// Add the `secret` tool to this server.
 #[derive(Tool)]
 #[tool(state = Arc<Lab>)]
-pub(crate) struct Unlock {}
+pub struct Unlock {}
 
 impl Unlock {
     async fn run(self, lab: &Arc<Lab>) -> Result<&'static str, Infallible> {
@@ -208,7 +209,7 @@ impl Unlock {
 /// Remove the `secret` tool again.
 #[derive(Tool)]
 #[tool(state = Arc<Lab>)]
-pub(crate) struct Lock {}
+pub struct Lock {}
 
 impl Lock {
     async fn run(self, lab: &Arc<Lab>) -> Result<&'static str, Infallible> {
@@ -219,7 +220,7 @@ impl Lock {
 
 /// Tell the secret.
 #[derive(Tool)]
-pub(crate) struct Secret {}
+pub struct Secret {}
 
 impl Secret {
     async fn run(self) -> Result<&'static str, Infallible> {
@@ -229,7 +230,7 @@ impl Secret {
 
 /// End the server process in the middle of this call.
 #[derive(Tool)]
-pub(crate) struct Exit {}
+pub struct Exit {}
 
 impl Exit {
     async fn run(self) -> Result<&'static str, Infallible> {

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! pip install mcp-server-time        # also installs the `mcp` SDK
-//! cargo test --test mcp_interop -- --ignored
+//! cargo test -p toolloop-mcp-tests --test mcp_interop -- --ignored
 //! ```
 //!
 //! Run that way without the packages, they fail and say what to install:
@@ -29,7 +29,7 @@ fn time_server() -> String {
     assert!(
         found,
         "`{program}` is not installed: `pip install mcp-server-time` (or set TOOLLOOP_MCP_SERVER_TIME), \
-         then run `cargo test --test mcp_interop -- --ignored`"
+         then run `cargo test -p toolloop-mcp-tests --test mcp_interop -- --ignored`"
     );
     program
 }
@@ -40,7 +40,7 @@ async fn execute(tools: &ToolSet, name: &str, input: serde_json::Value) -> ToolE
 }
 
 #[tokio::test]
-#[ignore = "needs `pip install mcp-server-time`; see the top of tests/mcp_interop.rs"]
+#[ignore = "needs `pip install mcp-server-time`; see the top of tests/mcp/tests/mcp_interop.rs"]
 async fn the_reference_time_server_works_as_toolloop_tools() {
     let server = ChildProcess::new(time_server()).arg("--local-timezone").arg("UTC").quiet();
     let client = McpClient::builder(server).request_timeout(PATIENCE).connect().await.unwrap();
@@ -106,7 +106,7 @@ asyncio.run(main())
 "#;
 
 #[test]
-#[ignore = "needs `pip install mcp` (comes with mcp-server-time); see the top of tests/mcp_interop.rs"]
+#[ignore = "needs `pip install mcp` (comes with mcp-server-time); see the top of tests/mcp/tests/mcp_interop.rs"]
 fn pythons_mcp_client_calls_toolloop_tools() {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let has_sdk = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());

@@ -1,9 +1,8 @@
 //! MCP over stdio against a child process: the workspace's test server
-//! (`tests/mcp_server`, toolloop tools served by `McpServer`), started by
+//! (`tests/mcp`, toolloop tools served by `McpServer`), started by
 //! `McpClient` like any stdio MCP server.
 
-#[path = "mcp_server/tools.rs"]
-mod tools;
+use toolloop_mcp_tests as tools;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! MCP over Streamable HTTP on 127.0.0.1: toolloop's server on a port the
 //! test opens, toolloop's client connecting to it.
 
-#[path = "mcp_server/tools.rs"]
-mod tools;
+use toolloop_mcp_tests as tools;
 
 use std::time::Duration;
 

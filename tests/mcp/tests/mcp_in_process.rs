@@ -3,8 +3,7 @@
 //! - toolloop's `McpClient` against a plain rmcp server (a server toolloop did not build);
 //! - an agent using MCP tools beside derived ones, with governance, hooks and cancellation.
 
-#[path = "mcp_server/tools.rs"]
-mod tools;
+use toolloop_mcp_tests as tools;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
