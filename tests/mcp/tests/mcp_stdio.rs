@@ -236,3 +236,52 @@ async fn a_server_that_cannot_start_is_a_typed_error() {
     let quits = McpClient::connect(McpTransport::from(ChildProcess::new("true")).label("quitter")).await;
     assert!(matches!(quits, Err(McpError::Connect { ref server, .. }) if server == "quitter"), "{quits:?}");
 }
+
+#[tokio::test]
+async fn a_run_whose_server_dies_sees_error_results_or_stops_with_a_typed_error() {
+    use toolloop::testing::ScriptedModel;
+    use toolloop::{Agent, Conversation, ModelResponse, RunErrorKind};
+
+    let script = || {
+        ScriptedModel::from_responses([
+            ModelResponse::from_tool_calls([ToolCall::new("1", "exit", json!({}))]),
+            ModelResponse::from_tool_calls([ToolCall::new("2", "add", json!({"a": 1, "b": 2}))]),
+            ModelResponse::from_text("the tool server is gone"),
+        ])
+    };
+    let agent_for = |client: &McpClient, model: ScriptedModel, stop: bool| {
+        let mut builder = Agent::builder().model(model);
+        for tool in client.tools(&ToolSelection::all()).unwrap() {
+            builder = builder.tool_dyn(tool);
+        }
+        if stop {
+            builder = builder.stop_on_failed_tool();
+        }
+        builder.build().unwrap()
+    };
+
+    // By default the model reads what happened and carries on.
+    let client = connect().await;
+    let model = script();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Quit, then add.");
+    let done =
+        timeout(PATIENCE, agent_for(&client, model.clone(), false).run(&mut conversation)).await.unwrap().unwrap();
+    assert_eq!(done.output, "the tool server is gone");
+    let results: Vec<_> = conversation.messages().iter().flat_map(|m| m.tool_results()).collect();
+    assert_eq!(results.len(), 2);
+    assert!(results[0].content.contains("closed the connection before answering"), "{}", results[0].content);
+    assert_eq!(results[1].content, "MCP server `toolloop-mcp-test-server` is disconnected");
+
+    // A run that must not go on without its tools stops with a typed error.
+    client.reconnect().await.unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Quit, then add.");
+    let error =
+        timeout(PATIENCE, agent_for(&client, script(), true).run(&mut conversation)).await.unwrap().unwrap_err();
+    assert!(
+        matches!(error.kind(), RunErrorKind::ToolPolicy { tool, kind: FailureKind::ToolFailed } if tool == "exit"),
+        "{error}"
+    );
+    client.close().await;
+}
