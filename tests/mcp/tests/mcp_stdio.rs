@@ -268,7 +268,7 @@ async fn a_run_whose_server_dies_sees_error_results_or_stops_with_a_typed_error(
     let done =
         timeout(PATIENCE, agent_for(&client, model.clone(), false).run(&mut conversation)).await.unwrap().unwrap();
     assert_eq!(done.output, "the tool server is gone");
-    let results: Vec<_> = conversation.messages().iter().flat_map(|m| m.tool_results()).collect();
+    let results: Vec<_> = conversation.messages().iter().flat_map(toolloop::Message::tool_results).collect();
     assert_eq!(results.len(), 2);
     assert!(results[0].content.contains("closed the connection before answering"), "{}", results[0].content);
     assert_eq!(results[1].content, "MCP server `toolloop-mcp-test-server` is disconnected");
