@@ -239,8 +239,8 @@ async fn a_server_that_cannot_start_is_a_typed_error() {
 
 #[tokio::test]
 async fn a_run_whose_server_dies_sees_error_results_or_stops_with_a_typed_error() {
-    use toolloop::testing::ScriptedModel;
     use toolloop::run::Termination;
+    use toolloop::testing::ScriptedModel;
     use toolloop::{Agent, Conversation, ModelResponse};
 
     let script = || {
