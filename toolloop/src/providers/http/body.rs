@@ -32,15 +32,31 @@ impl<'b> Body<'b> {
     /// Writes `,"<field>":[...]`: `first` when there is one (a system
     /// message), then the request's messages.
     pub(crate) fn messages(&mut self, field: &str, first: Option<&impl Serialize>) -> serde_json::Result<()> {
+        self.messages_then(field, first, |_| Ok(()))
+    }
+
+    /// [`messages`](Self::messages), then `finish` with the body written up
+    /// to the end of the last element (before the array's `]`), for
+    /// per-request data that belongs inside the last message (a moving cache
+    /// breakpoint): it is written around the reused bytes, never into them.
+    /// `finish` is given the body only when the array has an element.
+    pub(crate) fn messages_then(
+        &mut self,
+        field: &str,
+        first: Option<&impl Serialize>,
+        finish: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> serde_json::Result<()> {
         self.out.push(b',');
         serde_json::to_writer(&mut self.out, field)?;
         self.out.push(b':');
         let messages = &mut *self.messages;
         write_array(&mut self.out, |out| {
+            let start = out.len();
             if let Some(first) = first {
                 write_element(out, first)?;
             }
-            messages(out)
+            messages(out)?;
+            if out.len() > start { finish(out) } else { Ok(()) }
         })
     }
 
