@@ -38,6 +38,15 @@ pub struct RunMetadata {
     pub hook_errors: Vec<HookError>,
 }
 
+impl RunMetadata {
+    /// The share of the run's prompt tokens read from the provider's prompt
+    /// cache (0 to 1), over every model call; `None` when no prompt token
+    /// was counted. See [`Usage::cache_hit_share`].
+    pub fn cache_hit_share(&self) -> Option<f64> {
+        self.usage.cache_hit_share()
+    }
+}
+
 mod millis {
     use std::time::Duration;
 
