@@ -57,7 +57,7 @@ impl Format for AnthropicMessages {
             }),
         })?;
         let conversation = cache.conversation().map(cache_control);
-        let ends_with_user = request.messages.last().is_some_and(|message| message.role == Role::User);
+        let ends_with_user = ends_with_user_turn(request.messages);
         body.messages_then("messages", None::<&()>, |out| match conversation {
             Some(mark) if ends_with_user => mark_last_block(out, mark),
             _ => Ok(()),
@@ -100,6 +100,19 @@ fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
             cache_control: None,
         })
         .collect()
+}
+
+/// Whether the last turn sent is a user turn: the last run of messages is
+/// the user's and not left out as empty (see [`run_message`]). Thinking
+/// blocks, which may not carry a breakpoint, are only ever in assistant turns.
+fn ends_with_user_turn(messages: &[Message]) -> bool {
+    let Some(last) = messages.last() else { return false };
+    let run_start = messages.iter().rposition(|message| message.role != last.role).map_or(0, |index| index + 1);
+    last.role == Role::User
+        && messages[run_start..].iter().flat_map(|message| &message.content).any(|block| match block {
+            ContentBlock::Text { text } => !text.trim().is_empty(),
+            _ => true,
+        })
 }
 
 fn cache_control(ttl: CacheTtl) -> CacheControl {
@@ -287,9 +300,9 @@ mod tests {
 mod body_tests {
     use serde_json::json;
 
-    use super::{messages, tools};
+    use super::{ends_with_user_turn, messages, tools};
     use crate::conversation::Conversation;
-    use crate::message::{Message, Role};
+    use crate::message::Message;
     use crate::model::{CacheTtl, ModelRequest, PromptCache};
     use crate::providers::anthropic::wire::MessagesRequest;
     use crate::providers::anthropic::{Anthropic, PROVIDER};
@@ -344,10 +357,12 @@ mod body_tests {
         } else if let Some(last) = body.get_mut("tools").and_then(|tools| tools.as_array_mut()?.last_mut()) {
             last["cache_control"] = prefix_mark;
         }
-        if request.messages.last().is_some_and(|message| message.role == Role::User)
-            && let Some(block) = body["messages"]
-                .as_array_mut()
-                .and_then(|messages| messages.last_mut()?["content"].as_array_mut()?.last_mut())
+        // Marked when the history ends with a user turn that is sent (in a
+        // loop it always does: tool results or a prompt).
+        if ends_with_user_turn(request.messages)
+            && let Some(last) = body["messages"].as_array_mut().and_then(|messages| messages.last_mut())
+            && last["role"] == "user"
+            && let Some(block) = last["content"].as_array_mut().and_then(|content| content.last_mut())
         {
             block["cache_control"] = json!({"type": "ephemeral"});
         }
@@ -381,7 +396,7 @@ mod body_tests {
         for turn in 0..6 {
             conversation.push_user(format!("question {turn}"));
             let request = ModelRequest::new(conversation.messages()).with_system("Be brief.").with_tools(&tools);
-            let body = String::from_utf8(model.body(&request).unwrap()).unwrap();
+            let body = String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap();
             assert!(body.matches("cache_control").count() <= 4, "{body}");
             assert_eq!(body.matches("cache_control").count(), 2, "{body}");
             let system_start = body.find(r#""system":"#).unwrap();
