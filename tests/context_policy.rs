@@ -6,6 +6,8 @@
 //! compacted. Property: in every view sent, tool calls and results stay
 //! paired and assistant messages (where reasoning lives) are never edited.
 
+#![allow(clippy::unused_async)] // tool handlers are async by contract
+
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;

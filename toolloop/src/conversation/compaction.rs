@@ -128,7 +128,7 @@ impl Conversation {
     /// ```
     pub fn compact(&mut self, keep_iterations: usize) -> Vec<Message> {
         let Some((from, to)) = old_range(&self.messages, keep_iterations) else { return Vec::new() };
-        let removed: Vec<Message> = self.messages[from..to].iter().cloned().collect();
+        let removed: Vec<Message> = self.messages[from..to].to_vec();
         let kept = replace_range(&self.messages, from, to, omitted_note(removed.len()));
         *self = Conversation::from(kept);
         removed

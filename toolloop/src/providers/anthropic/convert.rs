@@ -335,7 +335,7 @@ mod body_tests {
     }
 
     /// The body as the whole request serialised at once, with the cache
-    /// breakpoints added to the parsed body (serde_json keeps key order).
+    /// breakpoints added to the parsed body (`serde_json` keeps key order).
     fn reference(model: &Anthropic, request: &ModelRequest<'_>) -> Vec<u8> {
         let view = request.view_for(PROVIDER);
         let plain = MessagesRequest {
