@@ -64,7 +64,12 @@ fn offline() -> FunctionModel {
         let cached = u64::try_from(previous.swap(usize::try_from(tokens).unwrap_or(0), Ordering::Relaxed))
             .unwrap_or(0)
             .min(tokens);
-        let usage = Usage { input_tokens: 0, output_tokens: 30, cache_read_tokens: cached, cache_write_tokens: tokens - cached };
+        let usage = Usage {
+            input_tokens: 0,
+            output_tokens: 30,
+            cache_read_tokens: cached,
+            cache_write_tokens: tokens - cached,
+        };
         let read = request.messages.iter().flat_map(Message::tool_results).count();
         let read = u32::try_from(read).unwrap_or(PAGES);
         let response = if read < PAGES {

@@ -377,6 +377,39 @@ mod body_tests {
         .into_bytes()
     }
 
+    /// A request's own setting overrides the model's: off sends the plain
+    /// body; a one-hour conversation TTL lifts the prefix to one hour too
+    /// (the API rejects a longer TTL after a shorter one); without a system
+    /// prompt the prefix mark goes on the last tool.
+    #[test]
+    fn per_request_settings_override_the_models() {
+        let model = &models()[0];
+        let tools = vec![ToolDefinition::from_schema("a", "A.", json!({"type": "object"}))];
+        let history = [Message::user("hi")];
+        let body = |request: ModelRequest<'_>| {
+            serde_json::from_slice::<serde_json::Value>(&model.body(&request).unwrap().to_vec()).unwrap()
+        };
+        let off =
+            body(ModelRequest::new(&history).with_system("S").with_tools(&tools).with_prompt_cache(PromptCache::off()));
+        assert_eq!(off["system"], json!("S"));
+        assert!(!off.to_string().contains("cache_control"));
+        let long = body(
+            ModelRequest::new(&history)
+                .with_system("S")
+                .with_prompt_cache(PromptCache::auto().conversation_ttl(CacheTtl::OneHour)),
+        );
+        assert_eq!(long["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+        assert_eq!(long["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+        let no_system = body(ModelRequest::new(&history).with_tools(&tools));
+        assert_eq!(no_system["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+        let only_prefix = body(
+            ModelRequest::new(&history)
+                .with_tools(&tools)
+                .with_prompt_cache(PromptCache::prefix_only(CacheTtl::OneHour)),
+        );
+        assert_eq!(only_prefix.to_string().matches("cache_control").count(), 1);
+    }
+
     /// Tool definitions and the system prompt serialise byte-identically on
     /// every call of a growing conversation, and never carry more than the
     /// API's four breakpoints.
