@@ -19,7 +19,29 @@ use crate::model::ModelError;
 
 /// Summarises the old part of a history that is being left out of a
 /// request; another model, typically. What it returns is sent in place of
-/// those messages.
+/// those messages. A plain `Fn(&[Message]) -> String` is one.
+///
+/// ```
+/// use toolloop::run::{ContextPolicy, Summariser};
+/// use toolloop::{BoxFuture, Message, Model, ModelError, ModelRequest};
+///
+/// /// Asks a (cheaper) model for the summary.
+/// struct ByModel<M>(M);
+///
+/// impl<M: Model> Summariser for ByModel<M> {
+///     fn summarise<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<String, ModelError>> {
+///         Box::pin(async move {
+///             let mut prompt: Vec<Message> = messages.to_vec();
+///             prompt.push(Message::user("Summarise the work above in five lines: what was looked up, what was found."));
+///             Ok(self.0.complete(ModelRequest::new(&prompt)).await?.text())
+///         })
+///     }
+/// }
+///
+/// let summariser = ByModel(toolloop::testing::ScriptedModel::new());
+/// let policy = ContextPolicy::new().summariser(summariser);
+/// # let _ = policy;
+/// ```
 pub trait Summariser: Send + Sync {
     /// A summary of `messages` (whole iterations, oldest first).
     fn summarise<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<String, ModelError>>;
