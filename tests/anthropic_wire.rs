@@ -99,7 +99,9 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
         json!({
             "model": "claude-test",
             "max_tokens": 1024,
-            "system": "Be brief.",
+            // Prompt caching is on by default: the stable prefix (tools, then
+            // system) and the end of the conversation carry breakpoints.
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]},
                 {"role": "assistant", "content": [
@@ -110,7 +112,7 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_01", "content": "18°C and sunny"},
                     {"type": "tool_result", "tool_use_id": "toolu_02", "content": "station offline", "is_error": true},
-                    {"type": "text", "text": "Also Oslo, please."}
+                    {"type": "text", "text": "Also Oslo, please.", "cache_control": {"type": "ephemeral"}}
                 ]}
             ],
             "tools": [{

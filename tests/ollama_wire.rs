@@ -117,6 +117,7 @@ async fn the_request_is_exactly_the_chat_api_shape_and_the_response_parses_back(
                 "parameters": Weather::definition().input_schema
             }}],
             "stream": false,
+            "truncate": false,
             "options": {"temperature": 0.5, "num_predict": 1024}
         })
     );

@@ -266,3 +266,33 @@ async fn arguments_that_are_not_json_become_an_error_result_and_are_corrected() 
     assert_eq!(second["messages"][2]["tool_call_id"], json!("call_1"));
     assert_eq!(second["messages"][2]["content"], json!(format!("Error: {}", results[0].content)));
 }
+
+/// `prompt_cache_key` and `prompt_cache_retention` are sent when set, after
+/// the messages (the prefix OpenAI caches stays byte-stable), and cached
+/// prompt tokens come back as cache reads.
+#[tokio::test]
+async fn prompt_cache_settings_are_sent_and_cached_tokens_reported() {
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 2000, "completion_tokens": 5, "total_tokens": 2005, "prompt_tokens_details": {"cached_tokens": 1920}}
+    });
+    let server = TestServer::start([Reply::json(200, &body)]).await;
+    let model = OpenAi::builder()
+        .api_key("k")
+        .base_url(server.url())
+        .model("gpt-test")
+        .prompt_cache_key("research-agent-v1")
+        .prompt_cache_retention(toolloop::providers::openai::PromptCacheRetention::Hours24)
+        .build()
+        .unwrap();
+    let messages = [Message::user("hi")];
+    let response = model.complete(ModelRequest::new(&messages)).await.unwrap();
+    assert_eq!((response.usage.input_tokens, response.usage.cache_read_tokens), (80, 1920));
+    assert!((response.usage.cache_hit_share().unwrap() - 0.96).abs() < 1e-9);
+    assert_eq!(
+        server.requests()[0].json(),
+        json!({"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}],
+               "prompt_cache_key": "research-agent-v1", "prompt_cache_retention": "24h"})
+    );
+}

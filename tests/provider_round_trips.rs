@@ -85,7 +85,8 @@ async fn anthropic_tool_round_trip() {
         second["messages"][2]["content"],
         json!([
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "3"},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "7"}
+            // The moving cache breakpoint ends the conversation.
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "7", "cache_control": {"type": "ephemeral"}}
         ])
     );
 }

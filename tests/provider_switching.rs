@@ -93,7 +93,10 @@ async fn a_persistent_anthropic_failure_falls_back_to_openai_and_back() {
         messages[3]["content"],
         json!([{"type": "text", "text": "[called tool `weather` with {\"city\":\"Rome\"}]"}])
     );
-    assert_eq!(messages[4]["content"], json!([{"type": "text", "text": "[result of tool `weather`: cloudy]"}]));
+    assert_eq!(
+        messages[4]["content"],
+        json!([{"type": "text", "text": "[result of tool `weather`: cloudy]", "cache_control": {"type": "ephemeral"}}])
+    );
 }
 
 #[tokio::test]

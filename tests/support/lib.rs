@@ -1,5 +1,6 @@
 //! Shared helpers for the workspace-level integration tests and examples.
 
+pub mod anthropic_cache;
 pub mod replies;
 mod server;
 

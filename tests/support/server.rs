@@ -118,10 +118,15 @@ impl Reply {
 
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    /// Answers requests the script does not (see [`TestServer::respond_with`]).
+    responder: Mutex<Option<Responder>>,
     requests: Mutex<Vec<RecordedRequest>>,
     received: watch::Sender<usize>,
     disconnects: watch::Sender<usize>,
 }
+
+/// Computes the reply to a request, for servers that implement an API's rules.
+type Responder = Box<dyn FnMut(&RecordedRequest) -> Reply + Send>;
 
 /// A scripted server; it stops with the test's runtime.
 pub struct TestServer {
@@ -140,6 +145,7 @@ impl TestServer {
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into_iter().collect()),
+            responder: Mutex::new(None),
             requests: Mutex::new(Vec::new()),
             received: watch::channel(0).0,
             disconnects: watch::channel(0).0,
@@ -151,6 +157,14 @@ impl TestServer {
             }
         });
         Self { addr, shared }
+    }
+
+    /// Starts a server that answers every request with what `responder`
+    /// computes from it: a fake of an API that enforces its rules.
+    pub async fn respond_with(responder: impl FnMut(&RecordedRequest) -> Reply + Send + 'static) -> Self {
+        let server = Self::start([]).await;
+        *server.shared.responder.lock().expect("responder lock") = Some(Box::new(responder));
+        server
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -183,9 +197,10 @@ impl TestServer {
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stream);
     let Some(request) = read_request(&mut reader).await else { return };
+    let computed = shared.responder.lock().expect("responder lock").as_mut().map(|respond| respond(&request));
     shared.requests.lock().expect("requests lock").push(request);
     shared.received.send_modify(|n| *n += 1);
-    let reply = shared.script.lock().expect("script lock").pop_front().unwrap_or_else(|| {
+    let reply = computed.or_else(|| shared.script.lock().expect("script lock").pop_front()).unwrap_or_else(|| {
         Reply::json(500, &serde_json::json!({"error": "the test server's script ran out of replies"}))
     });
 

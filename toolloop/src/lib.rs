@@ -26,7 +26,9 @@ pub use agent::error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+pub use model::{
+    BoxFuture, CacheTtl, ContextOverflow, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, PromptCache,
+};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{

@@ -29,6 +29,20 @@ impl Usage {
         Self { input_tokens, output_tokens, cache_read_tokens: 0, cache_write_tokens: 0 }
     }
 
+    /// Every input (prompt) token, however billed: normal, read from the
+    /// cache and written to it.
+    pub const fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
+    /// The share of prompt tokens read from the provider's cache, from 0 to
+    /// 1; `None` when no prompt token was counted.
+    #[allow(clippy::cast_precision_loss)] // token counts stay far below 2^52
+    pub fn cache_hit_share(&self) -> Option<f64> {
+        let prompt = self.prompt_tokens();
+        (prompt > 0).then(|| self.cache_read_tokens as f64 / prompt as f64)
+    }
+
     /// All tokens of every kind.
     pub const fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
@@ -76,6 +90,9 @@ mod tests {
         let sum: Usage = [a, b].iter().sum();
         assert_eq!(sum, Usage { input_tokens: 11, output_tokens: 22, cache_read_tokens: 33, cache_write_tokens: 44 });
         assert_eq!(sum.total(), 110);
+        assert_eq!(sum.prompt_tokens(), 11 + 33 + 44);
+        assert_eq!(Usage { cache_read_tokens: 3, input_tokens: 1, ..Usage::default() }.cache_hit_share(), Some(0.75));
+        assert_eq!(Usage::new(0, 5).cache_hit_share(), None);
         let mut c = a;
         c += b;
         assert_eq!(c, a + b);

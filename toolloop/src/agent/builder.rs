@@ -195,6 +195,15 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
+    /// What a run does when the history outgrows the model's context
+    /// window: compact the view it sends and call again (see
+    /// [`ContextPolicy`](crate::run::ContextPolicy)). Without one, a
+    /// [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow) error ends the run.
+    pub fn context_policy(mut self, policy: crate::run::ContextPolicy) -> Self {
+        self.options.context = Some(policy);
+        self
+    }
+
     /// Tokens a run may consume.
     pub fn token_budget(mut self, tokens: u64) -> Self {
         self.options.token_budget = Some(tokens);

@@ -1,5 +1,6 @@
 //! The caller-owned, append-only conversation.
 
+mod compaction;
 mod view;
 
 use serde::{Deserialize, Serialize};
@@ -7,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::message::{ContentBlock, Message, Role};
 
 #[cfg(feature = "http")]
+pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
+pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
 pub(crate) use view::is_foreign;
 pub(crate) use view::{view_for, view_without_tools};
 

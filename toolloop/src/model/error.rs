@@ -20,6 +20,12 @@ pub enum ModelErrorKind {
     Overloaded,
     /// The provider rejected the request (HTTP 400, 413, 422, ...).
     InvalidRequest,
+    /// The prompt does not fit the model's context window (Anthropic
+    /// "prompt is too long", OpenAI `context_length_exceeded`, Ollama and
+    /// OpenAI-compatible servers' equivalents, or a prompt Ollama would
+    /// have truncated); see [`ModelError::context_overflow`]. The
+    /// conversation is unchanged: shorten what is sent and call again.
+    ContextOverflow,
     /// The provider failed (HTTP 5xx).
     Server,
     /// No complete response arrived in time.
@@ -44,6 +50,7 @@ impl ModelErrorKind {
             Self::RateLimited => "rate_limited",
             Self::Overloaded => "overloaded",
             Self::InvalidRequest => "invalid_request",
+            Self::ContextOverflow => "context_overflow",
             Self::Server => "server",
             Self::Timeout => "timeout",
             Self::Connection => "connection",
@@ -75,6 +82,26 @@ pub struct ModelError {
 struct Details {
     error_type: Option<String>,
     request_id: Option<String>,
+    context_overflow: Option<ContextOverflow>,
+}
+
+/// The numbers of a prompt that did not fit the context window, as far as
+/// the provider gave them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ContextOverflow {
+    /// How many tokens the prompt has (or prompt plus requested output, for
+    /// servers that count both).
+    pub prompt_tokens: Option<u64>,
+    /// The most the model accepts.
+    pub limit: Option<u64>,
+}
+
+impl ContextOverflow {
+    /// An overflow of `prompt_tokens` over `limit`, either unknown.
+    pub const fn new(prompt_tokens: Option<u64>, limit: Option<u64>) -> Self {
+        Self { prompt_tokens, limit }
+    }
 }
 
 impl ModelError {
@@ -124,6 +151,23 @@ impl ModelError {
     /// (`request-id` / `x-request-id` headers): quote it to the provider's support.
     pub fn request_id(&self) -> Option<&str> {
         self.details.as_ref()?.request_id.as_deref()
+    }
+
+    /// Makes this a [`ModelErrorKind::ContextOverflow`] with the provider's numbers.
+    pub fn with_context_overflow(mut self, overflow: ContextOverflow) -> Self {
+        self.kind = ModelErrorKind::ContextOverflow;
+        self.details.get_or_insert_default().context_overflow = Some(overflow);
+        self
+    }
+
+    /// The prompt's size and the context window, when this is a
+    /// [`ModelErrorKind::ContextOverflow`] (each number only when the
+    /// provider gave it).
+    pub fn context_overflow(&self) -> Option<ContextOverflow> {
+        if self.kind != ModelErrorKind::ContextOverflow {
+            return None;
+        }
+        Some(self.details.as_ref().and_then(|details| details.context_overflow).unwrap_or_default())
     }
 
     /// Records how many HTTP attempts were made before giving up.

@@ -1,12 +1,14 @@
 //! The provider-neutral model interface.
 
 mod error;
+mod prompt_cache;
 mod request;
 mod response;
 
 use std::sync::Arc;
 
-pub use error::{ModelError, ModelErrorKind};
+pub use error::{ContextOverflow, ModelError, ModelErrorKind};
+pub use prompt_cache::{CacheTtl, PromptCache};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use super::PromptCache;
 use crate::conversation::{view_for, view_without_tools};
 use crate::message::Message;
 use crate::tool::ToolDefinition;
@@ -26,13 +27,24 @@ pub struct ModelRequest<'a> {
     /// `strict: true`, sending [`ToolDefinition::strict_input_schema`] for every
     /// tool that has one).
     pub strict_tools: bool,
+    /// Overrides the model's prompt-cache breakpoints (see [`PromptCache`];
+    /// providers that cache on their own ignore it).
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl<'a> ModelRequest<'a> {
     /// A request for `messages` with no system prompt, no tools and the
     /// model's default settings.
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, tools: &[], max_tokens: None, temperature: None, strict_tools: false }
+        Self {
+            system: None,
+            messages,
+            tools: &[],
+            max_tokens: None,
+            temperature: None,
+            strict_tools: false,
+            prompt_cache: None,
+        }
     }
 
     /// The messages as `provider` is sent them: tool calls made through
@@ -67,6 +79,12 @@ impl<'a> ModelRequest<'a> {
     /// Overrides the temperature.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);
+        self
+    }
+
+    /// Overrides the model's prompt-cache breakpoints for this request.
+    pub fn with_prompt_cache(mut self, prompt_cache: PromptCache) -> Self {
+        self.prompt_cache = Some(prompt_cache);
         self
     }
 

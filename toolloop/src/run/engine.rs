@@ -4,6 +4,7 @@ use std::future::pending;
 
 use tokio::time::Instant;
 
+use super::context::{ContextPolicy, ContextView};
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
 use super::metadata::Tally;
@@ -11,9 +12,10 @@ use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
+use crate::conversation::CompactionReason;
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, Message};
-use crate::model::{Model, ModelRequest, ModelResponse};
+use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::tool::{ToolDefinition, ToolSet};
 
 /// Everything one loop run reads; borrowed, so runs share an agent's setup.
@@ -83,26 +85,11 @@ impl Engine<'_> {
         attempt: u32,
         iteration: u32,
     ) -> Result<ModelResponse, Stop> {
-        // The raw history: the model builds its provider's view of it.
-        let mut request = ModelRequest::new(conversation.messages())
-            .with_tools(self.definitions)
-            .with_strict_tools(self.options.strict_tools);
-        request.system = self.system;
-        request.max_tokens = self.options.max_tokens;
-        request.temperature = self.options.temperature;
-        tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
-        self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
-        tally.model_calls += 1;
-        let outcome = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
-            () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
-            outcome = self.model.complete(request) => outcome,
-        };
-        let response = outcome.map_err(|error| {
-            tracing::debug!(%error, "model call failed");
-            Stop::model(error)
-        })?;
+        // Taken out of the tally while in use, so the tally can be borrowed beside it.
+        let mut context = std::mem::take(&mut tally.context);
+        let response = self.call_fitting(conversation.messages(), &mut context, tally, attempt, iteration).await;
+        tally.context = context;
+        let response = response?;
         tally.usage += response.usage;
         tally.stop_reason = Some(response.stop_reason.clone());
         tracing::debug!(
@@ -113,6 +100,105 @@ impl Engine<'_> {
         );
         self.fire(&Event::ModelResponse { attempt, iteration, response: &response }, tally);
         Ok(response)
+    }
+}
+
+impl Engine<'_> {
+    /// The model's answer for `raw` sent through `context`, compacting it
+    /// as the run's context policy says.
+    async fn call_fitting(
+        &self,
+        raw: &[Message],
+        context: &mut ContextView,
+        tally: &mut Tally,
+        attempt: u32,
+        iteration: u32,
+    ) -> Result<ModelResponse, Stop> {
+        let policy = self.options.context.as_ref();
+        if let Some(policy) = policy {
+            // Compacted until it fits or nothing is left to compact.
+            while policy.over_trigger(context.messages(raw))
+                && self.compact(raw, context, policy, CompactionReason::Threshold, tally, attempt, iteration).await?
+            {
+            }
+        }
+        let mut retries = 0;
+        loop {
+            let error = match self.send(context.messages(raw), tally, attempt, iteration).await? {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            match policy {
+                Some(policy)
+                    if error.kind() == ModelErrorKind::ContextOverflow && retries < policy.max_retries_per_call() =>
+                {
+                    retries += 1;
+                    tracing::debug!(%error, "the prompt does not fit; compacting");
+                    if !self
+                        .compact(raw, context, policy, CompactionReason::Overflow, tally, attempt, iteration)
+                        .await?
+                    {
+                        return Err(Stop::model(error));
+                    }
+                }
+                _ => {
+                    tracing::debug!(%error, "model call failed");
+                    return Err(Stop::model(error));
+                }
+            }
+        }
+    }
+
+    /// Sends `messages` once, cancellable and bounded by the deadline: the
+    /// model's answer, or the stop that cut it short.
+    async fn send(
+        &self,
+        messages: &[Message],
+        tally: &mut Tally,
+        attempt: u32,
+        iteration: u32,
+    ) -> Result<Result<ModelResponse, ModelError>, Stop> {
+        // The raw history (or its compacted view): the model builds its provider's view of it.
+        let mut request =
+            ModelRequest::new(messages).with_tools(self.definitions).with_strict_tools(self.options.strict_tools);
+        request.system = self.system;
+        request.max_tokens = self.options.max_tokens;
+        request.temperature = self.options.temperature;
+        tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
+        self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
+        tally.model_calls += 1;
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
+            () = deadline_passed(self.deadline) => Err(self.deadline_stop()),
+            outcome = self.model.complete(request) => Ok(outcome),
+        }
+    }
+
+    /// Compacts the view one step, records it and tells the hooks; whether
+    /// anything was left to compact.
+    #[allow(clippy::too_many_arguments)] // the call's coordinates, as every event has them
+    async fn compact(
+        &self,
+        raw: &[Message],
+        context: &mut ContextView,
+        policy: &ContextPolicy,
+        reason: CompactionReason,
+        tally: &mut Tally,
+        attempt: u32,
+        iteration: u32,
+    ) -> Result<bool, Stop> {
+        let compacted = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
+            () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
+            compacted = context.compact(raw, policy, reason) => compacted.map_err(Stop::model)?,
+        };
+        let Some(compaction) = compacted else { return Ok(false) };
+        tracing::debug!(?compaction, "compacted the view sent to the model");
+        self.fire(&Event::Compaction { attempt, iteration, compaction: &compaction }, tally);
+        tally.compactions.push(compaction);
+        Ok(true)
     }
 }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::governance::Verdict;
 use super::panic::panic_message;
 use super::termination::Termination;
+use crate::conversation::Compaction;
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
 
@@ -39,6 +40,16 @@ pub enum Event<'a> {
         iteration: u32,
         /// The answer.
         response: &'a ModelResponse,
+    },
+    /// The view the model is sent was compacted to fit the context window
+    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is made again.
+    Compaction {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
+        /// What was compacted.
+        compaction: &'a Compaction,
     },
     /// A tool call is about to run (before governance decides).
     ToolCall {
@@ -85,6 +96,7 @@ impl Event<'_> {
             Self::AttemptStart { .. } => "attempt_start",
             Self::ModelRequest { .. } => "model_request",
             Self::ModelResponse { .. } => "model_response",
+            Self::Compaction { .. } => "compaction",
             Self::ToolCall { .. } => "tool_call",
             Self::ToolResult { .. } => "tool_result",
             Self::Audit(_) => "audit",
@@ -232,6 +244,18 @@ impl Hooks {
     ) -> &mut Self {
         self.on(move |event| match event {
             Event::ModelResponse { response, .. } => Some(hook(response)),
+            _ => None,
+        })
+    }
+
+    /// Adds a hook called when the view sent to the model was compacted to
+    /// fit the context window (see [`ContextPolicy`](super::ContextPolicy)).
+    pub fn on_compaction<R: HookOutcome>(
+        &mut self,
+        hook: impl Fn(&Compaction) -> R + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.on(move |event| match event {
+            Event::Compaction { compaction, .. } => Some(hook(compaction)),
             _ => None,
         })
     }

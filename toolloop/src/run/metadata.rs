@@ -6,8 +6,10 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::time::Instant;
 
+use super::context::ContextView;
 use super::hooks::HookError;
 use super::termination::Termination;
+use crate::conversation::Compaction;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -36,6 +38,18 @@ pub struct RunMetadata {
     pub stop_reason: Option<StopReason>,
     /// Hooks and callbacks that failed or panicked; the run went on regardless.
     pub hook_errors: Vec<HookError>,
+    /// Every compaction of the view sent to the model (see
+    /// [`ContextPolicy`](super::ContextPolicy)), in order.
+    pub compactions: Vec<Compaction>,
+}
+
+impl RunMetadata {
+    /// The share of the run's prompt tokens read from the provider's prompt
+    /// cache (0 to 1), over every model call; `None` when no prompt token
+    /// was counted. See [`Usage::cache_hit_share`].
+    pub fn cache_hit_share(&self) -> Option<f64> {
+        self.usage.cache_hit_share()
+    }
 }
 
 mod millis {
@@ -60,6 +74,9 @@ pub(crate) struct Tally {
     pub(crate) started: Instant,
     pub(crate) stop_reason: Option<StopReason>,
     pub(crate) hook_errors: Mutex<Vec<HookError>>,
+    /// The view of the conversation the model is sent.
+    pub(crate) context: ContextView,
+    pub(crate) compactions: Vec<Compaction>,
 }
 
 impl Tally {
@@ -74,6 +91,8 @@ impl Tally {
             started: Instant::now(),
             stop_reason: None,
             hook_errors: Mutex::new(Vec::new()),
+            context: ContextView::default(),
+            compactions: Vec::new(),
         }
     }
 
@@ -95,6 +114,7 @@ impl Tally {
             termination,
             stop_reason: self.stop_reason,
             hook_errors: self.hook_errors.into_inner().unwrap_or_else(PoisonError::into_inner),
+            compactions: self.compactions,
         }
     }
 }

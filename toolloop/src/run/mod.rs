@@ -14,6 +14,7 @@
 //! its counterpart here.
 
 mod batch;
+mod context;
 mod control;
 mod engine;
 mod governance;
@@ -27,6 +28,8 @@ mod pending;
 mod termination;
 mod tool_loop;
 
+pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
+pub use context::{ContextPolicy, Summariser};
 pub use control::{ExecutedCall, LimitDecision, LimitReached};
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
 pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};

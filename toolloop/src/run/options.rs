@@ -3,6 +3,8 @@
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
+use super::context::ContextPolicy;
+
 /// How many iterations an attempt may take unless configured otherwise.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 15;
 
@@ -46,6 +48,10 @@ pub struct LoopOptions {
     pub temperature: Option<f32>,
     /// Ask providers to enforce tool schemas strictly.
     pub strict_tools: bool,
+    /// What to do when the history outgrows the context window (`None`:
+    /// a [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow) error
+    /// ends the run).
+    pub context: Option<ContextPolicy>,
 }
 
 impl Default for LoopOptions {
@@ -63,6 +69,7 @@ impl Default for LoopOptions {
             max_tokens: None,
             temperature: None,
             strict_tools: false,
+            context: None,
         }
     }
 }

@@ -167,6 +167,13 @@ impl<S: Send> ToolLoop<S> {
         self
     }
 
+    /// What the loop does when the history outgrows the model's context
+    /// window (see [`ContextPolicy`](super::ContextPolicy)).
+    pub fn context_policy(mut self, policy: super::ContextPolicy) -> Self {
+        self.options.context = Some(policy);
+        self
+    }
+
     /// Adds every hook of `hooks`, after the ones already set.
     pub fn hooks(mut self, hooks: Hooks) -> Self {
         self.hooks.extend(hooks);

@@ -5,12 +5,12 @@ use std::borrow::Cow;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use super::wire::{
-    ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse, OutputBlock,
-    Role as WireRole, Tool,
+    CacheControl, ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse,
+    OutputBlock, Role as WireRole, System, SystemBlock, Tool,
 };
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::model::{CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{misplaced_call, misplaced_result, object_input};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
@@ -32,20 +32,43 @@ impl Format for AnthropicMessages {
         vec![(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(API_VERSION))]
     }
 
-    /// The same bytes as serialising a `MessagesRequest` of the whole request.
+    /// The same bytes as serialising a `MessagesRequest` of the whole
+    /// request, plus the cache breakpoints: on the system prompt (or, without
+    /// one, the last tool) for the stable prefix, and on the last block of a
+    /// final user turn for the conversation. The prefix's bytes never depend
+    /// on the conversation, and the conversation's mark is written into the
+    /// body after the reused message bytes are copied, so neither the prefix
+    /// nor the cached messages change from call to call.
     fn write_body(
         &self,
         call: CallSettings<'_>,
         request: &ModelRequest<'_>,
         body: &mut Body<'_>,
     ) -> serde_json::Result<()> {
+        let cache = request.prompt_cache.unwrap_or(self.prompt_cache);
+        let system = request.system.filter(|s| !s.is_empty());
+        let prefix = cache.prefix().map(cache_control);
         body.open(&MessagesRequestHead {
             model: call.model,
             max_tokens: call.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            system: request.system.filter(|s| !s.is_empty()),
+            system: system.map(|text| match prefix {
+                Some(cache_control) => System::Blocks([SystemBlock { kind: "text", text, cache_control }]),
+                None => System::Text(text),
+            }),
         })?;
-        body.messages("messages", None::<&()>)?;
-        body.close(&MessagesRequestTail { tools: tools(request), temperature: call.temperature })
+        let conversation = cache.conversation().map(cache_control);
+        let ends_with_user = ends_with_user_turn(request.messages);
+        body.messages_then("messages", None::<&()>, |out| match conversation {
+            Some(mark) if ends_with_user => mark_last_block(out, mark),
+            _ => Ok(()),
+        })?;
+        let mut tools = tools(request);
+        if system.is_none()
+            && let Some(last) = tools.last_mut()
+        {
+            last.cache_control = prefix;
+        }
+        body.close(&MessagesRequestTail { tools, temperature: call.temperature })
     }
 
     fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -70,8 +93,50 @@ fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {
     request
         .tools
         .iter()
-        .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
+        .map(|tool| Tool {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.input_schema,
+            cache_control: None,
+        })
         .collect()
+}
+
+/// Whether the last turn sent is a user turn: the last run of messages is
+/// the user's and not left out as empty (see [`run_message`]). Thinking
+/// blocks, which may not carry a breakpoint, are only ever in assistant turns.
+fn ends_with_user_turn(messages: &[Message]) -> bool {
+    let Some(last) = messages.last() else { return false };
+    let run_start = messages.iter().rposition(|message| message.role != last.role).map_or(0, |index| index + 1);
+    last.role == Role::User
+        && messages[run_start..].iter().flat_map(|message| &message.content).any(|block| match block {
+            ContentBlock::Text { text } => !text.trim().is_empty(),
+            _ => true,
+        })
+}
+
+fn cache_control(ttl: CacheTtl) -> CacheControl {
+    let ttl = match ttl {
+        CacheTtl::OneHour => Some("1h"),
+        // The API's default; left unsaid so bodies stay as they were.
+        _ => None,
+    };
+    CacheControl { kind: "ephemeral", ttl }
+}
+
+/// Adds `"cache_control"` to the last block of the last message of a body
+/// written up to the end of its last message: an `InputMessage`, whose JSON
+/// ends with its last block's `}`, then the content array's `]`, then the
+/// message's `}`. Only the bytes of this request change; three move.
+fn mark_last_block(out: &mut Vec<u8>, mark: CacheControl) -> serde_json::Result<()> {
+    if !out.ends_with(b"}]}") {
+        return Ok(());
+    }
+    let mut field = b",\"cache_control\":".to_vec();
+    serde_json::to_writer(&mut field, &mark)?;
+    let at = out.len() - 3;
+    out.splice(at..at, field);
+    Ok(())
 }
 
 /// The conversation in the API's shape (see [`run_message`]).
@@ -233,35 +298,147 @@ mod tests {
 
 #[cfg(test)]
 mod body_tests {
-    use super::{messages, tools};
-    use crate::model::ModelRequest;
+    use serde_json::json;
+
+    use super::{ends_with_user_turn, messages, tools};
+    use crate::conversation::Conversation;
+    use crate::message::Message;
+    use crate::model::{CacheTtl, ModelRequest, PromptCache};
     use crate::providers::anthropic::wire::MessagesRequest;
     use crate::providers::anthropic::{Anthropic, PROVIDER};
     use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
+    use crate::tool::ToolDefinition;
 
     /// Models whose settings differ, as when one conversation switches
-    /// models; the first two share a cache.
+    /// models; the first two share a cache. The third caches nothing, the
+    /// fourth keeps its prefix for an hour.
     fn models() -> Vec<Anthropic> {
         let base = Anthropic::builder().api_key("k").build().unwrap();
         vec![
             base.clone(),
             base.with_model("claude-opus-4-1"),
-            Anthropic::builder().api_key("k").model("claude \"q\"").max_tokens(8).temperature(1.0).build().unwrap(),
+            Anthropic::builder()
+                .api_key("k")
+                .model("claude \"q\"")
+                .max_tokens(8)
+                .temperature(1.0)
+                .prompt_cache(PromptCache::off())
+                .build()
+                .unwrap(),
+            Anthropic::builder()
+                .api_key("k")
+                .model("claude-1h")
+                .prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::OneHour))
+                .build()
+                .unwrap(),
         ]
     }
 
-    /// The body as the whole request serialised at once.
+    /// The body as the whole request serialised at once, with the cache
+    /// breakpoints added to the parsed body (`serde_json` keeps key order).
     fn reference(model: &Anthropic, request: &ModelRequest<'_>) -> Vec<u8> {
         let view = request.view_for(PROVIDER);
-        serde_json::to_vec(&MessagesRequest {
+        let plain = MessagesRequest {
             model: &model.model,
             max_tokens: request.max_tokens.or(model.max_tokens).unwrap(),
             system: request.system.filter(|s| !s.is_empty()),
             messages: messages(&view),
             tools: tools(request),
             temperature: request.temperature.or(model.temperature),
-        })
-        .unwrap()
+        };
+        let mut body = serde_json::to_value(&plain).unwrap();
+        let prefix_mark = match model.model.as_str() {
+            "claude \"q\"" => return serde_json::to_vec(&body).unwrap(),
+            "claude-1h" => json!({"type": "ephemeral", "ttl": "1h"}),
+            _ => json!({"type": "ephemeral"}),
+        };
+        if let Some(system) = plain.system {
+            body["system"] = json!([{"type": "text", "text": system, "cache_control": prefix_mark}]);
+        } else if let Some(last) = body.get_mut("tools").and_then(|tools| tools.as_array_mut()?.last_mut()) {
+            last["cache_control"] = prefix_mark;
+        }
+        // Marked when the history ends with a user turn that is sent (in a
+        // loop it always does: tool results or a prompt).
+        if ends_with_user_turn(request.messages)
+            && let Some(last) = body["messages"].as_array_mut().and_then(|messages| messages.last_mut())
+            && last["role"] == "user"
+            && let Some(block) = last["content"].as_array_mut().and_then(|content| content.last_mut())
+        {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+        // A `Value` holds the temperature as an f64; write it as the f32 it is.
+        let text = serde_json::to_string(&body).unwrap();
+        match plain.temperature {
+            Some(t) => {
+                text.replace(&serde_json::to_string(&f64::from(t)).unwrap(), &serde_json::to_string(&t).unwrap())
+            }
+            None => text,
+        }
+        .into_bytes()
+    }
+
+    /// A request's own setting overrides the model's: off sends the plain
+    /// body; a one-hour conversation TTL lifts the prefix to one hour too
+    /// (the API rejects a longer TTL after a shorter one); without a system
+    /// prompt the prefix mark goes on the last tool.
+    #[test]
+    fn per_request_settings_override_the_models() {
+        let model = &models()[0];
+        let tools = vec![ToolDefinition::from_schema("a", "A.", json!({"type": "object"}))];
+        let history = [Message::user("hi")];
+        let body = |request: ModelRequest<'_>| {
+            serde_json::from_slice::<serde_json::Value>(&model.body(&request).unwrap().to_vec()).unwrap()
+        };
+        let off =
+            body(ModelRequest::new(&history).with_system("S").with_tools(&tools).with_prompt_cache(PromptCache::off()));
+        assert_eq!(off["system"], json!("S"));
+        assert!(!off.to_string().contains("cache_control"));
+        let long = body(
+            ModelRequest::new(&history)
+                .with_system("S")
+                .with_prompt_cache(PromptCache::auto().conversation_ttl(CacheTtl::OneHour)),
+        );
+        assert_eq!(long["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+        assert_eq!(long["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+        let no_system = body(ModelRequest::new(&history).with_tools(&tools));
+        assert_eq!(no_system["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+        let only_prefix = body(
+            ModelRequest::new(&history)
+                .with_tools(&tools)
+                .with_prompt_cache(PromptCache::prefix_only(CacheTtl::OneHour)),
+        );
+        assert_eq!(only_prefix.to_string().matches("cache_control").count(), 1);
+    }
+
+    /// Tool definitions and the system prompt serialise byte-identically on
+    /// every call of a growing conversation, and never carry more than the
+    /// API's four breakpoints.
+    #[test]
+    fn the_stable_prefix_is_byte_identical_across_calls() {
+        let model = &models()[0];
+        let tools = vec![
+            ToolDefinition::from_schema("weather", "Weather for a city.", json!({"type": "object"})),
+            ToolDefinition::from_schema(
+                "search",
+                "Search.",
+                json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+            ),
+        ];
+        let mut conversation = Conversation::new();
+        let mut prefixes = Vec::new();
+        for turn in 0..6 {
+            conversation.push_user(format!("question {turn}"));
+            let request = ModelRequest::new(conversation.messages()).with_system("Be brief.").with_tools(&tools);
+            let body = String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap();
+            assert!(body.matches("cache_control").count() <= 4, "{body}");
+            assert_eq!(body.matches("cache_control").count(), 2, "{body}");
+            let system_start = body.find(r#""system":"#).unwrap();
+            let system_end = body.find(r#","messages":"#).unwrap();
+            let tools_start = body.find(r#","tools":"#).unwrap();
+            prefixes.push((body[system_start..system_end].to_owned(), body[tools_start..].to_owned()));
+            conversation.push(Message::assistant(format!("answer {turn}")));
+        }
+        assert!(prefixes.windows(2).all(|pair| pair[0] == pair[1]), "{prefixes:?}");
     }
 
     #[test]

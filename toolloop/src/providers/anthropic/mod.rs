@@ -14,6 +14,7 @@ mod convert;
 mod wire;
 
 use super::http::{HttpModel, HttpModelBuilder};
+use crate::model::PromptCache;
 
 /// The provider name, as [`Model::provider`](crate::Model::provider) returns it.
 pub const PROVIDER: &str = "anthropic";
@@ -36,9 +37,25 @@ pub type AnthropicBuilder = HttpModelBuilder<AnthropicMessages>;
 /// The Anthropic Messages wire format (`POST /v1/messages`, key in
 /// `x-api-key`): tool calls as `tool_use` blocks, results as `tool_result`
 /// blocks with `is_error`, consecutive turns of one role merged.
+///
+/// Prompt caching is on by default ([`PromptCache::auto`]): see
+/// [`AnthropicBuilder::prompt_cache`].
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
-pub struct AnthropicMessages {}
+pub struct AnthropicMessages {
+    prompt_cache: PromptCache,
+}
+
+impl AnthropicBuilder {
+    /// Sets the prompt-cache breakpoints of every request (default:
+    /// [`PromptCache::auto`], the tools and system prompt plus the end of
+    /// the conversation); [`ModelRequest::prompt_cache`](crate::ModelRequest::prompt_cache)
+    /// overrides it per request, and [`PromptCache::off`] turns caching off.
+    pub fn prompt_cache(mut self, prompt_cache: PromptCache) -> Self {
+        self.format.prompt_cache = prompt_cache;
+        self
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,34 @@ pub(super) struct MessagesRequestHead<'a> {
     /// Required by the API.
     pub(super) max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) system: Option<&'a str>,
+    pub(super) system: Option<System<'a>>,
+}
+
+/// The system prompt: a string, or one text block when it carries a cache
+/// breakpoint.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(super) enum System<'a> {
+    Text(&'a str),
+    Blocks([SystemBlock<'a>; 1]),
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) text: &'a str,
+    pub(super) cache_control: CacheControl,
+}
+
+/// A cache breakpoint: `{"type":"ephemeral"}`, with `"ttl":"1h"` for the
+/// one-hour cache (five minutes is the API's default and is left unsaid).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub(super) struct CacheControl {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ttl: Option<&'static str>,
 }
 
 /// The fields of the request body after `messages`.
@@ -87,6 +114,8 @@ pub(super) struct Tool<'a> {
     pub(super) name: &'a str,
     pub(super) description: &'a str,
     pub(super) input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) cache_control: Option<CacheControl>,
 }
 
 /// The success response body.

@@ -41,15 +41,38 @@ impl<'b> Body<'b> {
     /// Writes `,"<field>":[...]`: `first` when there is one (a system
     /// message), then the request's messages.
     pub(crate) fn messages(&mut self, field: &str, first: Option<&impl Serialize>) -> serde_json::Result<()> {
+        self.messages_then(field, first, |_| Ok(()))
+    }
+
+    /// [`messages`](Self::messages), then `finish` with the fresh bytes of
+    /// the body written up to the end of the last element (before the
+    /// array's `]`), for per-request data that belongs inside the last
+    /// message (a moving cache breakpoint): it is written around the bytes
+    /// shared with the cache, never into them. `finish` is given only bytes
+    /// written for this request (the open run the last message is in), so
+    /// it is not called when the array ended with a shared chunk or is empty.
+    pub(crate) fn messages_then(
+        &mut self,
+        field: &str,
+        first: Option<&impl Serialize>,
+        finish: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> serde_json::Result<()> {
         let buf = &mut self.out.buf;
         buf.push(b',');
         serde_json::to_writer(&mut *buf, field)?;
         buf.push(b':');
         self.out.open_array();
+        let fresh_from = self.out.buf.len();
         if let Some(first) = first {
             write_element(&mut self.out.buf, first)?;
         }
+        let chunks = self.out.chunks.len();
         (self.messages)(&mut self.out)?;
+        // After a shared chunk, `buf` holds only what was rendered after it.
+        let fresh_start = if self.out.chunks.len() == chunks { fresh_from } else { 0 };
+        if self.out.buf.len() > fresh_start {
+            finish(&mut self.out.buf)?;
+        }
         self.out.close_array();
         Ok(())
     }
@@ -161,6 +184,11 @@ impl WireBody {
     pub(crate) fn to_http(&self) -> reqwest::Body {
         let remaining = self.chunks.iter().map(|chunk| chunk.len() as u64).sum();
         reqwest::Body::wrap(Chunks { chunks: self.chunks.clone().into_iter(), remaining })
+    }
+
+    /// How many bytes the body has.
+    pub(crate) fn len(&self) -> usize {
+        self.chunks.iter().map(Bytes::len).sum()
     }
 
     /// The body as one buffer.

@@ -1,5 +1,6 @@
 //! Turning HTTP failures into typed [`ModelError`]s.
 
+use super::overflow;
 use crate::model::{ModelError, ModelErrorKind};
 
 /// What a provider's error body says, once parsed.
@@ -36,9 +37,17 @@ pub(crate) fn kind_for_status(status: u16, error_type: Option<&str>) -> ModelErr
 /// The error for a response with a failure status and `body`.
 pub(crate) fn status_error(provider: &'static str, status: u16, body: &[u8], parse: ErrorBodyParser) -> ModelError {
     let parsed = parse(body).unwrap_or_else(|| ApiError { message: body_excerpt(status, body), error_type: None });
-    ModelError::new(kind_for_status(status, parsed.error_type.as_deref()), provider, parsed.message)
+    // Servers answer an overflow with 400, 413 or (older llama.cpp) 500; never with 401-404 or 429.
+    let overflow = matches!(status, 400 | 413 | 422 | 500)
+        .then(|| overflow::recognise(&parsed.message, parsed.error_type.as_deref(), body))
+        .flatten();
+    let error = ModelError::new(kind_for_status(status, parsed.error_type.as_deref()), provider, parsed.message)
         .with_status(status)
-        .with_error_type(parsed.error_type)
+        .with_error_type(parsed.error_type);
+    match overflow {
+        Some(overflow) => error.with_context_overflow(overflow),
+        None => error,
+    }
 }
 
 /// A short, printable excerpt of a body that is not in the provider's error shape

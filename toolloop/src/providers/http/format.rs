@@ -123,6 +123,13 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// formats that look back (Ollama names a tool result after its call).
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()>;
 
+    /// Checks a success body against the request's size (`body_bytes`), for
+    /// servers that answer a prompt they could not take whole with a
+    /// success (Ollama truncating to its context window).
+    fn check_prompt(&self, _wire: &Self::Response, _body_bytes: usize) -> Result<(), ModelError> {
+        Ok(())
+    }
+
     /// The neutral response for a success body.
     fn response(&self, wire: Self::Response) -> Result<ModelResponse, ModelError>;
 

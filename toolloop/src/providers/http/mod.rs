@@ -15,6 +15,7 @@ mod client;
 mod error;
 mod format;
 mod model;
+mod overflow;
 mod retry;
 mod secret;
 mod trace;

@@ -100,7 +100,9 @@ impl<W: WireFormat> HttpModel<W> {
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let http = &self.shared.http;
         let body = self.body(&request).map_err(|error| http.body_error(&error))?;
+        let body_bytes = body.len();
         let wire: W::Response = http.post_json(body).await?;
+        self.shared.format.check_prompt(&wire, body_bytes)?;
         self.shared.format.response(wire)
     }
 }

@@ -13,7 +13,7 @@ use super::wire::{
 };
 use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
@@ -46,12 +46,32 @@ impl Format for OllamaChat {
         body.close(&ChatRequestTail {
             tools: tools(request),
             stream: false,
-            options: Options { temperature: call.temperature, num_predict: call.max_tokens },
+            truncate: false,
+            options: Options { temperature: call.temperature, num_predict: call.max_tokens, num_ctx: self.num_ctx },
         })
     }
 
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
         run_messages(run, through, &mut |message| write_element(out, &message))
+    }
+
+    /// A server that truncated anyway reports a prompt no longer than the
+    /// window for a body that cannot have fit it.
+    fn check_prompt(&self, wire: &ChatResponse, body_bytes: usize) -> Result<(), ModelError> {
+        let Some(window) = self.num_ctx.map(u64::from) else { return Ok(()) };
+        let at_least = u64::try_from(body_bytes / 6).unwrap_or(u64::MAX);
+        match wire.prompt_eval_count {
+            Some(counted) if at_least > window && counted <= window => Err(ModelError::new(
+                ModelErrorKind::ContextOverflow,
+                PROVIDER,
+                format!(
+                    "the server truncated the prompt: it counted {counted} tokens, but the request needs at least \
+                     {at_least} and the context window (num_ctx) is {window}"
+                ),
+            )
+            .with_context_overflow(ContextOverflow::new(Some(at_least), Some(window)))),
+            _ => Ok(()),
+        }
     }
 
     fn response(&self, wire: ChatResponse) -> Result<ModelResponse, ModelError> {
@@ -207,7 +227,7 @@ mod body_tests {
         vec![
             base.clone(),
             base.with_model("qwen3"),
-            Ollama::builder().model("model \"q\"").max_tokens(512).temperature(0.0).build().unwrap(),
+            Ollama::builder().model("model \"q\"").max_tokens(512).temperature(0.0).num_ctx(8192).build().unwrap(),
         ]
     }
 
@@ -219,9 +239,11 @@ mod body_tests {
             messages: messages(request.system, &view),
             tools: tools(request),
             stream: false,
+            truncate: false,
             options: Options {
                 temperature: request.temperature.or(model.temperature),
                 num_predict: request.max_tokens.or(model.max_tokens),
+                num_ctx: (model.model == "model \"q\"").then_some(8192),
             },
         })
         .unwrap()

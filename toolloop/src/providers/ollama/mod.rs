@@ -41,6 +41,24 @@ pub type OllamaBuilder = HttpModelBuilder<OllamaChat>;
 pub struct OllamaChat {
     /// Numbers responses, to keep synthesised tool call ids unique.
     sequence: Arc<AtomicU64>,
+    /// The context window asked for (`options.num_ctx`).
+    num_ctx: Option<u32>,
+}
+
+impl OllamaBuilder {
+    /// Sets the context window, in tokens, the server loads the model with
+    /// (`options.num_ctx`; default: the server's, often 2048 to 4096).
+    ///
+    /// A prompt is never truncated silently: every request asks the server
+    /// to fail rather than truncate (`"truncate": false`, which servers
+    /// answer with a [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow)
+    /// error), and for servers that truncate anyway, a response to a request
+    /// that cannot have fit this window (at least one token per six bytes
+    /// of body, a conservative estimate) is turned into that error too.
+    pub fn num_ctx(mut self, num_ctx: u32) -> Self {
+        self.format.num_ctx = Some(num_ctx);
+        self
+    }
 }
 
 /// `OLLAMA_HOST` as a URL: it is often written without a scheme

@@ -18,6 +18,9 @@ pub(super) struct ChatRequest<'a> {
     pub(super) tools: Vec<FunctionTool<'a>>,
     /// Always `false`: one JSON object back, not a stream of them.
     pub(super) stream: bool,
+    /// Always `false`: fail with an error rather than drop the start of a
+    /// prompt that does not fit the context window (older servers ignore it).
+    pub(super) truncate: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
     pub(super) options: Options,
 }
@@ -35,6 +38,9 @@ pub(super) struct ChatRequestTail<'a> {
     pub(super) tools: Vec<FunctionTool<'a>>,
     /// Always `false`: one JSON object back, not a stream of them.
     pub(super) stream: bool,
+    /// Always `false`: fail with an error rather than drop the start of a
+    /// prompt that does not fit the context window (older servers ignore it).
+    pub(super) truncate: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
     pub(super) options: Options,
 }
@@ -78,11 +84,14 @@ pub(super) struct Options {
     /// The maximum output tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) num_predict: Option<u32>,
+    /// The context window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) num_ctx: Option<u32>,
 }
 
 impl Options {
     fn is_empty(&self) -> bool {
-        self.temperature.is_none() && self.num_predict.is_none()
+        self.temperature.is_none() && self.num_predict.is_none() && self.num_ctx.is_none()
     }
 }
 

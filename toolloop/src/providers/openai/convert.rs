@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::wire::{
     ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, RequestFunctionCall, RequestMessage, RequestToolCall,
 };
-use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER};
+use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text};
@@ -42,6 +42,8 @@ impl Format for OpenAiChat {
             max_completion_tokens,
             max_tokens,
             temperature: call.temperature,
+            prompt_cache_key: self.prompt_cache_key.as_deref(),
+            prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
         })
     }
 

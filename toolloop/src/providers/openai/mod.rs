@@ -42,9 +42,49 @@ pub type OpenAiBuilder = HttpModelBuilder<OpenAiChat>;
 #[non_exhaustive]
 pub struct OpenAiChat {
     legacy_max_tokens: bool,
+    prompt_cache_key: Option<String>,
+    prompt_cache_retention: Option<PromptCacheRetention>,
+}
+
+/// How long OpenAI keeps cached prompt prefixes (`prompt_cache_retention`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PromptCacheRetention {
+    /// `in_memory`: minutes, the API's default.
+    InMemory,
+    /// `24h`: up to a day, on the models that offer it.
+    Hours24,
+}
+
+impl PromptCacheRetention {
+    /// The API's name for it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InMemory => "in_memory",
+            Self::Hours24 => "24h",
+        }
+    }
 }
 
 impl OpenAiBuilder {
+    /// Sets `prompt_cache_key`, which OpenAI uses with the prompt's prefix to
+    /// route requests to the machines holding its cache: one key per
+    /// workload that shares a long prefix (a system prompt and tools) raises
+    /// the hit rate. OpenAI caches every prompt of 1,024 tokens or more on
+    /// its own; request bodies keep their prefixes byte-stable from call to
+    /// call for it.
+    pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.format.prompt_cache_key = Some(key.into());
+        self
+    }
+
+    /// Sets how long cached prompt prefixes are kept (`prompt_cache_retention`;
+    /// default: the API's). Servers that do not know the field may reject it.
+    pub fn prompt_cache_retention(mut self, retention: PromptCacheRetention) -> Self {
+        self.format.prompt_cache_retention = Some(retention);
+        self
+    }
+
     /// Sends the maximum output tokens as the older `max_tokens` field, for
     /// compatible servers that do not know `max_completion_tokens`.
     pub fn legacy_max_tokens(mut self, legacy: bool) -> Self {

@@ -41,6 +41,10 @@ pub(super) struct ChatRequestTail<'a> {
     pub(super) max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) prompt_cache_retention: Option<&'static str>,
 }
 
 #[derive(Debug, PartialEq, Serialize)]
