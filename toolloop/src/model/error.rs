@@ -30,6 +30,14 @@ pub enum ModelErrorKind {
     MalformedResponse,
     /// A test model was asked for more responses than it was given.
     ScriptExhausted,
+    /// The server redirected the request to another origin; the redirect
+    /// was not followed, so that the API key and headers stay with the
+    /// configured origin. Not retried.
+    CrossOriginRedirect,
+    /// The response body was larger than the model's limit
+    /// ([`HttpModelBuilder::max_response_bytes`](crate::providers::HttpModelBuilder::max_response_bytes));
+    /// reading stopped at the limit. Not retried.
+    ResponseTooLarge,
     /// Anything else.
     Other,
 }
@@ -49,6 +57,8 @@ impl ModelErrorKind {
             Self::Connection => "connection",
             Self::MalformedResponse => "malformed_response",
             Self::ScriptExhausted => "script_exhausted",
+            Self::CrossOriginRedirect => "cross_origin_redirect",
+            Self::ResponseTooLarge => "response_too_large",
             Self::Other => "other",
         }
     }

@@ -25,6 +25,8 @@ impl Format for AnthropicMessages {
     const API_KEY: ApiKey = ApiKey::Required("ANTHROPIC_API_KEY");
     const BASE_URL_VARIABLE: &'static str = "ANTHROPIC_BASE_URL";
     const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
+    // Anthropic's SDK obeys any positive `retry-after`; the run's deadline still bounds it.
+    const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::MAX;
 
     type Response = MessagesResponse;
 
