@@ -1,5 +1,6 @@
 //! The caller-owned, append-only conversation.
 
+mod call_ids;
 mod view;
 
 use serde::{Deserialize, Serialize};

@@ -64,7 +64,10 @@ impl Engine<'_> {
             let stop_reason = response.stop_reason.clone();
             // As `ModelResponse::to_message`, but moving the content instead of copying it.
             let provider = response.provider.unwrap_or_else(|| self.model.provider().to_owned());
-            let assistant = Message::new(Role::Assistant, response.content).with_provider(provider);
+            let mut assistant = Message::new(Role::Assistant, response.content).with_provider(provider);
+            for (from, to) in conversation.make_call_ids_unique(&mut assistant) {
+                tracing::debug!(from = %from, to = %to, "renamed a tool call id that was empty or already used");
+            }
             let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
 
             if calls.is_empty() {
