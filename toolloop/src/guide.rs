@@ -145,8 +145,9 @@
 //! let done = agent.run(&mut conversation).await?;
 //! assert_eq!(done.output.days, 3);
 //! assert_eq!(done.metadata.attempts, 2);
-//! // The second request carried the feedback.
-//! assert!(model.requests()[1].last_text().contains("days must be at least 1"));
+//! // The second request carried the verdict, as the output call's error result.
+//! let verdict = model.requests()[1].last_tool_result().unwrap().clone();
+//! assert!(verdict.is_error() && verdict.content.contains("days must be at least 1"));
 //! # Ok(())
 //! # }
 //! ```

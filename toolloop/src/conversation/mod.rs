@@ -5,7 +5,7 @@ mod view;
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{ContentBlock, Message, Role};
+use crate::message::{ContentBlock, Message, Role, ToolResult};
 
 #[cfg(feature = "http")]
 pub(crate) use view::is_foreign;
@@ -63,6 +63,24 @@ impl Conversation {
     pub fn push(&mut self, mut message: Message) {
         message.restamp();
         self.messages.push(message);
+    }
+
+    /// Replaces the result answering `result.call_id` in the last message,
+    /// the batch just appended, with the verdict on it (an output validated
+    /// after its batch). Nothing has been sent since, so no model saw the
+    /// old result; the message gets a fresh stamp, so no cached rendering of
+    /// it is reused. Returns whether such a result was there.
+    pub(crate) fn settle_last_result(&mut self, result: ToolResult) -> bool {
+        let Some(last) = self.messages.last_mut() else { return false };
+        let Some(slot) = last.content.iter_mut().find_map(|block| match block {
+            ContentBlock::ToolResult(existing) if existing.call_id == result.call_id => Some(existing),
+            _ => None,
+        }) else {
+            return false;
+        };
+        *slot = result;
+        last.restamp();
+        true
     }
 
     /// Appends a user message holding `text`.
