@@ -173,7 +173,8 @@
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Summarise the logs.");
 //! let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
-//! assert_eq!(error.termination(), &Termination::Cancelled { phase: Phase::ModelCall });
+//! // Where it stopped: attempt, iteration and phase.
+//! assert_eq!(error.termination(), &Termination::Cancelled { attempt: 1, iteration: 1, phase: Phase::ModelCall });
 //! println!("used {} tokens before: {error}", error.metadata().usage.total());
 //! assert!(conversation.unanswered_tool_calls().is_empty());
 //! # Ok(())

@@ -90,7 +90,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     let checked = tokio::select! {
                         biased;
                         () = engine.cancel.cancelled() => {
-                            return Err(Stop::new(Termination::Cancelled { phase: Phase::Validation }));
+                            let (attempt, iteration) = tally.position;
+                            let phase = Phase::Validation;
+                            return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase }));
                         }
                         () = deadline_passed(engine.deadline) => return Err(engine.deadline_stop()),
                         checked = validation => checked,

@@ -187,6 +187,14 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
+    /// Tool calls one model response may have executed
+    /// ([`LoopOptions::max_tool_calls_per_iteration`](crate::run::LoopOptions::max_tool_calls_per_iteration)):
+    /// calls beyond it are answered with an error result saying why. Off by default.
+    pub fn max_tool_calls_per_iteration(mut self, limit: u32) -> Self {
+        self.options.max_tool_calls_per_iteration = Some(limit);
+        self
+    }
+
     /// How long a run may take, from its start; past it the run ends with
     /// [`Termination::MaxDuration`](crate::run::Termination::MaxDuration).
     /// (Tools have their own [`tool_timeout`](Self::tool_timeout).)

@@ -9,7 +9,7 @@ use crate::message::{ContentBlock, Message, Role, ToolResult};
 
 #[cfg(feature = "http")]
 pub(crate) use view::is_foreign;
-pub(crate) use view::{view_for, view_without_tools};
+pub(crate) use view::{rewritten_messages, view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.
 ///

@@ -6,12 +6,12 @@ use tokio::time::Instant;
 
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
-use super::metadata::Tally;
+use super::metadata::{AnsweredBy, Tally, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, rewritten_messages};
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelRequest, ModelResponse};
 use crate::tool::{ToolDefinition, ToolSet};
@@ -49,9 +49,9 @@ impl Engine<'_> {
     }
 
     /// The stops checked before each model call.
-    pub(super) fn check_budgets(&self, tally: &Tally) -> Result<(), Stop> {
+    pub(super) fn check_budgets(&self, tally: &Tally, attempt: u32, iteration: u32) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
-            return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall }));
+            return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall }));
         }
         if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return Err(self.deadline_stop());
@@ -93,9 +93,12 @@ impl Engine<'_> {
         tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
+        self.note_view_rewrites(&request, tally);
         let outcome = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
+            () = self.cancel.cancelled() => {
+                return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall }));
+            }
             () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
             outcome = self.model.complete(request) => outcome,
         };
@@ -105,6 +108,10 @@ impl Engine<'_> {
         })?;
         tally.usage += response.usage;
         tally.stop_reason = Some(response.stop_reason.clone());
+        tally.answered_by.push(AnsweredBy {
+            provider: response.provider.clone().unwrap_or_else(|| self.model.provider().to_owned()),
+            model: response.model.clone().unwrap_or_else(|| self.model.name().to_owned()),
+        });
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,
@@ -113,6 +120,29 @@ impl Engine<'_> {
         );
         self.fire(&Event::ModelResponse { attempt, iteration, response: &response }, tally);
         Ok(response)
+    }
+}
+
+impl Engine<'_> {
+    /// Records (metadata and a trace event) when the view the model will
+    /// build flattens another provider's tool calls to text, so users can
+    /// see why the model saw text instead of tool calls.
+    fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally) {
+        let provider = self.model.provider();
+        let messages = rewritten_messages(request.messages, provider, !request.tools.is_empty());
+        if messages == 0 {
+            return;
+        }
+        tracing::info!(
+            provider,
+            messages,
+            "the request's view shows another provider's tool calls and results as text"
+        );
+        tally.view_rewrites.push(ViewRewrite {
+            model_call: tally.model_calls,
+            provider: provider.to_owned(),
+            messages,
+        });
     }
 }
 

@@ -14,7 +14,7 @@ use super::panic::panic_message;
 use super::pending::append_batch;
 use super::termination::Termination;
 use crate::conversation::Conversation;
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{FailureKind, Message, Role, ToolCall, ToolResult};
 use crate::stop_reason::StopReason;
 
 /// What an iteration loop produced when it ended normally: the output of a
@@ -28,6 +28,22 @@ pub enum LoopEnd<S> {
 }
 
 impl Engine<'_> {
+    /// How many of a response's `count` calls may run.
+    fn allowed_calls(&self, count: usize) -> usize {
+        self.options.max_tool_calls_per_iteration.map_or(count, |limit| count.min(limit as usize))
+    }
+
+    /// The answer to a call beyond the per-iteration cap.
+    fn too_many_calls(&self, call: &ToolCall, count: usize) -> ToolResult {
+        let limit = self.options.max_tool_calls_per_iteration.unwrap_or_default();
+        tracing::debug!(call_id = %call.id, tool = %call.name, limit, "tool call beyond the per-iteration cap");
+        let message = format!(
+            "not executed: this response made {count} tool calls and at most {limit} run per response; \
+             make this call again in a later response if it is still needed"
+        );
+        ToolResult::failure(&call.id, FailureKind::TooManyCalls, message)
+    }
+
     /// Runs iterations until the model answers, a terminal signal, or a stop.
     pub(crate) async fn drive<S>(
         &self,
@@ -56,8 +72,9 @@ impl Engine<'_> {
                     }
                 }
             }
-            self.check_budgets(tally)?;
+            self.check_budgets(tally, attempt, iteration + 1)?;
             iteration += 1;
+            tally.position = (attempt, iteration);
             tally.iterations += 1;
             let span = tracing::debug_span!("iteration", attempt, iteration);
             let response = self.call_model(conversation, tally, attempt, iteration).instrument(span.clone()).await?;
@@ -87,14 +104,20 @@ impl Engine<'_> {
             // here: this response is paid for, and its calls (an output, a
             // terminal tool) cost no tokens.
             let truncated = stop_reason.is_truncated();
+            let allowed = self.allowed_calls(calls.len());
             let (executed, stop) = if truncated {
                 (incomplete(&calls), None)
             } else {
-                self.execute_batch(&calls, control, tally, &mut consecutive_failures, (attempt, iteration))
+                self.execute_batch(&calls[..allowed], control, tally, &mut consecutive_failures, (attempt, iteration))
                     .instrument(span)
                     .await
             };
-            let results = executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
+            let mut results: Vec<Option<ToolResult>> =
+                executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
+            if !truncated && allowed < calls.len() {
+                results.resize(allowed, None);
+                results.extend(calls[allowed..].iter().map(|call| Some(self.too_many_calls(call, calls.len()))));
+            }
             append_batch(conversation, assistant, &calls, results, stop.as_ref());
             if let Some(stop) = stop {
                 return Err(stop);

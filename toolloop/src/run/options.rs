@@ -27,6 +27,10 @@ pub struct LoopOptions {
     pub max_model_calls: Option<u32>,
     /// Tool executions the whole run may make.
     pub max_tool_executions: Option<u32>,
+    /// Tool calls one model response may have executed: the first ones run,
+    /// the rest are answered with a [`FailureKind::TooManyCalls`](crate::FailureKind::TooManyCalls)
+    /// error result saying why, and the run goes on. Off by default.
+    pub max_tool_calls_per_iteration: Option<u32>,
     /// How long the whole run may take, from its start (a time limit for
     /// the run; tools and HTTP requests have timeouts of their own).
     pub max_duration: Option<Duration>,
@@ -54,6 +58,7 @@ impl Default for LoopOptions {
             max_iterations: DEFAULT_MAX_ITERATIONS,
             max_model_calls: None,
             max_tool_executions: None,
+            max_tool_calls_per_iteration: None,
             max_duration: None,
             token_budget: None,
             max_consecutive_tool_failures: None,
@@ -74,6 +79,7 @@ impl LoopOptions {
         zero("max_iterations", Some(u64::from(self.max_iterations)))
             .or_else(|| zero("max_model_calls", self.max_model_calls.map(u64::from)))
             .or_else(|| zero("max_tool_executions", self.max_tool_executions.map(u64::from)))
+            .or_else(|| zero("max_tool_calls_per_iteration", self.max_tool_calls_per_iteration.map(u64::from)))
             .or_else(|| zero("token_budget", self.token_budget))
             .or_else(|| zero("max_consecutive_tool_failures", self.max_consecutive_tool_failures.map(u64::from)))
             .or_else(|| zero("max_tokens", self.max_tokens.map(u64::from)))
