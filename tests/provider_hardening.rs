@@ -25,40 +25,42 @@ async fn ask(model: &dyn Model) -> Result<toolloop::ModelResponse, toolloop::Mod
 }
 
 #[tokio::test]
-async fn a_cross_origin_redirect_is_refused_and_the_key_never_reaches_the_other_origin() {
-    let elsewhere = TestServer::start([replies::anthropic::text("stolen")]).await;
+async fn a_redirect_is_never_followed_and_the_key_never_reaches_the_other_origin() {
+    let elsewhere = TestServer::start([replies::anthropic::text("stolen"), replies::anthropic::text("stolen")]).await;
     let target = format!("{}/v1/messages", elsewhere.url());
-    let origin = TestServer::start([Reply::raw(307, "text/plain", "").header("location", &target)]).await;
-    let model = Anthropic::builder()
-        .api_key("sk-ant-secret")
-        .header("x-gateway-token", "gw-secret")
-        .base_url(origin.url())
-        .retry_policy(quick_retries())
-        .build()
-        .unwrap();
-    let error = ask(&model).await.unwrap_err();
-    assert_eq!(error.kind(), ModelErrorKind::CrossOriginRedirect, "{error}");
-    assert!(!error.is_retryable());
-    // Not retried, and nothing (no key, no custom header) reached the other origin.
-    assert_eq!(origin.requests().len(), 1);
+    // 307 would resend the body, 302 would follow with a GET: neither is followed.
+    for status in [307, 302] {
+        let origin = TestServer::start([Reply::raw(status, "text/plain", "").header("location", &target)]).await;
+        let model = Anthropic::builder()
+            .api_key("sk-ant-secret")
+            .header("x-gateway-token", "gw-secret")
+            .base_url(origin.url())
+            .retry_policy(quick_retries())
+            .build()
+            .unwrap();
+        let error = ask(&model).await.unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::Redirect, "{error}");
+        assert_eq!(error.status(), Some(status));
+        assert!(!error.is_retryable());
+        assert!(error.to_string().contains(&target), "{error}");
+        // Not retried, and nothing (no key, no custom header) reached the other origin.
+        assert_eq!(origin.requests().len(), 1);
+    }
     assert!(elsewhere.requests().is_empty(), "{:?}", elsewhere.requests());
-    assert!(!error.to_string().contains("sk-ant-secret"));
 }
 
 #[tokio::test]
-async fn a_same_origin_redirect_is_followed_with_the_key() {
-    // A relative location: the target is on the same origin.
+async fn a_same_origin_redirect_is_not_followed_either() {
     let server = TestServer::start([
-        Reply::raw(307, "text/plain", "").header("location", "/moved/v1/messages"),
+        Reply::raw(308, "text/plain", "").header("location", "/moved/v1/messages"),
         replies::anthropic::text("moved"),
     ])
     .await;
     let model = Anthropic::builder().api_key("sk-ant-secret").base_url(server.url()).build().unwrap();
-    let response = ask(&model).await.unwrap();
-    assert_eq!(response.text(), "moved");
-    let requests = server.requests();
-    assert_eq!(requests[1].path, "/moved/v1/messages");
-    assert_eq!(requests[1].header("x-api-key"), Some("sk-ant-secret"));
+    let error = ask(&model).await.unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::Redirect, "{error}");
+    assert!(error.to_string().contains("/moved/v1/messages"), "{error}");
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]

@@ -30,10 +30,11 @@ pub enum ModelErrorKind {
     MalformedResponse,
     /// A test model was asked for more responses than it was given.
     ScriptExhausted,
-    /// The server redirected the request to another origin; the redirect
-    /// was not followed, so that the API key and headers stay with the
-    /// configured origin. Not retried.
-    CrossOriginRedirect,
+    /// The server answered with a redirect (HTTP 3xx). Redirects are never
+    /// followed, as in the official SDKs, so that the API key and headers
+    /// go only to the configured origin; set the base URL to the final
+    /// address instead. Not retried.
+    Redirect,
     /// The response body was larger than the model's limit
     /// ([`HttpModelBuilder::max_response_bytes`](crate::providers::HttpModelBuilder::max_response_bytes));
     /// reading stopped at the limit. Not retried.
@@ -57,7 +58,7 @@ impl ModelErrorKind {
             Self::Connection => "connection",
             Self::MalformedResponse => "malformed_response",
             Self::ScriptExhausted => "script_exhausted",
-            Self::CrossOriginRedirect => "cross_origin_redirect",
+            Self::Redirect => "redirect",
             Self::ResponseTooLarge => "response_too_large",
             Self::Other => "other",
         }

@@ -10,6 +10,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::ConfigError;
+use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
@@ -145,8 +146,8 @@ impl HttpClient {
 
     /// POSTs `body`, a JSON document, retrying as the policy says, and
     /// parses the success response as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: Vec<u8>) -> Result<T, ModelError> {
-        let bytes = self.send(Bytes::from(body)).await?;
+    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: WireBody) -> Result<T, ModelError> {
+        let bytes = self.send(&body).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -155,11 +156,11 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
+    async fn send(&self, body: &WireBody) -> Result<Bytes, ModelError> {
         let mut retry = 0;
         loop {
-            // Cloning `Bytes` shares the buffer: a retry copies nothing.
-            let failure = match self.attempt(body.clone()).await {
+            // The body's chunks are shared: a retry copies nothing.
+            let failure = match self.attempt(body.to_http()).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
             };
@@ -180,10 +181,10 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
+    async fn attempt(&self, body: reqwest::Body) -> Result<Bytes, Failure> {
         let transport = |error: &reqwest::Error| {
             let error = error::transport_error(self.provider, error);
-            Failure { retryable: error.kind() != ModelErrorKind::CrossOriginRedirect, error, server_wait: None }
+            Failure { retryable: error.kind() != ModelErrorKind::Redirect, error, server_wait: None }
         };
         let response = self
             .client
@@ -196,6 +197,10 @@ impl HttpClient {
             .map_err(|e| transport(&e))?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
+        if (300..400).contains(&status) {
+            let error = redirect_error(self.provider, status, response.headers());
+            return Err(Failure { error, retryable: false, server_wait: None });
+        }
         let bytes = self.read_body(response).await?;
         if (200..300).contains(&status) {
             return Ok(bytes);
@@ -244,24 +249,24 @@ impl HttpClient {
     }
 }
 
-/// Refuses redirects to another origin (scheme, host, port): reqwest would
-/// forward every header but `Authorization` and `Cookie`, and the API key
-/// (Anthropic's `x-api-key`) and the user's own headers must never leave the
-/// configured origin. Same-origin redirects are followed, up to 10.
+/// Redirects are never followed (as in the official SDKs, whose HTTP
+/// clients do not follow them): a redirected request would carry the API key
+/// (Anthropic's `x-api-key`) and the user's own headers to wherever the
+/// server points, and reqwest strips only `Authorization` and `Cookie` on a
+/// cross-origin hop. A 3xx answer fails with [`ModelErrorKind::Redirect`].
 fn redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let origin = attempt.previous().first().map(reqwest::Url::origin);
-        if origin.is_some_and(|origin| origin != attempt.url().origin()) {
-            let to = redact_userinfo(attempt.url().as_str());
-            attempt.error(format!(
-                "refused a redirect to another origin ({to}): credentials stay with the configured origin"
-            ))
-        } else if attempt.previous().len() > 10 {
-            attempt.error("too many redirects")
-        } else {
-            attempt.follow()
-        }
-    })
+    reqwest::redirect::Policy::none()
+}
+
+/// The error for a redirect answer: where it pointed (password redacted).
+fn redirect_error(provider: &'static str, status: u16, headers: &HeaderMap) -> ModelError {
+    let location = headers.get(reqwest::header::LOCATION).and_then(|value| value.to_str().ok()).unwrap_or("nowhere");
+    let message = format!(
+        "HTTP {status} redirect to {} not followed: the request and its credentials go only to the configured \
+         base URL; set it to the final address",
+        redact_userinfo(location)
+    );
+    ModelError::new(ModelErrorKind::Redirect, provider, message).with_status(status)
 }
 
 fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {

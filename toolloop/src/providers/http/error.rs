@@ -61,7 +61,7 @@ pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) ->
     let kind = if error.is_timeout() {
         ModelErrorKind::Timeout
     } else if error.is_redirect() {
-        ModelErrorKind::CrossOriginRedirect
+        ModelErrorKind::Redirect
     } else {
         ModelErrorKind::Connection
     };

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::body::Body;
+use super::body::{Body, BodyOut, WireBody};
 use super::body_cache::BodyCache;
 use super::client::HttpClient;
 use super::format::{CallSettings, WireFormat};
@@ -76,7 +76,7 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     /// The request body for `request`.
-    pub(crate) fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
+    pub(crate) fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<WireBody> {
         let call = CallSettings {
             model: &self.model,
             max_tokens: request.max_tokens.or(self.max_tokens),
@@ -84,10 +84,10 @@ impl<W: WireFormat> HttpModel<W> {
         };
         let Shared { format, bodies, .. } = &*self.shared;
         let tools_offered = !request.tools.is_empty();
-        let mut messages = |out: &mut Vec<u8>| bodies.write(format, request.messages, tools_offered, out);
+        let mut messages = |out: &mut BodyOut| bodies.write(format, request.messages, tools_offered, out);
         let mut body = Body::new(&mut messages);
         format.write_body(call, request, &mut body)?;
-        Ok(body.into_bytes())
+        Ok(body.finish())
     }
 
     /// How many runs the cache rendered for the conversation starting with
@@ -114,9 +114,10 @@ pub(crate) const DUMP_TARGET: &str = "toolloop::dump";
 /// messages with their contents, tools, and the request parameters (model,
 /// max tokens, temperature). Never keys: they travel in headers, which are
 /// not dumped, and the endpoint's password is redacted.
-fn dump_request(provider: &str, endpoint: &str, body: &[u8]) {
+fn dump_request(provider: &str, endpoint: &str, body: &WireBody) {
     if tracing::enabled!(target: DUMP_TARGET, tracing::Level::TRACE) {
-        let body = String::from_utf8_lossy(body);
+        let bytes = body.to_vec();
+        let body = String::from_utf8_lossy(&bytes);
         tracing::trace!(target: DUMP_TARGET, provider, endpoint, %body, "request body");
     }
 }
