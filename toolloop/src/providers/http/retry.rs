@@ -18,7 +18,7 @@ use reqwest::header::HeaderMap;
 /// Ollama.
 ///
 /// Dropping the future of a model call interrupts a wait, so a run's
-/// [`max_duration`](crate::RunOptions::max_duration) and cancellation bound
+/// [`max_duration`](crate::run::LoopOptions::max_duration) and cancellation bound
 /// every wait however long the server asks for.
 ///
 /// ```
