@@ -84,3 +84,46 @@ async fn a_view_that_flattens_another_providers_tool_calls_is_recorded() {
     let done = agent.run(&mut conversation).await.unwrap();
     assert!(done.metadata.view_rewrites.is_empty());
 }
+
+/// Returns a long text.
+#[derive(toolloop::Tool)]
+struct Dump {
+    /// How many characters.
+    size: usize,
+}
+
+impl Dump {
+    #[allow(clippy::unused_async)]
+    async fn run(self) -> Result<String, String> {
+        Ok("x".repeat(self.size))
+    }
+}
+
+#[tokio::test]
+async fn long_tool_results_are_cut_with_a_marker_the_model_reads() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("a", "dump", json!({"size": 5000})), call("b", "dump", json!({"size": 10}))]))
+        .respond(ModelResponse::from_text("done"));
+    let agent = Agent::builder().model(model.clone()).tool::<Dump>().max_tool_result_chars(100).build().unwrap();
+    let mut conversation = ask("go");
+    agent.run(&mut conversation).await.unwrap();
+    let all = results(&conversation);
+    assert!(all[0].content.starts_with(&"x".repeat(100)));
+    assert!(all[0].content.ends_with("[truncated: the tool returned 5000 characters; only the first 100 are shown]"));
+    assert_eq!(all[1].content, "x".repeat(10));
+    // The model was sent the cut result.
+    assert!(model.requests()[1].last_tool_result().is_some());
+    assert!(model.requests()[1].messages.iter().all(|m| m.tool_results().all(|r| r.content.len() < 300)));
+}
+
+#[tokio::test]
+async fn the_default_cap_is_100_000_characters() {
+    assert_eq!(toolloop::run::DEFAULT_MAX_TOOL_RESULT_CHARS, 100_000);
+    let model = ScriptedModel::new()
+        .respond(calls([call("a", "dump", json!({"size": 150_000}))]))
+        .respond(ModelResponse::from_text("done"));
+    let agent = Agent::builder().model(model).tool::<Dump>().build().unwrap();
+    let mut conversation = ask("go");
+    agent.run(&mut conversation).await.unwrap();
+    assert!(results(&conversation)[0].content.contains("returned 150000 characters"));
+}

@@ -27,6 +27,16 @@ pub enum LoopEnd<S> {
     Signal(S),
 }
 
+/// Cuts `result` to `limit` characters, ending it with a marker the model
+/// reads, so it knows the output was longer.
+fn cap_result(result: &mut ToolResult, limit: usize) {
+    let Some((cut, _)) = result.content.char_indices().nth(limit) else { return };
+    let total = result.content.chars().count();
+    result.content.truncate(cut);
+    let marker = format!("\n[truncated: the tool returned {total} characters; only the first {limit} are shown]");
+    result.content.push_str(&marker);
+}
+
 impl Engine<'_> {
     /// How many of a response's `count` calls may run.
     fn allowed_calls(&self, count: usize) -> usize {
@@ -114,6 +124,9 @@ impl Engine<'_> {
             };
             let mut results: Vec<Option<ToolResult>> =
                 executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
+            if let Some(limit) = self.options.max_tool_result_chars {
+                results.iter_mut().flatten().for_each(|result| cap_result(result, limit));
+            }
             if !truncated && allowed < calls.len() {
                 results.resize(allowed, None);
                 results.extend(calls[allowed..].iter().map(|call| Some(self.too_many_calls(call, calls.len()))));
