@@ -77,7 +77,8 @@ async fn reflection_renders_each_output_and_submit_ends_with_the_last() {
     assert_eq!(submit_tool.description, SUBMIT_DESCRIPTION);
     assert_eq!(submit_tool.input_schema["properties"], json!({}));
     let rendered: Vec<_> = results(&conversation).into_iter().map(|r| r.content).collect();
-    assert_eq!(rendered, ["Preview: Draft (2/10)", "Preview: Final (9/10)", "Submitted for validation."]);
+    // The verdict after validation answers the submit call.
+    assert_eq!(rendered, ["Preview: Draft (2/10)", "Preview: Final (9/10)", "Output accepted."]);
     assert_consistent(&conversation);
 }
 
@@ -111,7 +112,8 @@ async fn helper_output_helper_in_one_response_runs_the_whole_batch_then_ends() {
     assert_eq!(done.output.title, "T");
     assert_eq!(done.metadata.tool_calls, 3);
     let contents: Vec<_> = results(&conversation).into_iter().map(|r| r.content).collect();
-    assert_eq!(contents, ["results for one", "Output received; it will be validated.", "results for two"]);
+    // The output call's result carries the verdict.
+    assert_eq!(contents, ["results for one", "Output accepted.", "results for two"]);
     model.assert_consumed();
     assert_consistent(&conversation);
 }
@@ -168,9 +170,14 @@ async fn a_failed_validation_is_fed_back_and_attempt_two_succeeds() {
     let done = agent.run(&mut conversation).await.unwrap();
     assert_eq!(done.output.title, "Fixed");
     assert_eq!(done.metadata.attempts, 2);
-    let feedback = model.requests()[1].last_text();
-    assert!(feedback.contains("title is empty"), "{feedback}");
-    assert!(feedback.contains("Call `final_output` again"), "{feedback}");
+    // The verdict is the output call's own error result, not a separate message.
+    let requests = model.requests();
+    let verdict = requests[1].last_tool_result().unwrap();
+    assert_eq!(verdict.call_id, "o1");
+    assert_eq!(verdict.failure, Some(FailureKind::Rejected));
+    assert!(verdict.content.contains("title is empty"), "{}", verdict.content);
+    assert!(verdict.content.contains("Call `final_output` again"), "{}", verdict.content);
+    assert_eq!(requests[1].messages.len(), 3, "no feedback message after the result");
     assert_consistent(&conversation);
 }
 
@@ -195,12 +202,13 @@ async fn schema_constraints_and_field_paths_are_checked_before_validators() {
     assert_eq!(done.output.score, 10);
     assert_eq!(validated.load(std::sync::atomic::Ordering::SeqCst), 1, "validators only see outputs that parse");
     let requests = model.requests();
-    assert!(
-        requests[1].last_text().contains("at `score`: 11 is greater than the maximum 10"),
-        "{}",
-        requests[1].last_text()
-    );
-    assert!(requests[2].last_text().contains("`title`"), "{}", requests[2].last_text());
+    let verdict = requests[1].last_tool_result().unwrap();
+    assert!(verdict.content.contains("at `score`: 11 is greater than the maximum 10"), "{}", verdict.content);
+    assert_eq!(verdict.failure, Some(FailureKind::Rejected));
+    let verdict = requests[2].last_tool_result().unwrap();
+    assert!(verdict.content.contains("`title`"), "{}", verdict.content);
+    // Arguments that do not parse are marked as such.
+    assert_eq!(verdict.failure, Some(FailureKind::InvalidArguments));
 }
 
 #[tokio::test]

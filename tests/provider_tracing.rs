@@ -79,3 +79,41 @@ async fn a_model_call_is_traced_without_the_key_or_contents() {
         assert!(!logs.contains(secret), "{secret:?} leaked into:\n{logs}");
     }
 }
+
+#[tokio::test]
+async fn the_opt_in_trace_dump_shows_contents_and_parameters_but_never_keys() {
+    let server = TestServer::start([Reply::json(
+        200,
+        &json!({"model": "claude-test", "content": [{"type": "text", "text": "fine"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    )])
+    .await;
+    let url = server.url().replace("http://", "http://user:url-password@");
+    let model = Anthropic::builder()
+        .api_key("sk-ant-very-secret")
+        .header("x-gateway", "gateway-secret")
+        .base_url(url)
+        .model("claude-test")
+        .temperature(0.25)
+        .build()
+        .unwrap();
+    let messages = vec![Message::user("top secret question")];
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("toolloop::dump=trace"))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    model.complete(ModelRequest::new(&messages).with_max_tokens(77)).await.unwrap();
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    for expected in ["request body", "top secret question", "\"max_tokens\":77", "\"temperature\":0.25", "claude-test"]
+    {
+        assert!(logs.contains(expected), "missing {expected:?} in:\n{logs}");
+    }
+    for secret in ["sk-ant-very-secret", "gateway-secret", "url-password"] {
+        assert!(!logs.contains(secret), "{secret:?} leaked into:\n{logs}");
+    }
+}

@@ -220,5 +220,6 @@ async fn outputs_are_validated_by_the_same_checker() {
     assert!((done.output.millilitres - 0.3).abs() < f64::EPSILON);
     assert!(matches!(done.output.shape, Shape::Square { side: 2 }));
     assert_eq!(done.metadata.attempts, 2);
-    assert!(model.requests()[1].last_text().contains("at `shape.side`: 11 is greater than the maximum 10"));
+    let verdict = model.requests()[1].last_tool_result().unwrap().content.clone();
+    assert!(verdict.contains("at `shape.side`: 11 is greater than the maximum 10"), "{verdict}");
 }

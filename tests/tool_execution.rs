@@ -223,3 +223,27 @@ async fn run_time_tools_sit_beside_derived_ones() {
         Some(json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}))
     );
 }
+
+/// Blocks its thread.
+#[derive(toolloop::Tool)]
+#[tool(timeout = "50ms")]
+struct Stuck {
+    /// Milliseconds to block.
+    millis: u64,
+}
+
+impl Stuck {
+    async fn run(self) -> Result<String, String> {
+        toolloop::run_blocking(move || std::thread::sleep(std::time::Duration::from_millis(self.millis))).await;
+        Ok("finished".into())
+    }
+}
+
+#[tokio::test]
+async fn blocking_work_through_run_blocking_is_covered_by_the_timeout() {
+    let mut tools = ToolSet::new();
+    tools.add::<Stuck>().unwrap();
+    let result = execute(&tools, "stuck", serde_json::json!({"millis": 600})).await.result;
+    assert_eq!(result.failure, Some(toolloop::FailureKind::TimedOut), "{}", result.content);
+    assert_eq!(execute(&tools, "stuck", serde_json::json!({"millis": 1})).await.result.content, "finished");
+}

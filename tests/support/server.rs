@@ -57,6 +57,8 @@ enum Action {
     Drop,
     /// Never answer; wait until the client goes away.
     Hang,
+    /// Send the body with chunked transfer encoding: no `content-length`.
+    Chunked,
 }
 
 /// What the server does with one request.
@@ -105,6 +107,13 @@ impl Reply {
     /// Waits this long before answering.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Sends the body in 4 KiB chunks (`transfer-encoding: chunked`),
+    /// announcing no length.
+    pub fn chunked(mut self) -> Self {
+        self.action = Action::Chunked;
         self
     }
 
@@ -213,8 +222,10 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
         return;
     }
     let mut stream = reader.into_inner();
-    let head = |len: usize| {
-        let mut head = format!("HTTP/1.1 {} Scripted\r\ncontent-length: {len}\r\nconnection: close\r\n", reply.status);
+    let head = |len: Option<usize>| {
+        let length =
+            len.map_or_else(|| "transfer-encoding: chunked".to_owned(), |len| format!("content-length: {len}"));
+        let mut head = format!("HTTP/1.1 {} Scripted\r\n{length}\r\nconnection: close\r\n", reply.status);
         for (name, value) in &reply.headers {
             let _ = write!(head, "{name}: {value}\r\n");
         }
@@ -223,19 +234,39 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     };
     let _ = match reply.action {
         Action::Respond => {
-            let mut bytes = head(reply.body.len()).into_bytes();
+            let mut bytes = head(Some(reply.body.len())).into_bytes();
             bytes.extend_from_slice(&reply.body);
             stream.write_all(&bytes).await
         }
         Action::CutAfter(sent) => {
-            let mut bytes = head(reply.body.len()).into_bytes();
+            let mut bytes = head(Some(reply.body.len())).into_bytes();
             bytes.extend_from_slice(&reply.body[..sent.min(reply.body.len())]);
+            stream.write_all(&bytes).await
+        }
+        Action::Chunked => {
+            let mut bytes = head(None).into_bytes();
+            for chunk in reply.body.chunks(4096) {
+                let _ = write!(HexLen(&mut bytes), "{:x}\r\n", chunk.len());
+                bytes.extend_from_slice(chunk);
+                bytes.extend_from_slice(b"\r\n");
+            }
+            bytes.extend_from_slice(b"0\r\n\r\n");
             stream.write_all(&bytes).await
         }
         Action::Drop | Action::Hang => Ok(()),
     };
     let _ = stream.flush().await;
     let _ = stream.shutdown().await;
+}
+
+/// Lets `write!` append to a byte buffer.
+struct HexLen<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for HexLen<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(text.as_bytes());
+        Ok(())
+    }
 }
 
 /// Sleeps for `wait` (forever when `None`) unless the client hangs up

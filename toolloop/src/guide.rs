@@ -145,8 +145,9 @@
 //! let done = agent.run(&mut conversation).await?;
 //! assert_eq!(done.output.days, 3);
 //! assert_eq!(done.metadata.attempts, 2);
-//! // The second request carried the feedback.
-//! assert!(model.requests()[1].last_text().contains("days must be at least 1"));
+//! // The second request carried the verdict, as the output call's error result.
+//! let verdict = model.requests()[1].last_tool_result().unwrap().clone();
+//! assert!(verdict.is_error() && verdict.content.contains("days must be at least 1"));
 //! # Ok(())
 //! # }
 //! ```
@@ -172,7 +173,8 @@
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Summarise the logs.");
 //! let error = agent.run_with_cancel(&mut conversation, &cancel).await.unwrap_err();
-//! assert_eq!(error.termination(), &Termination::Cancelled { phase: Phase::ModelCall });
+//! // Where it stopped: attempt, iteration and phase.
+//! assert_eq!(error.termination(), &Termination::Cancelled { attempt: 1, iteration: 1, phase: Phase::ModelCall });
 //! println!("used {} tokens before: {error}", error.metadata().usage.total());
 //! assert!(conversation.unanswered_tool_calls().is_empty());
 //! # Ok(())

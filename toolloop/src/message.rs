@@ -268,6 +268,10 @@ pub enum FailureKind {
     /// The call is not allowed in this position, for example `submit` before
     /// any output was proposed.
     Rejected,
+    /// The response made more tool calls than one iteration may run
+    /// ([`LoopOptions::max_tool_calls_per_iteration`](crate::run::LoopOptions::max_tool_calls_per_iteration));
+    /// the call was not executed.
+    TooManyCalls,
 }
 
 impl FailureKind {
@@ -284,6 +288,7 @@ impl FailureKind {
             Self::NotExecuted => "not_executed",
             Self::Incomplete => "incomplete",
             Self::Rejected => "rejected",
+            Self::TooManyCalls => "too_many_calls",
         }
     }
 }

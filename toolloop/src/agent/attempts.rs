@@ -12,7 +12,7 @@ use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOO
 use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::message::Message;
+use crate::message::{FailureKind, Message, ToolResult};
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
 };
@@ -60,12 +60,14 @@ impl<O: AgentOutput, R> Agent<O, R> {
         tally: &mut Tally,
         failures: &mut Vec<AttemptFailure>,
     ) -> Result<(O::Value, Termination), Stop> {
+        // One control for every attempt: with reflection, an output proposed
+        // but not submitted can still be submitted in the next attempt.
+        let own_tools = (self.output_definition.as_ref())
+            .map(|definition| OwnTools::new(definition, self.typed.reflection.as_deref()));
+        let mut control = AgentControl { text: &self.text, own_tools };
         for attempt in 1..=self.max_attempts {
             tally.attempts = attempt;
             engine.fire(&Event::AttemptStart { attempt }, tally);
-            let own_tools = (self.output_definition.as_ref())
-                .map(|definition| OwnTools::new(definition, self.typed.reflection.as_deref()));
-            let mut control = AgentControl { text: &self.text, own_tools };
             let span = tracing::info_span!("attempt", attempt);
             let end = engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?;
             let failure = match end {
@@ -82,15 +84,28 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
                 LoopEnd::Signal(AgentSignal::Output(proposal)) => {
+                    let call_id = proposal.call_id.clone();
+                    let parsed = proposal.parsed.is_ok();
                     let validation = self.validate(proposal);
                     let checked = tokio::select! {
                         biased;
                         () = engine.cancel.cancelled() => {
-                            return Err(Stop::new(Termination::Cancelled { phase: Phase::Validation }));
+                            let (attempt, iteration) = tally.position;
+                            let phase = Phase::Validation;
+                            return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase }));
                         }
                         () = deadline_passed(engine.deadline) => return Err(engine.deadline_stop()),
                         checked = validation => checked,
                     };
+                    // The verdict answers the call that proposed (or submitted) the output.
+                    let verdict = match &checked {
+                        Ok(_) => ToolResult::success(&call_id, "Output accepted."),
+                        Err(errors) => {
+                            let kind = if parsed { FailureKind::Rejected } else { FailureKind::InvalidArguments };
+                            ToolResult::failure(&call_id, kind, self.rejection(errors))
+                        }
+                    };
+                    conversation.settle_last_result(verdict);
                     match checked {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
@@ -100,8 +115,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
             let errors = failure.errors();
             tracing::debug!(attempt, ?errors, "attempt failed");
             engine.fire(&Event::ValidationFailure { attempt, errors: &errors }, tally);
-            if attempt < self.max_attempts {
-                conversation.push(Message::user(self.feedback(&failure)));
+            // A rejected output's verdict is already in its call's result;
+            // only a text answer needs a message of its own.
+            let proposed = control.own_tools.as_ref().is_some_and(OwnTools::has_unsubmitted_proposal);
+            if attempt < self.max_attempts && matches!(failure, AttemptFailure::NoOutputCall { .. }) {
+                conversation.push(Message::user(self.no_output_feedback(proposed)));
             }
             failures.push(failure);
         }
@@ -143,20 +161,29 @@ impl<O: AgentOutput, R> Agent<O, R> {
         if errors.is_empty() { Ok(output.into_value()) } else { Err(errors) }
     }
 
-    /// What the model is told after a failed attempt.
-    fn feedback(&self, failure: &AttemptFailure) -> String {
-        let tool = self.output_definition.as_ref().map_or(DEFAULT_OUTPUT_TOOL, |definition| &*definition.name);
+    fn output_tool(&self) -> &str {
+        self.output_definition.as_ref().map_or(DEFAULT_OUTPUT_TOOL, |definition| &*definition.name)
+    }
+
+    /// The verdict on a rejected output, as its call's error result.
+    fn rejection(&self, errors: &[String]) -> String {
+        let tool = self.output_tool();
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
-        match failure {
-            AttemptFailure::Invalid { errors, .. } => {
-                let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
-                format!("Your output was rejected:{list}\nCall `{tool}` again with a corrected output{then}.")
-            }
-            AttemptFailure::NoOutputCall { .. } => {
-                format!(
-                    "You answered without calling the `{tool}` tool. Call the `{tool}` tool with your output{then}."
-                )
-            }
+        let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
+        format!("Your output was rejected:{list}\nCall `{tool}` again with a corrected output{then}.")
+    }
+
+    /// What the model is told after answering with text; `proposed`: with
+    /// reflection, an output was proposed and not submitted.
+    fn no_output_feedback(&self, proposed: bool) -> String {
+        let tool = self.output_tool();
+        if proposed {
+            return format!(
+                "You proposed an output but did not submit it. Call `{SUBMIT_TOOL}` to submit it, or call `{tool}` \
+                 again with a corrected output first."
+            );
         }
+        let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
+        format!("You answered without calling the `{tool}` tool. Call the `{tool}` tool with your output{then}.")
     }
 }

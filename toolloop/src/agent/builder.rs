@@ -187,6 +187,22 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
+    /// The longest tool result, in characters, that enters the conversation
+    /// (default [`DEFAULT_MAX_TOOL_RESULT_CHARS`](crate::run::DEFAULT_MAX_TOOL_RESULT_CHARS)):
+    /// longer results are cut, ending with a marker the model reads.
+    pub fn max_tool_result_chars(mut self, limit: usize) -> Self {
+        self.options.max_tool_result_chars = Some(limit);
+        self
+    }
+
+    /// Tool calls one model response may have executed
+    /// ([`LoopOptions::max_tool_calls_per_iteration`](crate::run::LoopOptions::max_tool_calls_per_iteration)):
+    /// calls beyond it are answered with an error result saying why. Off by default.
+    pub fn max_tool_calls_per_iteration(mut self, limit: u32) -> Self {
+        self.options.max_tool_calls_per_iteration = Some(limit);
+        self
+    }
+
     /// How long a run may take, from its start; past it the run ends with
     /// [`Termination::MaxDuration`](crate::run::Termination::MaxDuration).
     /// (Tools have their own [`tool_timeout`](Self::tool_timeout).)

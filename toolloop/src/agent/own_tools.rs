@@ -29,6 +29,9 @@ pub(crate) fn submit_definition() -> ToolDefinition {
 
 /// An output the model proposed through the output tool, parsed once.
 pub(crate) struct Proposal<O> {
+    /// The call whose result carries the verdict: the output call, or with
+    /// reflection the `submit` call that submitted it.
+    pub(crate) call_id: String,
     /// The arguments as the schema reads them, for the constraint checks.
     pub(crate) value: Value,
     /// The output, or why it does not deserialise.
@@ -36,13 +39,14 @@ pub(crate) struct Proposal<O> {
 }
 
 impl<O: AgentOutput> Proposal<O> {
-    fn from_input(input: &Value, definition: &ToolDefinition) -> Self {
-        match arguments::normalize(input, &definition.input_schema) {
+    fn from_call(call: &ToolCall, definition: &ToolDefinition) -> Self {
+        let call_id = call.id.clone();
+        match arguments::normalize(&call.input, &definition.input_schema) {
             Ok(value) => {
                 let parsed = O::parse(&value).map_err(|error| error.to_string());
-                Self { value: value.into_owned(), parsed }
+                Self { call_id, value: value.into_owned(), parsed }
             }
-            Err(error) => Self { value: input.clone(), parsed: Err(error.to_string()) },
+            Err(error) => Self { call_id, value: call.input.clone(), parsed: Err(error.to_string()) },
         }
     }
 }
@@ -88,10 +92,11 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
     }
 
     fn propose(&mut self, call: &ToolCall) -> ToolResult {
-        let proposal = Proposal::from_input(&call.input, self.output);
+        let proposal = Proposal::from_call(call, self.output);
         let Some(handler) = self.reflection else {
             // Without reflection the call ends the loop (the last one of the
-            // batch wins); validation reports any problem.
+            // batch wins). This result is a placeholder: once validation has
+            // run, after the batch, the verdict replaces it.
             self.proposal = Some(proposal);
             return ToolResult::success(&call.id, "Output received; it will be validated.");
         };
@@ -109,7 +114,8 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
     fn submit(&mut self, call: &ToolCall) -> ToolResult {
         if self.submission.is_none() {
             self.submission = Some(match self.proposal.take() {
-                Some(proposal) => Submission::Submitted(proposal),
+                // The verdict will answer this `submit` call.
+                Some(proposal) => Submission::Submitted(Proposal { call_id: call.id.clone(), ..proposal }),
                 None => Submission::Early,
             });
         }
@@ -119,6 +125,11 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
             let message = format!("there is no output to submit: call `{}` with your output first", self.output.name);
             ToolResult::failure(&call.id, FailureKind::Rejected, message)
         }
+    }
+
+    /// Whether an output was proposed (with reflection) and not yet submitted.
+    pub(crate) fn has_unsubmitted_proposal(&self) -> bool {
+        self.reflection.is_some() && self.proposal.is_some()
     }
 
     fn ending(&mut self) -> Option<AgentSignal<O>> {

@@ -1,17 +1,18 @@
 //! The caller-owned, append-only conversation.
 
+mod call_ids;
 mod compaction;
 mod view;
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{ContentBlock, Message, Role};
+use crate::message::{ContentBlock, Message, Role, ToolResult};
 
 #[cfg(feature = "http")]
 pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
 pub(crate) use view::is_foreign;
-pub(crate) use view::{view_for, view_without_tools};
+pub(crate) use view::{rewritten_messages, view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.
 ///
@@ -65,6 +66,24 @@ impl Conversation {
     pub fn push(&mut self, mut message: Message) {
         message.restamp();
         self.messages.push(message);
+    }
+
+    /// Replaces the result answering `result.call_id` in the last message,
+    /// the batch just appended, with the verdict on it (an output validated
+    /// after its batch). Nothing has been sent since, so no model saw the
+    /// old result; the message gets a fresh stamp, so no cached rendering of
+    /// it is reused. Returns whether such a result was there.
+    pub(crate) fn settle_last_result(&mut self, result: ToolResult) -> bool {
+        let Some(last) = self.messages.last_mut() else { return false };
+        let Some(slot) = last.content.iter_mut().find_map(|block| match block {
+            ContentBlock::ToolResult(existing) if existing.call_id == result.call_id => Some(existing),
+            _ => None,
+        }) else {
+            return false;
+        };
+        *slot = result;
+        last.restamp();
+        true
     }
 
     /// Appends a user message holding `text`.

@@ -84,6 +84,30 @@ fn flatten_where(messages: &[Message], foreign: impl Fn(&Message) -> bool) -> Co
     Cow::Owned(view)
 }
 
+/// How many of `messages` the view for `provider` rewrites (tool calls
+/// and their results shown as text): another provider's calls, or with no
+/// tools offered every call. Zero, without allocating, when none.
+pub(crate) fn rewritten_messages(messages: &[Message], provider: &str, tools_offered: bool) -> usize {
+    let rewritten = |message: &Message| {
+        if tools_offered { is_foreign(message, provider) } else { message.tool_calls().next().is_some() }
+    };
+    if !messages.iter().any(rewritten) {
+        return 0;
+    }
+    let ids: std::collections::HashSet<&str> =
+        messages.iter().filter(|m| rewritten(m)).flat_map(Message::tool_calls).map(|call| call.id.as_str()).collect();
+    messages
+        .iter()
+        .filter(|message| {
+            message.content.iter().any(|block| match block {
+                ContentBlock::ToolCall(call) => ids.contains(call.id.as_str()),
+                ContentBlock::ToolResult(result) => ids.contains(result.call_id.as_str()),
+                ContentBlock::Text { .. } => false,
+            })
+        })
+        .count()
+}
+
 /// Whether `message` holds tool calls made through a provider other than `provider`.
 pub(crate) fn is_foreign(message: &Message, provider: &str) -> bool {
     message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()

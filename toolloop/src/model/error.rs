@@ -36,6 +36,15 @@ pub enum ModelErrorKind {
     MalformedResponse,
     /// A test model was asked for more responses than it was given.
     ScriptExhausted,
+    /// The server answered with a redirect (HTTP 3xx). Redirects are never
+    /// followed, as in the official SDKs, so that the API key and headers
+    /// go only to the configured origin; set the base URL to the final
+    /// address instead. Not retried.
+    Redirect,
+    /// The response body was larger than the model's limit
+    /// ([`HttpModelBuilder::max_response_bytes`](crate::providers::HttpModelBuilder::max_response_bytes));
+    /// reading stopped at the limit. Not retried.
+    ResponseTooLarge,
     /// Anything else.
     Other,
 }
@@ -56,6 +65,8 @@ impl ModelErrorKind {
             Self::Connection => "connection",
             Self::MalformedResponse => "malformed_response",
             Self::ScriptExhausted => "script_exhausted",
+            Self::Redirect => "redirect",
+            Self::ResponseTooLarge => "response_too_large",
             Self::Other => "other",
         }
     }

@@ -129,3 +129,18 @@ impl<'a> ChatTurn<'a> {
         Ok(Self { text, calls })
     }
 }
+
+/// A tool call id unique across processes and calls, for a call the
+/// provider sent without one: `prefix`, then the clock, a process counter
+/// and the call's position, hashed (letters and digits only, which every
+/// API's id pattern accepts).
+pub(crate) fn synthetic_call_id(prefix: &str, index: usize, name: &str) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut hasher = DefaultHasher::new();
+    (now.as_nanos(), SEQUENCE.fetch_add(1, Ordering::Relaxed), index, name).hash(&mut hasher);
+    format!("{prefix}{:016x}", hasher.finish())
+}

@@ -94,6 +94,7 @@ impl Engine<'_> {
         // Outcomes arrive in call order whatever the parallelism, so the
         // control sees its calls in order here.
         let mut calls = calls.iter();
+        let mut used = Vec::new();
         while let Some(outcome) = outcomes.next().await {
             let call = calls.next().expect("one outcome per call");
             let outcome = match outcome {
@@ -116,6 +117,9 @@ impl Engine<'_> {
                 }
                 CallOutcome::Done(done, executed) => {
                     executed_count += u32::from(executed);
+                    if executed {
+                        used.push(done.call.name.clone());
+                    }
                     if stop.is_none() {
                         stop = self.policy_stop(&done, consecutive_failures);
                         if stop.is_some() {
@@ -128,6 +132,9 @@ impl Engine<'_> {
         }
         drop(outcomes);
         tally.tool_calls += executed_count;
+        for name in used {
+            *tally.tools_used.entry(name).or_default() += 1;
+        }
         tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
         (results, stop)
     }
@@ -235,7 +242,7 @@ impl Engine<'_> {
             state.stopping.store(true, Ordering::SeqCst);
             CallOutcome::Interrupted(stop)
         };
-        let cancelled = || Stop::new(Termination::Cancelled { phase: Phase::ToolExecution });
+        let cancelled = || Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ToolExecution });
         let verdict = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return interrupted(cancelled(), None),

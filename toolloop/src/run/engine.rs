@@ -7,13 +7,12 @@ use tokio::time::Instant;
 use super::context::{ContextPolicy, ContextView};
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
-use super::metadata::Tally;
+use super::metadata::{AnsweredBy, Tally, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
-use crate::conversation::CompactionReason;
-use crate::conversation::Conversation;
+use crate::conversation::{CompactionReason, Conversation, rewritten_messages};
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::tool::{ToolDefinition, ToolSet};
@@ -51,9 +50,9 @@ impl Engine<'_> {
     }
 
     /// The stops checked before each model call.
-    pub(super) fn check_budgets(&self, tally: &Tally) -> Result<(), Stop> {
+    pub(super) fn check_budgets(&self, tally: &Tally, attempt: u32, iteration: u32) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
-            return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall }));
+            return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall }));
         }
         if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return Err(self.deadline_stop());
@@ -92,6 +91,10 @@ impl Engine<'_> {
         let response = response?;
         tally.usage += response.usage;
         tally.stop_reason = Some(response.stop_reason.clone());
+        tally.answered_by.push(AnsweredBy {
+            provider: response.provider.clone().unwrap_or_else(|| self.model.provider().to_owned()),
+            model: response.model.clone().unwrap_or_else(|| self.model.name().to_owned()),
+        });
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,
@@ -167,9 +170,10 @@ impl Engine<'_> {
         tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
+        self.note_view_rewrites(&request, tally);
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
+            () = self.cancel.cancelled() => Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
             () = deadline_passed(self.deadline) => Err(self.deadline_stop()),
             outcome = self.model.complete(request) => Ok(outcome),
         }
@@ -190,7 +194,7 @@ impl Engine<'_> {
     ) -> Result<bool, Stop> {
         let compacted = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
+            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
             () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
             compacted = context.compact(raw, policy, reason) => compacted.map_err(Stop::model)?,
         };
@@ -199,6 +203,27 @@ impl Engine<'_> {
         self.fire(&Event::Compaction { attempt, iteration, compaction: &compaction }, tally);
         tally.compactions.push(compaction);
         Ok(true)
+    }
+
+    /// Records (metadata and a trace event) when the view the model will
+    /// build flattens another provider's tool calls to text, so users can
+    /// see why the model saw text instead of tool calls.
+    fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally) {
+        let provider = self.model.provider();
+        let messages = rewritten_messages(request.messages, provider, !request.tools.is_empty());
+        if messages == 0 {
+            return;
+        }
+        tracing::info!(
+            provider,
+            messages,
+            "the request's view shows another provider's tool calls and results as text"
+        );
+        tally.view_rewrites.push(ViewRewrite {
+            model_call: tally.model_calls,
+            provider: provider.to_owned(),
+            messages,
+        });
     }
 }
 

@@ -1,5 +1,6 @@
 //! What every run reports, however it ended.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -27,6 +28,15 @@ pub struct RunMetadata {
     pub model_calls: u32,
     /// Tool calls executed (denied and synthetic results not counted).
     pub tool_calls: u32,
+    /// The tools that ran, by name, with how many times each did (as
+    /// counted in [`tool_calls`](Self::tool_calls)).
+    pub tools_used: BTreeMap<String, u32>,
+    /// Who answered each successful model call, in order: with a
+    /// [`Fallback`](crate::providers::Fallback) this shows which model did.
+    pub answered_by: Vec<AnsweredBy>,
+    /// Where a request-time view rewrote another provider's artifacts for
+    /// the model that was called (see [`ViewRewrite`]).
+    pub view_rewrites: Vec<ViewRewrite>,
     /// Wall time of the run.
     #[serde(with = "millis")]
     pub elapsed: Duration,
@@ -52,6 +62,30 @@ impl RunMetadata {
     }
 }
 
+/// The model that answered one model call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct AnsweredBy {
+    /// The provider, as the response names it (else the model's).
+    pub provider: String,
+    /// The model, as the API reported it (else the configured name).
+    pub model: String,
+}
+
+/// A model call whose request-time view flattened or dropped blocks another
+/// provider wrote (tool calls and results become text, for example), so that
+/// the model saw text where the conversation holds tool calls.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ViewRewrite {
+    /// The model call (1 for the first of the run).
+    pub model_call: u32,
+    /// The provider the view was built for.
+    pub provider: String,
+    /// Messages of the history that were rewritten.
+    pub messages: usize,
+}
+
 mod millis {
     use std::time::Duration;
 
@@ -68,10 +102,15 @@ pub(crate) struct Tally {
     pub(crate) iterations: u32,
     pub(crate) model_calls: u32,
     pub(crate) tool_calls: u32,
+    pub(crate) tools_used: BTreeMap<String, u32>,
+    pub(crate) answered_by: Vec<AnsweredBy>,
+    pub(crate) view_rewrites: Vec<ViewRewrite>,
     /// Executions that count toward `max_tool_executions`: those of the
     /// tool set, not the calls a control answers itself.
     pub(crate) limited_tool_calls: u32,
     pub(crate) started: Instant,
+    /// The attempt and iteration the run is in (or last was in).
+    pub(crate) position: (u32, u32),
     pub(crate) stop_reason: Option<StopReason>,
     pub(crate) hook_errors: Mutex<Vec<HookError>>,
     /// The view of the conversation the model is sent.
@@ -87,8 +126,12 @@ impl Tally {
             iterations: 0,
             model_calls: 0,
             tool_calls: 0,
+            tools_used: BTreeMap::new(),
+            answered_by: Vec::new(),
+            view_rewrites: Vec::new(),
             limited_tool_calls: 0,
             started: Instant::now(),
+            position: (0, 0),
             stop_reason: None,
             hook_errors: Mutex::new(Vec::new()),
             context: ContextView::default(),
@@ -110,6 +153,9 @@ impl Tally {
             iterations: self.iterations,
             model_calls: self.model_calls,
             tool_calls: self.tool_calls,
+            tools_used: self.tools_used,
+            answered_by: self.answered_by,
+            view_rewrites: self.view_rewrites,
             elapsed: self.started.elapsed(),
             termination,
             stop_reason: self.stop_reason,

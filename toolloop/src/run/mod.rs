@@ -34,8 +34,8 @@ pub use control::{ExecutedCall, LimitDecision, LimitReached};
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
 pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};
 pub use iteration::LoopEnd;
-pub use metadata::RunMetadata;
-pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, LoopOptions};
+pub use metadata::{AnsweredBy, RunMetadata, ViewRewrite};
+pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_RESULT_CHARS, LoopOptions};
 pub use termination::{AttemptFailure, Phase, Termination};
 pub use tool_loop::ToolLoop;
 

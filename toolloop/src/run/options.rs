@@ -8,6 +8,13 @@ use super::context::ContextPolicy;
 /// How many iterations an attempt may take unless configured otherwise.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 15;
 
+/// The default cap on a tool result's length: 100 000 characters, roughly
+/// 25 000 tokens. A result this long is already more than a model uses
+/// well, and without a cap one runaway result (a 10 MB file read, say)
+/// would go into the history and every later request, exceeding the context
+/// window or the budget. Set `None` for no cap.
+pub const DEFAULT_MAX_TOOL_RESULT_CHARS: usize = 100_000;
+
 /// The prompt sent on the first text-only answer when double confirmation
 /// is on.
 pub const DEFAULT_CONFIRMATION_PROMPT: &str = "Before you finish: verify that the task is complete. If something is \
@@ -29,6 +36,14 @@ pub struct LoopOptions {
     pub max_model_calls: Option<u32>,
     /// Tool executions the whole run may make.
     pub max_tool_executions: Option<u32>,
+    /// The longest tool result, in characters, that enters the conversation
+    /// (default [`DEFAULT_MAX_TOOL_RESULT_CHARS`]); a longer one is cut and
+    /// ends with a marker the model reads, saying how much was left out.
+    pub max_tool_result_chars: Option<usize>,
+    /// Tool calls one model response may have executed: the first ones run,
+    /// the rest are answered with a [`FailureKind::TooManyCalls`](crate::FailureKind::TooManyCalls)
+    /// error result saying why, and the run goes on. Off by default.
+    pub max_tool_calls_per_iteration: Option<u32>,
     /// How long the whole run may take, from its start (a time limit for
     /// the run; tools and HTTP requests have timeouts of their own).
     pub max_duration: Option<Duration>,
@@ -60,6 +75,8 @@ impl Default for LoopOptions {
             max_iterations: DEFAULT_MAX_ITERATIONS,
             max_model_calls: None,
             max_tool_executions: None,
+            max_tool_calls_per_iteration: None,
+            max_tool_result_chars: Some(DEFAULT_MAX_TOOL_RESULT_CHARS),
             max_duration: None,
             token_budget: None,
             max_consecutive_tool_failures: None,
@@ -81,6 +98,8 @@ impl LoopOptions {
         zero("max_iterations", Some(u64::from(self.max_iterations)))
             .or_else(|| zero("max_model_calls", self.max_model_calls.map(u64::from)))
             .or_else(|| zero("max_tool_executions", self.max_tool_executions.map(u64::from)))
+            .or_else(|| zero("max_tool_calls_per_iteration", self.max_tool_calls_per_iteration.map(u64::from)))
+            .or_else(|| zero("max_tool_result_chars", self.max_tool_result_chars.map(|n| n as u64)))
             .or_else(|| zero("token_budget", self.token_budget))
             .or_else(|| zero("max_consecutive_tool_failures", self.max_consecutive_tool_failures.map(u64::from)))
             .or_else(|| zero("max_tokens", self.max_tokens.map(u64::from)))

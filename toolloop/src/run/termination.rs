@@ -69,6 +69,12 @@ pub enum Termination {
     },
     /// The run was cancelled through its token.
     Cancelled {
+        /// The attempt it stopped in (1 for the first).
+        attempt: u32,
+        /// The iteration of that attempt it stopped in (1 for the first;
+        /// with [`Phase::ModelCall`], the iteration whose model call was
+        /// cancelled or about to be made).
+        iteration: u32,
         /// What it was doing.
         phase: Phase,
     },
@@ -118,7 +124,9 @@ impl fmt::Display for Termination {
             Self::ToolPolicy { tool, kind } => {
                 write!(f, "tool `{tool}` ended with `{kind}` and the stop policy ends the run")
             }
-            Self::Cancelled { phase } => write!(f, "cancelled during {phase}"),
+            Self::Cancelled { attempt, iteration, phase } => {
+                write!(f, "cancelled during {phase} (attempt {attempt}, iteration {iteration})")
+            }
             Self::ModelError => f.write_str("the model call failed"),
             Self::ValidationFailed { attempts } => write!(f, "no valid output after {attempts} attempt(s)"),
             Self::NoOutputCall { attempts } => {

@@ -34,6 +34,12 @@ impl RecordedRequest {
     pub fn last_text(&self) -> String {
         self.messages.last().map(Message::text).unwrap_or_default()
     }
+
+    /// The last tool result sent, if any: where a typed agent's verdict on
+    /// an output (or, with reflection, on `submit`) arrives.
+    pub fn last_tool_result(&self) -> Option<&crate::message::ToolResult> {
+        self.messages.iter().rev().find_map(|message| message.tool_results().last())
+    }
 }
 
 impl RecordedRequest {

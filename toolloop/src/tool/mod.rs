@@ -1,6 +1,7 @@
 //! Tools: what a model can call, and how a call is executed.
 
 pub(crate) mod arguments;
+mod blocking;
 pub(crate) mod constraints;
 mod definition;
 mod error;
@@ -12,6 +13,7 @@ use std::future::Future;
 
 use serde_json::Value;
 
+pub use blocking::run_blocking;
 pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
 pub use error::{ArgumentError, ToolError};

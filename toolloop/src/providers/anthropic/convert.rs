@@ -10,8 +10,8 @@ use super::wire::{
 };
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::{CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
-use crate::providers::common::{misplaced_call, misplaced_result, object_input};
+use crate::model::{CacheTtl, ModelError, ModelRequest, ModelResponse};
+use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -25,6 +25,8 @@ impl Format for AnthropicMessages {
     const API_KEY: ApiKey = ApiKey::Required("ANTHROPIC_API_KEY");
     const BASE_URL_VARIABLE: &'static str = "ANTHROPIC_BASE_URL";
     const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
+    // Anthropic's SDK obeys any positive `retry-after`; the run's deadline still bounds it.
+    const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::MAX;
 
     type Response = MessagesResponse;
 
@@ -191,18 +193,23 @@ impl TryFrom<MessagesResponse> for ModelResponse {
         let content: Vec<ContentBlock> = wire
             .content
             .into_iter()
-            .filter_map(|block| match block {
+            .enumerate()
+            .filter_map(|(index, block)| match block {
                 OutputBlock::Text { text } => Some(ContentBlock::Text { text }),
-                OutputBlock::ToolUse { id, name, input } => Some(ContentBlock::ToolCall(ToolCall { id, name, input })),
+                OutputBlock::ToolUse { id, name, input } => {
+                    // The API's id pattern rejects "": results need a real id to answer.
+                    let id = if id.is_empty() { synthetic_call_id("toolu_", index, &name) } else { id };
+                    Some(ContentBlock::ToolCall(ToolCall { id, name, input }))
+                }
                 OutputBlock::Other => None,
             })
             .collect();
-        let Some(stop_reason) = wire.stop_reason else {
-            return Err(ModelError::new(
-                ModelErrorKind::MalformedResponse,
-                PROVIDER,
-                "the response has no stop_reason",
-            ));
+        // Always set by the API; a compatible server that leaves it out gets
+        // the reason the content implies rather than a failed call.
+        let stop_reason = match wire.stop_reason {
+            Some(reason) => stop_reason_from(&reason),
+            None if content.iter().any(|block| matches!(block, ContentBlock::ToolCall(_))) => StopReason::ToolUse,
+            None => StopReason::EndTurn,
         };
         let usage = Usage {
             input_tokens: wire.usage.input_tokens,
@@ -210,8 +217,7 @@ impl TryFrom<MessagesResponse> for ModelResponse {
             cache_read_tokens: wire.usage.cache_read_input_tokens.unwrap_or(0),
             cache_write_tokens: wire.usage.cache_creation_input_tokens.unwrap_or(0),
         };
-        let mut response =
-            ModelResponse::new(content).with_stop_reason(stop_reason_from(&stop_reason)).with_usage(usage);
+        let mut response = ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage);
         response.model = wire.model;
         Ok(response.with_provider(PROVIDER))
     }

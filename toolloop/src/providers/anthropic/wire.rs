@@ -127,6 +127,8 @@ pub struct MessagesResponse {
     pub(super) content: Vec<OutputBlock>,
     #[serde(default)]
     pub(super) stop_reason: Option<String>,
+    /// Compatible servers may leave it out, which the official SDKs accept.
+    #[serde(default)]
     pub(super) usage: Usage,
 }
 
@@ -137,6 +139,8 @@ pub(super) enum OutputBlock {
         text: String,
     },
     ToolUse {
+        /// Empty (or missing) from some compatible servers: replaced by one of ours.
+        #[serde(default)]
         id: String,
         name: String,
         input: Value,
@@ -146,7 +150,7 @@ pub(super) enum OutputBlock {
     Other,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[allow(clippy::struct_field_names)] // the API's names
 pub(super) struct Usage {
     #[serde(default)]

@@ -191,8 +191,7 @@ impl WireBody {
         self.chunks.iter().map(Bytes::len).sum()
     }
 
-    /// The body as one buffer.
-    #[cfg(test)]
+    /// The body as one buffer (tests and the opt-in trace dump).
     pub(crate) fn to_vec(&self) -> Vec<u8> {
         self.chunks.concat()
     }

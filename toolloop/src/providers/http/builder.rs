@@ -37,6 +37,7 @@ impl<W: WireFormat> Default for HttpModelBuilder<W> {
                 timeout: DEFAULT_TIMEOUT,
                 retry: RetryPolicy::default(),
                 headers: Vec::new(),
+                max_response_bytes: super::DEFAULT_MAX_RESPONSE_BYTES,
             },
             model: None,
             max_tokens: None,
@@ -88,6 +89,12 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     }
 
     /// Sets the base URL, for proxies, gateways and compatible servers.
+    ///
+    /// A user and password in it (`http://user:pass@host`) are sent as an
+    /// HTTP Basic `Authorization` header, unless the API key goes in
+    /// `Authorization` too (OpenAI, Ollama with a key), in which case the
+    /// key's header wins. The password is never shown: `Debug`,
+    /// [`HttpModel::endpoint`] and errors print `user:***@host`.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.http.base_url = Some(base_url.into());
         self
@@ -131,6 +138,16 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         self
     }
 
+    /// Sets the largest response body read, in bytes (default:
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`](super::DEFAULT_MAX_RESPONSE_BYTES), 32 MiB).
+    /// A larger body fails the call with
+    /// [`ModelErrorKind::ResponseTooLarge`](crate::ModelErrorKind::ResponseTooLarge)
+    /// as soon as the limit is passed (or announced), so memory stays bounded.
+    pub fn max_response_bytes(mut self, max_response_bytes: u64) -> Self {
+        self.http.max_response_bytes = max_response_bytes;
+        self
+    }
+
     /// Adds a header to every request, for gateways and proxies (for
     /// example the `HTTP-Referer` some gateways ask for). Its value is
     /// treated as a secret and never printed.
@@ -142,7 +159,8 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// Builds the model. Fails without an API key when the API needs one
     /// (OpenAI-compatible servers given by [`base_url`](Self::base_url) may
     /// do without), and on an invalid base URL or header.
-    pub fn build(self) -> Result<HttpModel<W>, ConfigError> {
+    pub fn build(mut self) -> Result<HttpModel<W>, ConfigError> {
+        self.http.retry = self.http.retry.with_default_retry_after_cap(W::MAX_RETRY_AFTER);
         let mut headers = self.format.headers();
         match (&self.http.api_key, W::API_KEY) {
             (Some(key), _) => {

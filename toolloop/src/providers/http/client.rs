@@ -16,8 +16,13 @@ use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
 use crate::model::{ModelError, ModelErrorKind};
 
+/// The largest response body read by default: far above any real model
+/// response (a long answer with tool calls is well under 1 MiB), low enough
+/// that a misbehaving server cannot exhaust memory.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// The settings of the HTTP client itself.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct HttpSettings {
     pub(crate) api_key: Option<Secret>,
     pub(crate) base_url: Option<String>,
@@ -25,6 +30,34 @@ pub(crate) struct HttpSettings {
     pub(crate) retry: RetryPolicy,
     /// Extra headers for every request (gateways, proxies).
     pub(crate) headers: Vec<(String, Secret)>,
+    pub(crate) max_response_bytes: u64,
+}
+
+impl fmt::Debug for HttpSettings {
+    // The base URL may hold a password (`http://user:pass@host`): shown redacted.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpSettings")
+            .field("api_key", &self.api_key)
+            .field("base_url", &self.base_url.as_deref().map(redact_userinfo))
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("headers", &self.headers)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .finish()
+    }
+}
+
+/// `url` with the password of its userinfo (if any) replaced by `***`.
+/// Works on text, so that even a URL that does not parse is redacted.
+pub(crate) fn redact_userinfo(url: &str) -> String {
+    let Some(start) = url.find("://").map(|index| index + 3) else { return url.to_owned() };
+    let rest = &url[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else { return url.to_owned() };
+    match authority[..at].find(':') {
+        Some(colon) => format!("{}:***{}", &url[..start + colon], &url[start + at..]),
+        None => url.to_owned(),
+    }
 }
 
 /// A configured endpoint of one provider: where to POST, with which headers,
@@ -33,12 +66,14 @@ pub(crate) struct HttpSettings {
 pub(crate) struct HttpClient {
     provider: &'static str,
     client: reqwest::Client,
+    /// The URL with any password redacted: what `Debug` and `endpoint()` show.
     url: String,
     /// `url`, parsed once rather than on every request.
     parsed_url: reqwest::Url,
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
+    max_response_bytes: u64,
     parse_error: ErrorBodyParser,
 }
 
@@ -49,6 +84,7 @@ impl fmt::Debug for HttpClient {
             .field("url", &self.url)
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
+            .field("max_response_bytes", &self.max_response_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -72,8 +108,10 @@ impl HttpClient {
         parse_error: ErrorBodyParser,
     ) -> Result<Self, ConfigError> {
         let url = endpoint_url(base_url, path)?;
-        let parsed_url = reqwest::Url::parse(&url)
-            .map_err(|error| ConfigError::InvalidBaseUrl { url: base_url.to_owned(), reason: error.to_string() })?;
+        let parsed_url = reqwest::Url::parse(&url).map_err(|error| ConfigError::InvalidBaseUrl {
+            url: redact_userinfo(base_url),
+            reason: error.to_string(),
+        })?;
         let mut map = HeaderMap::new();
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         map.insert(ACCEPT, HeaderValue::from_static("application/json"));
@@ -91,16 +129,17 @@ impl HttpClient {
         Ok(Self {
             provider,
             client: new_client()?,
-            url,
+            url: redact_userinfo(&url),
             parsed_url,
             headers: map,
             timeout: settings.timeout,
             retry: settings.retry,
+            max_response_bytes: settings.max_response_bytes,
             parse_error,
         })
     }
 
-    /// The full URL requests go to.
+    /// The full URL requests go to, its password (if any) redacted.
     pub(crate) fn url(&self) -> &str {
         &self.url
     }
@@ -143,10 +182,9 @@ impl HttpClient {
     }
 
     async fn attempt(&self, body: reqwest::Body) -> Result<Bytes, Failure> {
-        let transport = |error: &reqwest::Error| Failure {
-            error: error::transport_error(self.provider, error),
-            retryable: true,
-            server_wait: None,
+        let transport = |error: &reqwest::Error| {
+            let error = error::transport_error(self.provider, error);
+            Failure { retryable: error.kind() != ModelErrorKind::Redirect, error, server_wait: None }
         };
         let response = self
             .client
@@ -159,7 +197,11 @@ impl HttpClient {
             .map_err(|e| transport(&e))?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let bytes = response.bytes().await.map_err(|e| transport(&e))?;
+        if (300..400).contains(&status) {
+            let error = redirect_error(self.provider, status, response.headers());
+            return Err(Failure { error, retryable: false, server_wait: None });
+        }
+        let bytes = self.read_body(response).await?;
         if (200..300).contains(&status) {
             return Ok(bytes);
         }
@@ -174,8 +216,62 @@ impl HttpClient {
     }
 }
 
+impl HttpClient {
+    /// Reads the body chunk by chunk, stopping at the size limit: memory
+    /// stays bounded whatever the server sends or announces.
+    async fn read_body(&self, mut response: reqwest::Response) -> Result<Bytes, Failure> {
+        let limit = self.max_response_bytes;
+        let too_large = || Failure {
+            error: ModelError::new(
+                ModelErrorKind::ResponseTooLarge,
+                self.provider,
+                format!("the response body is larger than the limit of {limit} bytes"),
+            ),
+            retryable: false,
+            server_wait: None,
+        };
+        if response.content_length().is_some_and(|length| length > limit) {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        loop {
+            let chunk = response.chunk().await.map_err(|error| Failure {
+                error: error::transport_error(self.provider, &error),
+                retryable: true,
+                server_wait: None,
+            })?;
+            let Some(chunk) = chunk else { return Ok(Bytes::from(body)) };
+            if (body.len() + chunk.len()) as u64 > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+    }
+}
+
+/// Redirects are never followed (as in the official SDKs, whose HTTP
+/// clients do not follow them): a redirected request would carry the API key
+/// (Anthropic's `x-api-key`) and the user's own headers to wherever the
+/// server points, and reqwest strips only `Authorization` and `Cookie` on a
+/// cross-origin hop. A 3xx answer fails with [`ModelErrorKind::Redirect`].
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::none()
+}
+
+/// The error for a redirect answer: where it pointed (password redacted).
+fn redirect_error(provider: &'static str, status: u16, headers: &HeaderMap) -> ModelError {
+    let location = headers.get(reqwest::header::LOCATION).and_then(|value| value.to_str().ok()).unwrap_or("nowhere");
+    let message = format!(
+        "HTTP {status} redirect to {} not followed: the request and its credentials go only to the configured \
+         base URL; set it to the final address",
+        redact_userinfo(location)
+    );
+    ModelError::new(ModelErrorKind::Redirect, provider, message).with_status(status)
+}
+
 fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
-    let invalid = |reason: &str| ConfigError::InvalidBaseUrl { url: base_url.to_owned(), reason: reason.to_owned() };
+    let invalid =
+        |reason: &str| ConfigError::InvalidBaseUrl { url: redact_userinfo(base_url), reason: reason.to_owned() };
     let parsed = reqwest::Url::parse(base_url).map_err(|error| invalid(&error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(invalid("the scheme must be http or https"));
@@ -193,6 +289,7 @@ fn new_client() -> Result<reqwest::Client, ConfigError> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
+        .redirect(redirect_policy())
         .build()
         .map_err(|error| ConfigError::Client(error.to_string()))
 }
@@ -211,7 +308,15 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConfigError, endpoint_url, new_client};
+    use super::{ConfigError, endpoint_url, new_client, redact_userinfo};
+
+    #[test]
+    fn passwords_in_urls_are_redacted() {
+        assert_eq!(redact_userinfo("http://u:p%40ss@h:1/v1?a=b@c"), "http://u:***@h:1/v1?a=b@c");
+        assert_eq!(redact_userinfo("http://user@h/"), "http://user@h/");
+        assert_eq!(redact_userinfo("http://h/a:b@c"), "http://h/a:b@c");
+        assert_eq!(redact_userinfo("not a url"), "not a url");
+    }
 
     #[test]
     fn endpoint_urls_join_without_double_slashes() {

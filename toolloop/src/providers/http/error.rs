@@ -67,7 +67,13 @@ fn body_excerpt(status: u16, body: &[u8]) -> String {
 
 /// The error for a transport failure (no complete response).
 pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) -> ModelError {
-    let kind = if error.is_timeout() { ModelErrorKind::Timeout } else { ModelErrorKind::Connection };
+    let kind = if error.is_timeout() {
+        ModelErrorKind::Timeout
+    } else if error.is_redirect() {
+        ModelErrorKind::Redirect
+    } else {
+        ModelErrorKind::Connection
+    };
     // reqwest's Display names the URL but never headers, so the key cannot leak here.
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);

@@ -94,6 +94,10 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     const BASE_URL_VARIABLE: &'static str;
     /// The header carrying the key, and the text before the key in it.
     const KEY_HEADER: (&'static str, &'static str) = ("authorization", "Bearer ");
+    /// The longest server-requested wait (`retry-after`) obeyed unless the
+    /// [`RetryPolicy`](super::RetryPolicy) sets its own cap: the official
+    /// SDK's rule (OpenAI's SDK honours up to 120 s).
+    const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
     /// The success response body.
     type Response: DeserializeOwned;

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
+pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 pub(crate) use error::ApiError;
 pub use format::WireFormat;
 pub(crate) use format::{ApiKey, CallSettings, Format};

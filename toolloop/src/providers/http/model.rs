@@ -101,9 +101,26 @@ impl<W: WireFormat> HttpModel<W> {
         let http = &self.shared.http;
         let body = self.body(&request).map_err(|error| http.body_error(&error))?;
         let body_bytes = body.len();
+        dump_request(W::PROVIDER, http.url(), &body);
         let wire: W::Response = http.post_json(body).await?;
         self.shared.format.check_prompt(&wire, body_bytes)?;
         self.shared.format.response(wire)
+    }
+}
+
+/// The target of the request dumps: see [`dump_request`].
+pub(crate) const DUMP_TARGET: &str = "toolloop::dump";
+
+/// At trace level on the `toolloop::dump` target (opt-in: enable it with a
+/// filter such as `RUST_LOG=toolloop::dump=trace`), the whole request body:
+/// messages with their contents, tools, and the request parameters (model,
+/// max tokens, temperature). Never keys: they travel in headers, which are
+/// not dumped, and the endpoint's password is redacted.
+fn dump_request(provider: &str, endpoint: &str, body: &WireBody) {
+    if tracing::enabled!(target: DUMP_TARGET, tracing::Level::TRACE) {
+        let bytes = body.to_vec();
+        let body = String::from_utf8_lossy(&bytes);
+        tracing::trace!(target: DUMP_TARGET, provider, endpoint, %body, "request body");
     }
 }
 

@@ -11,10 +11,15 @@ use reqwest::header::HeaderMap;
 /// timeouts, HTTP 408, 409, 429, 5xx (and Anthropic's 529) are retried; a
 /// `x-should-retry` header from the server overrides that decision; the wait
 /// is the server's `retry-after-ms` or `retry-after` (seconds or an HTTP
-/// date) when it is between zero and [`max_retry_after`](Self::with_max_retry_after),
-/// else `min(initial * 2^n, max)` shortened by up to 25% of jitter.
+/// date) when it is positive and within the cap, else `min(initial * 2^n, max)`
+/// shortened by up to 25% of jitter. The cap on a server's wait is the
+/// official SDK's unless [`with_max_retry_after`](Self::with_max_retry_after)
+/// sets one: any positive value for Anthropic, up to 120 s for OpenAI and
+/// Ollama.
 ///
-/// Dropping the future of a model call interrupts a wait.
+/// Dropping the future of a model call interrupts a wait, so a run's
+/// [`max_duration`](crate::run::LoopOptions::max_duration) and cancellation bound
+/// every wait however long the server asks for.
 ///
 /// ```
 /// use std::time::Duration;
@@ -29,7 +34,8 @@ pub struct RetryPolicy {
     max_retries: u32,
     initial_backoff: Duration,
     max_backoff: Duration,
-    max_retry_after: Duration,
+    /// `None`: the wire format's own cap.
+    max_retry_after: Option<Duration>,
 }
 
 impl Default for RetryPolicy {
@@ -38,7 +44,7 @@ impl Default for RetryPolicy {
             max_retries: 2,
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
-            max_retry_after: Duration::from_secs(60),
+            max_retry_after: None,
         }
     }
 }
@@ -69,10 +75,17 @@ impl RetryPolicy {
         self
     }
 
-    /// Sets the longest server-requested wait that is obeyed; a longer
-    /// `retry-after` falls back to the computed backoff.
+    /// Sets the longest server-requested wait that is obeyed, in place of
+    /// the provider's default; a longer `retry-after` falls back to the
+    /// computed backoff.
     pub fn with_max_retry_after(mut self, max_retry_after: Duration) -> Self {
-        self.max_retry_after = max_retry_after;
+        self.max_retry_after = Some(max_retry_after);
+        self
+    }
+
+    /// This policy with `cap` as its server-wait cap unless it has its own.
+    pub(crate) fn with_default_retry_after_cap(mut self, cap: Duration) -> Self {
+        self.max_retry_after.get_or_insert(cap);
         self
     }
 
@@ -92,11 +105,14 @@ impl RetryPolicy {
     /// The wait before the next attempt: the server's when it gave a usable one.
     pub(crate) fn delay(&self, retry: u32, server_wait: Option<Duration>) -> Duration {
         match server_wait {
-            Some(wait) if !wait.is_zero() && wait <= self.max_retry_after => wait,
+            Some(wait) if !wait.is_zero() && wait <= self.max_retry_after.unwrap_or(DEFAULT_MAX_RETRY_AFTER) => wait,
             _ => self.backoff(retry),
         }
     }
 }
+
+/// The cap on a server's wait when neither the policy nor a format sets one.
+const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// A number in `[0, 1)` from the standard library's randomly keyed hasher,
 /// which is random enough for jitter and needs no extra dependency.

@@ -5,12 +5,13 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, RequestFunctionCall, RequestMessage, RequestToolCall,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, MessageContent, RequestFunctionCall, RequestMessage,
+    RequestToolCall,
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
-use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text};
+use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -131,6 +132,9 @@ fn parse_arguments(arguments: Value) -> Value {
     match arguments {
         Value::String(raw) if raw.trim().is_empty() => Value::Object(serde_json::Map::new()),
         Value::String(raw) => serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
+        // Missing or null: a call without arguments.
+        Value::Null => Value::Object(serde_json::Map::new()),
+        // An object (vLLM, some gateways) is already what the tool wants.
         other => other,
     }
 }
@@ -144,7 +148,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
         };
         let message = choice.message;
         let mut content = Vec::new();
-        if let Some(text) = message.content.filter(|t| !t.is_empty()) {
+        if let Some(text) = message.content.map(MessageContent::into_text).filter(|t| !t.is_empty()) {
             content.push(ContentBlock::Text { text });
         }
         let refused = message.refusal.is_some();
@@ -155,7 +159,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
             let input = parse_arguments(call.function.arguments);
             // Results are matched to calls by id, so a missing or empty one
             // (some compatible servers) gets a unique one of ours.
-            let id = if call.id.is_empty() { synthetic_id(index, &call.function.name) } else { call.id };
+            let id = if call.id.is_empty() { synthetic_call_id("call_", index, &call.function.name) } else { call.id };
             content.push(ContentBlock::ToolCall(ToolCall { id, name: call.function.name, input }));
         }
         let has_calls = content.iter().any(|block| matches!(block, ContentBlock::ToolCall(_)));
@@ -165,19 +169,6 @@ impl TryFrom<ChatResponse> for ModelResponse {
         response.model = wire.model;
         Ok(response.with_provider(PROVIDER))
     }
-}
-
-/// A tool call id unique across processes and calls: the clock, a process
-/// counter and the call's position, hashed.
-fn synthetic_id(index: usize, name: &str) -> String {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let mut hasher = DefaultHasher::new();
-    (now.as_nanos(), SEQUENCE.fetch_add(1, Ordering::Relaxed), index, name).hash(&mut hasher);
-    format!("call_{:016x}", hasher.finish())
 }
 
 /// Usage with cached prompt tokens reported as cache reads and taken out of
@@ -197,10 +188,13 @@ fn usage(wire: Option<super::wire::Usage>) -> Usage {
 fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
     match reason {
         // Some compatible servers say "stop" after tool calls.
-        Some("stop") | None if has_calls => StopReason::ToolUse,
-        Some("stop") | None => StopReason::EndTurn,
-        Some("tool_calls" | "function_call") => StopReason::ToolUse,
-        Some("length") => StopReason::MaxTokens,
+        // Compatible servers' spellings: llama.cpp/TGI "eos", "eos_token",
+        // Anthropic-style gateways "end_turn".
+        Some("stop" | "eos" | "eos_token" | "end_turn") | None if has_calls => StopReason::ToolUse,
+        Some("stop" | "eos" | "eos_token" | "end_turn") | None => StopReason::EndTurn,
+        Some("tool_calls" | "function_call" | "tool_call" | "tool_use") => StopReason::ToolUse,
+        Some("length" | "max_tokens" | "model_length") => StopReason::MaxTokens,
+        Some("stop_sequence") => StopReason::StopSequence,
         Some("content_filter") => StopReason::ContentFilter,
         Some(other) => StopReason::Other(other.to_owned()),
     }

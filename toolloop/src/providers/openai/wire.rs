@@ -105,11 +105,43 @@ pub(super) struct Choice {
 #[derive(Debug, Deserialize)]
 pub(super) struct ResponseMessage {
     #[serde(default)]
-    pub(super) content: Option<String>,
+    pub(super) content: Option<MessageContent>,
     #[serde(default)]
     pub(super) refusal: Option<String>,
     #[serde(default)]
     pub(super) tool_calls: Option<Vec<ResponseToolCall>>,
+}
+
+/// A message's content: a string, or (some compatible servers) an array of
+/// parts whose text parts make up the text. `reasoning_content` (vLLM,
+/// `DeepSeek`, LM Studio) is a separate field and is not taken as the answer.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum MessageContent {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ContentPart {
+    #[serde(default, rename = "type")]
+    pub(super) kind: Option<String>,
+    #[serde(default)]
+    pub(super) text: Option<String>,
+}
+
+impl MessageContent {
+    /// The text: a string as it is, or the text parts joined.
+    pub(super) fn into_text(self) -> String {
+        match self {
+            Self::Text(text) => text,
+            Self::Parts(parts) => parts
+                .into_iter()
+                .filter(|part| matches!(part.kind.as_deref(), None | Some("text" | "output_text")))
+                .filter_map(|part| part.text)
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,7 +155,8 @@ pub(super) struct ResponseToolCall {
 #[derive(Debug, Deserialize)]
 pub(super) struct ResponseFunctionCall {
     pub(super) name: String,
-    /// A JSON string; some compatible servers send an object instead.
+    /// A JSON string; some compatible servers send an object instead, or nothing.
+    #[serde(default)]
     pub(super) arguments: Value,
 }
 
