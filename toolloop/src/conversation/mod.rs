@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role};
 
+pub use view::{RequestView, ViewRewrites};
 pub(crate) use wire_cache::WireCache;
 #[cfg(feature = "http")]
 pub(crate) use wire_cache::{RenderRun, write_array, write_uncached};

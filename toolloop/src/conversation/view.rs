@@ -6,18 +6,61 @@ use std::collections::HashMap;
 use super::Conversation;
 use crate::message::{ContentBlock, Message};
 
+/// What building a request-time view changed, so that a caller can report
+/// it (a model switch that dropped reasoning, say).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ViewRewrites {
+    /// Tool calls made through another provider, shown as text (their
+    /// results are shown as text too, and not counted here).
+    pub flattened_tool_calls: usize,
+    /// Reasoning blocks left out because their opaque state belongs to
+    /// another provider.
+    pub dropped_reasoning: usize,
+}
+
+impl ViewRewrites {
+    /// Whether the view is the history unchanged.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// A request-time view of some messages and what building it changed.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RequestView<'m> {
+    /// The messages to send; borrowed from the history when nothing changed.
+    pub messages: Cow<'m, [Message]>,
+    /// What was rewritten.
+    pub rewrites: ViewRewrites,
+}
+
+impl<'m> RequestView<'m> {
+    /// The view of `messages` for `provider`, by the rules of
+    /// [`Conversation::view_for`].
+    pub fn of(messages: &'m [Message], provider: &str) -> Self {
+        rewrite(messages, Some(provider), |message| has_foreign_calls(message, provider))
+    }
+}
+
 impl Conversation {
     /// The messages to send to `provider`.
     ///
     /// Tool calls made through another provider (and their results) are
     /// shown as text, because providers reject each other's tool-call
-    /// artifacts (ids, argument encodings). Messages with no tool calls, or
-    /// whose calls came from `provider` or from no provider at all (written by
-    /// hand or by a test model), pass through untouched. The raw history is
-    /// never changed: when nothing needs flattening the view borrows it.
+    /// artifacts (ids, argument encodings). Reasoning whose opaque state
+    /// (a signature, encrypted reasoning) another provider issued is left
+    /// out, because only that provider can read it; reasoning issued by
+    /// `provider` stays byte for byte, in place and in order. Messages with
+    /// no such artifacts, or whose artifacts came from `provider` or from no
+    /// provider at all (written by hand or by a test model), pass through
+    /// untouched. The raw history is never changed: when nothing needs
+    /// rewriting the view borrows it. [`RequestView::of`] also says what
+    /// was rewritten.
     pub fn view_for(&self, provider: &str) -> Cow<'_, [Message]> {
         // Messages are only appended: those already found to need no
-        // flattening for `provider` are not checked again.
+        // rewriting for `provider` are not checked again.
         let checked = self.wire.native_prefix(provider).min(self.messages.len());
         if !self.messages[checked..].iter().any(|message| is_foreign(message, provider)) {
             self.wire.set_native_prefix(provider, self.messages.len());
@@ -32,7 +75,7 @@ impl Conversation {
     /// [`Fallback`](crate::providers::Fallback)); messages already flattened
     /// stay text.
     pub fn view_of<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
-        flatten_where(messages, |message| is_foreign(message, provider))
+        RequestView::of(messages, provider).messages
     }
 
     /// The messages with every tool call and result shown as text, for a
@@ -45,60 +88,76 @@ impl Conversation {
 
     /// [`view_without_tools`](Self::view_without_tools) of any slice of messages.
     pub fn view_of_without_tools(messages: &[Message]) -> Cow<'_, [Message]> {
-        flatten_where(messages, |message| message.tool_calls().next().is_some())
+        rewrite(messages, None, |message| message.tool_calls().next().is_some()).messages
     }
 }
 
-/// `messages` with the tool calls of the messages `foreign` picks, and their
-/// results, shown as text.
-fn flatten_where(messages: &[Message], foreign: impl Fn(&Message) -> bool) -> Cow<'_, [Message]> {
-    if !messages.iter().any(&foreign) {
-        return Cow::Borrowed(messages);
+/// `messages` with the tool calls of the messages `flatten` picks (and their
+/// results) shown as text, and, for a `provider`, the reasoning it cannot
+/// read left out.
+fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn(&Message) -> bool) -> RequestView<'m> {
+    let unreadable = |block: &ContentBlock| match (block, provider) {
+        (ContentBlock::Reasoning(reasoning), Some(provider)) => reasoning.is_opaque_to(provider),
+        _ => false,
+    };
+    if !messages.iter().any(|message| flatten(message) || message.content.iter().any(unreadable)) {
+        return RequestView { messages: Cow::Borrowed(messages), rewrites: ViewRewrites::default() };
     }
 
     // Names of the calls being flattened, so their results can say which tool answered.
     let mut flattened: HashMap<&str, &str> = HashMap::new();
-    for message in messages.iter().filter(|m| foreign(m)) {
+    for message in messages.iter().filter(|m| flatten(m)) {
         for call in message.tool_calls() {
             flattened.insert(&call.id, &call.name);
         }
     }
+    let is_flattened = |block: &ContentBlock| match block {
+        ContentBlock::ToolCall(call) => flattened.contains_key(call.id.as_str()),
+        ContentBlock::ToolResult(result) => flattened.contains_key(result.call_id.as_str()),
+        _ => false,
+    };
 
-    let view = messages
-        .iter()
-        .map(|message| {
-            let touches = message.content.iter().any(|block| match block {
-                ContentBlock::ToolCall(call) => flattened.contains_key(call.id.as_str()),
-                ContentBlock::ToolResult(result) => flattened.contains_key(result.call_id.as_str()),
-                ContentBlock::Text { .. } => false,
-            });
-            if !touches {
-                return message.clone();
+    let mut rewrites = ViewRewrites::default();
+    let mut view = Vec::with_capacity(messages.len());
+    for message in messages {
+        if !message.content.iter().any(|block| is_flattened(block) || unreadable(block)) {
+            view.push(message.clone());
+            continue;
+        }
+        let mut content = Vec::with_capacity(message.content.len());
+        let mut flattened_here = false;
+        for block in &message.content {
+            match block {
+                ContentBlock::ToolCall(call) if is_flattened(block) => {
+                    rewrites.flattened_tool_calls += 1;
+                    flattened_here = true;
+                    content.push(ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input)));
+                }
+                ContentBlock::ToolResult(result) if is_flattened(block) => {
+                    flattened_here = true;
+                    let name = flattened[result.call_id.as_str()];
+                    let label = if result.is_error() { "error from" } else { "result of" };
+                    content.push(ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content)));
+                }
+                ContentBlock::Reasoning(_) if unreadable(block) => rewrites.dropped_reasoning += 1,
+                other => content.push(other.clone()),
             }
-            let content = message
-                .content
-                .iter()
-                .map(|block| match block {
-                    ContentBlock::ToolCall(call) if flattened.contains_key(call.id.as_str()) => {
-                        ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input))
-                    }
-                    ContentBlock::ToolResult(result) if flattened.contains_key(result.call_id.as_str()) => {
-                        let name = flattened[result.call_id.as_str()];
-                        let label = if result.is_error() { "error from" } else { "result of" };
-                        ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content))
-                    }
-                    other => other.clone(),
-                })
-                .collect();
-            Message { role: message.role, content, provider: None }
-        })
-        .collect();
-    Cow::Owned(view)
+        }
+        // Flattened calls are no longer any provider's artifacts.
+        let provider = if flattened_here { None } else { message.provider.clone() };
+        view.push(Message { role: message.role, content, provider });
+    }
+    RequestView { messages: Cow::Owned(view), rewrites }
 }
 
 /// Whether `message` holds tool calls made through a provider other than `provider`.
-fn is_foreign(message: &Message, provider: &str) -> bool {
+fn has_foreign_calls(message: &Message, provider: &str) -> bool {
     message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
+}
+
+/// Whether the view of `message` for `provider` differs from it.
+fn is_foreign(message: &Message, provider: &str) -> bool {
+    has_foreign_calls(message, provider) || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The provider-neutral model interface.
 
 mod error;
+pub(crate) mod reasoning;
 
 use std::fmt;
 use std::future::Future;
@@ -8,9 +9,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
+pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 
 use crate::conversation::{Conversation, WireCache};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::tool::ToolDefinition;
 use crate::usage::Usage;
@@ -113,6 +116,8 @@ pub struct ModelRequest<'a> {
     /// `strict: true`, sending [`ToolDefinition::strict_input_schema`] for every
     /// tool that has one).
     pub strict_tools: bool,
+    /// Overrides the provider's configured reasoning setting for this request.
+    pub reasoning: Option<ReasoningConfig>,
     /// The conversation `messages` came from, whose wire cache providers
     /// use while `messages` is that whole conversation.
     pub(crate) conversation: Option<&'a Conversation>,
@@ -131,6 +136,7 @@ impl fmt::Debug for ModelRequest<'_> {
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
             .field("strict_tools", &self.strict_tools)
+            .field("reasoning", &self.reasoning)
             .finish()
     }
 }
@@ -147,6 +153,7 @@ impl<'a> ModelRequest<'a> {
             max_tokens: None,
             temperature: None,
             strict_tools: false,
+            reasoning: None,
             conversation: None,
             viewed: None,
         }
@@ -216,13 +223,19 @@ impl<'a> ModelRequest<'a> {
         self.strict_tools = strict;
         self
     }
+
+    /// Overrides the reasoning setting (`None`: the provider's).
+    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
+        self.reasoning = reasoning;
+        self
+    }
 }
 
 /// What a model answered.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ModelResponse {
-    /// Text and tool calls, in the order the model produced them.
+    /// Reasoning, text and tool calls, in the order the model produced them.
     pub content: Vec<ContentBlock>,
     /// Why the model stopped.
     pub stop_reason: StopReason,
@@ -301,6 +314,17 @@ impl ModelResponse {
     /// The text blocks joined with newlines.
     pub fn text(&self) -> String {
         crate::message::join_text(&self.content)
+    }
+
+    /// The reasoning blocks, in order.
+    pub fn reasoning(&self) -> impl Iterator<Item = &Reasoning> {
+        crate::message::reasoning_of(&self.content)
+    }
+
+    /// The readable reasoning (thinking text, else summaries) joined with
+    /// newlines; empty when there is none or it is all opaque.
+    pub fn reasoning_text(&self) -> String {
+        crate::message::join_reasoning(&self.content)
     }
 
     /// The response as an assistant message for the conversation, marked as

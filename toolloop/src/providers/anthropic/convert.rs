@@ -4,10 +4,12 @@ use std::borrow::Cow;
 
 use super::wire::{
     ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse, OutputBlock,
-    Role as WireRole, Tool,
+    OutputConfig, Role as WireRole, ThinkingParam, Tool,
 };
 use crate::message::{ContentBlock, Role, ToolCall};
-use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
+use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig, ReasoningError};
+use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::providers::http::ApiError;
 use crate::providers::shared::{close_body, object_input, open_body, write_element, write_messages};
 use crate::stop_reason::StopReason;
@@ -23,6 +25,37 @@ pub(super) fn body(
     model: &str,
     max_tokens: u32,
     temperature: Option<f32>,
+    request: &ModelRequest<'_>,
+) -> serde_json::Result<Vec<u8>> {
+    body_with_thinking(model, max_tokens, temperature, None, request)
+}
+
+/// The thinking fields for a request: the request's reasoning setting, else
+/// `configured` (the client's), checked against the API's rules for `model`.
+/// The `max_tokens` and `temperature` are the client's settings, which the
+/// request may override. Add [`AnthropicThinking::beta`] to the
+/// `anthropic-beta` header when it is set.
+// Called by the provider once it carries a reasoning setting.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) fn thinking_for(
+    model: &str,
+    max_tokens: u32,
+    temperature: Option<f32>,
+    configured: Option<&ReasoningConfig>,
+    request: &ModelRequest<'_>,
+) -> Result<Option<AnthropicThinking>, ReasoningError> {
+    let Some(config) = request.reasoning.as_ref().or(configured) else { return Ok(None) };
+    let max_tokens = request.max_tokens.unwrap_or(max_tokens);
+    // This crate never forces a tool: typed output comes through a tool the model chooses.
+    anthropic_thinking(config, model, max_tokens, request.temperature.or(temperature), false)
+}
+
+/// [`body`] with the thinking fields of `thinking` (see [`thinking_for`]).
+pub(super) fn body_with_thinking(
+    model: &str,
+    max_tokens: u32,
+    temperature: Option<f32>,
+    thinking: Option<&AnthropicThinking>,
     request: &ModelRequest<'_>,
 ) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::new();
@@ -43,9 +76,19 @@ pub(super) fn body(
             .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
             .collect(),
         temperature: request.temperature.or(temperature),
+        thinking: thinking.map(thinking_param),
+        output_config: thinking.and_then(|t| t.effort).map(|effort| OutputConfig { effort }),
     };
     close_body(&mut out, &tail)?;
     Ok(out)
+}
+
+/// The `thinking` field for `thinking`.
+fn thinking_param(thinking: &AnthropicThinking) -> ThinkingParam {
+    match thinking.budget_tokens {
+        Some(budget_tokens) => ThinkingParam::Enabled { budget_tokens, display: thinking.display },
+        None => ThinkingParam::Adaptive { display: thinking.display },
+    }
 }
 
 /// Names the message rendering of [`run_message`] in a conversation's wire cache.
@@ -78,6 +121,9 @@ fn run_message(run: &[crate::message::Message]) -> Option<InputMessage<'_>> {
 
 fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
     match block {
+        ContentBlock::Reasoning(reasoning) if role == WireRole::Assistant => thinking_block(reasoning),
+        // Reasoning in a user turn cannot be expressed.
+        ContentBlock::Reasoning(_) => None,
         // The API rejects text blocks that are empty or only whitespace.
         ContentBlock::Text { text } if text.trim().is_empty() => None,
         ContentBlock::Text { text } => Some(InputBlock::Text { text: Cow::Borrowed(text) }),
@@ -100,16 +146,48 @@ fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
     }
 }
 
+/// A reasoning block as the API issued it, byte for byte and in place.
+/// Reasoning without an Anthropic signature cannot be sent: the API verifies
+/// every thinking block, so text from another model would be rejected.
+fn thinking_block(reasoning: &Reasoning) -> Option<InputBlock<'_>> {
+    let opaque = reasoning.opaque.as_ref().filter(|opaque| opaque.provider == PROVIDER)?;
+    match &opaque.state {
+        ReasoningState::Signed { signature } => {
+            let thinking = match reasoning.text.as_slice() {
+                [one] => Cow::Borrowed(one.as_str()),
+                parts => Cow::Owned(parts.concat()),
+            };
+            Some(InputBlock::Thinking { thinking, signature })
+        }
+        ReasoningState::Redacted { data } => Some(InputBlock::RedactedThinking { data }),
+        _ => None,
+    }
+}
+
+/// A thinking block of a response in neutral form, its signature (or
+/// redacted data) kept for the next request.
+fn reasoning_from(model: Option<&String>, state: ReasoningState, text: Vec<String>) -> ContentBlock {
+    let opaque = OpaqueReasoning::new(PROVIDER, model.cloned(), state);
+    ContentBlock::Reasoning(Reasoning::new(text, Vec::new(), Some(opaque)))
+}
+
 impl TryFrom<MessagesResponse> for ModelResponse {
     type Error = ModelError;
 
     fn try_from(wire: MessagesResponse) -> Result<Self, ModelError> {
+        let model = wire.model.as_ref();
         let content: Vec<ContentBlock> = wire
             .content
             .into_iter()
             .filter_map(|block| match block {
                 OutputBlock::Text { text } => Some(ContentBlock::Text { text }),
                 OutputBlock::ToolUse { id, name, input } => Some(ContentBlock::ToolCall(ToolCall { id, name, input })),
+                OutputBlock::Thinking { thinking, signature } => {
+                    Some(reasoning_from(model, ReasoningState::Signed { signature }, vec![thinking]))
+                }
+                OutputBlock::RedactedThinking { data } => {
+                    Some(reasoning_from(model, ReasoningState::Redacted { data }, Vec::new()))
+                }
                 OutputBlock::Other => None,
             })
             .collect();
@@ -218,6 +296,123 @@ mod tests {
 }
 
 #[cfg(test)]
+mod thinking_tests {
+    use serde_json::json;
+
+    use super::{body_with_thinking, messages, thinking_for};
+    use crate::message::{ContentBlock, Message, ToolResult};
+    use crate::model::{ModelRequest, ModelResponse, ReasoningConfig, ReasoningEffort, ReasoningError};
+    use crate::providers::anthropic::wire::MessagesResponse;
+    use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+
+    fn response_with_thinking() -> ModelResponse {
+        let wire: MessagesResponse = serde_json::from_value(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "thinking", "thinking": "Let me check \u{e9} the weather.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}
+            ],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 50}
+        }))
+        .unwrap();
+        ModelResponse::try_from(wire).unwrap()
+    }
+
+    #[test]
+    fn thinking_blocks_parse_into_signed_and_redacted_reasoning() {
+        let response = response_with_thinking();
+        let reasoning: Vec<&Reasoning> = response.reasoning().collect();
+        assert_eq!(reasoning.len(), 2);
+        assert_eq!(reasoning[0].text, vec!["Let me check \u{e9} the weather.".to_owned()]);
+        let opaque = reasoning[0].opaque.as_ref().unwrap();
+        assert_eq!((opaque.provider.as_str(), opaque.model.as_deref()), ("anthropic", Some("claude-sonnet-4-5")));
+        assert_eq!(opaque.state, ReasoningState::Signed { signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h".into() });
+        assert_eq!(
+            reasoning[1].opaque.as_ref().unwrap().state,
+            ReasoningState::Redacted { data: "EmwKAhgBEgy3va3pzix/LafPsn4a".into() }
+        );
+        assert_eq!(response.reasoning_text(), "Let me check \u{e9} the weather.");
+        assert!(matches!(response.content[0], ContentBlock::Reasoning(_)));
+    }
+
+    #[test]
+    fn thinking_goes_back_byte_for_byte_in_place_and_survives_serde() {
+        let message = response_with_thinking().to_message("anthropic");
+        // Save and resume: the JSON round trip keeps every byte.
+        let saved = serde_json::to_string(&message).unwrap();
+        let resumed: Message = serde_json::from_str(&saved).unwrap();
+        assert_eq!(resumed, message);
+        let history =
+            vec![Message::user("weather?"), resumed, Message::from_tool_results([ToolResult::success("toolu_1", "sunny")])];
+        let wire = serde_json::to_value(messages(&history)).unwrap();
+        assert_eq!(
+            wire[1],
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Let me check \u{e9} the weather.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}
+            ]})
+        );
+    }
+
+    #[test]
+    fn reasoning_anthropic_cannot_verify_is_never_sent() {
+        let foreign = OpaqueReasoning::new("openai-responses", None, ReasoningState::Item { id: "rs_1".into(), encrypted_content: None });
+        let history = vec![
+            Message::user("hi"),
+            Message {
+                role: crate::message::Role::Assistant,
+                content: vec![
+                    ContentBlock::Reasoning(Reasoning::from_text("plain thoughts")),
+                    ContentBlock::Reasoning(Reasoning::new(Vec::new(), vec!["sum".into()], Some(foreign))),
+                    ContentBlock::text("hello"),
+                ],
+                provider: None,
+            },
+        ];
+        let wire = serde_json::to_value(messages(&history)).unwrap();
+        assert_eq!(wire[1], json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}));
+    }
+
+    #[test]
+    fn the_body_carries_the_thinking_fields_of_the_setting() {
+        let history = [Message::user("hi")];
+        let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
+        let thinking = thinking_for("claude-opus-4-6", 4096, None, None, &adaptive).unwrap();
+        let body: serde_json::Value =
+            serde_json::from_slice(&body_with_thinking("claude-opus-4-6", 4096, None, thinking.as_ref(), &adaptive).unwrap())
+                .unwrap();
+        assert_eq!((&body["thinking"], &body["output_config"]), (&json!({"type": "adaptive"}), &json!({"effort": "high"})));
+
+        let configured = ReasoningConfig::new(ReasoningEffort::Off).with_budget_tokens(2048);
+        let plain = ModelRequest::new(&history);
+        let thinking = thinking_for("claude-sonnet-4-5", 4096, None, Some(&configured), &plain).unwrap().unwrap();
+        assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
+        let body: serde_json::Value =
+            serde_json::from_slice(&body_with_thinking("claude-sonnet-4-5", 4096, None, Some(&thinking), &plain).unwrap())
+                .unwrap();
+        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+        assert!(body.get("output_config").is_none());
+
+        // The request's overrides are what is checked.
+        let hot = ModelRequest::new(&history).with_temperature(Some(0.5));
+        assert_eq!(
+            thinking_for("claude-sonnet-4-5", 4096, None, Some(&configured), &hot),
+            Err(ReasoningError::TemperatureWithThinking { temperature: 0.5 })
+        );
+        let small = ModelRequest::new(&history).with_max_tokens(Some(2048));
+        assert!(matches!(
+            thinking_for("claude-sonnet-4-5", 4096, None, Some(&configured), &small),
+            Err(ReasoningError::BudgetNotBelowMaxTokens { .. })
+        ));
+        assert_eq!(thinking_for("claude-sonnet-4-5", 4096, Some(0.3), None, &plain), Ok(None));
+    }
+}
+
+#[cfg(test)]
 mod body_tests {
     use super::{body, messages};
     use crate::model::ModelRequest;
@@ -253,6 +448,8 @@ mod body_tests {
                 .map(|tool| Tool { name: &tool.name, description: &tool.description, input_schema: &tool.input_schema })
                 .collect(),
             temperature: request.temperature.or(temperature),
+            thinking: None,
+            output_config: None,
         })
         .unwrap()
     }

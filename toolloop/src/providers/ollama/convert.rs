@@ -97,6 +97,8 @@ fn run_messages<'a>(
         match (turn_role, block) {
             (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
             (_, ContentBlock::Text { .. }) => {}
+            // Not sent back in this wire format (yet): Ollama needs no reasoning state.
+            (_, ContentBlock::Reasoning(_)) => {}
             (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
                 function: RequestFunctionCall { name: &call.name, arguments: object_input(&call.input) },
             }),

@@ -103,6 +103,8 @@ fn run_messages<'a>(
         match (role, block) {
             (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
             (_, ContentBlock::Text { .. }) => {}
+            // Chat Completions has no field for reasoning sent back.
+            (_, ContentBlock::Reasoning(_)) => {}
             (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
                 id: &call.id,
                 kind: "function",
