@@ -166,8 +166,10 @@ mod tests {
 
     use serde_json::json;
 
+    use super::{RequestView, ViewRewrites};
     use crate::Conversation;
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
+    use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 
     fn with_call_from(provider: Option<&str>) -> Conversation {
         let mut conversation = Conversation::new();
@@ -206,6 +208,66 @@ mod tests {
         assert_eq!(view[2].text(), "[error from tool `weather`: offline]");
         assert!(view.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results().next().is_none()));
         assert_eq!(conversation, before);
+    }
+
+    fn with_reasoning_from(provider: &str) -> Conversation {
+        let state = if provider == "anthropic" {
+            ReasoningState::Signed { signature: "sig-1".into() }
+        } else {
+            ReasoningState::Item { id: "rs_1".into(), encrypted_content: Some("gAAA".into()) }
+        };
+        let opaque = OpaqueReasoning::new(provider, Some("m".into()), state);
+        let mut conversation = Conversation::new();
+        conversation.push_user("weather in Paris?");
+        conversation.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Reasoning(Reasoning::new(vec!["think".into()], Vec::new(), Some(opaque))),
+                ContentBlock::Reasoning(Reasoning::from_text("plain")),
+                ContentBlock::text("checking"),
+                ContentBlock::ToolCall(ToolCall::new("call_1", "weather", json!({"city": "Paris"}))),
+            ],
+            provider: Some(provider.to_owned()),
+        });
+        conversation.push(Message::from_tool_results([ToolResult::success("call_1", "sunny")]));
+        conversation
+    }
+
+    #[test]
+    fn reasoning_stays_byte_for_byte_for_its_provider() {
+        let conversation = with_reasoning_from("anthropic");
+        assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
+        let view = RequestView::of(conversation.messages(), "anthropic");
+        assert!(view.rewrites.is_empty());
+        assert_eq!(&*view.messages, conversation.messages());
+    }
+
+    #[test]
+    fn another_provider_gets_no_opaque_reasoning_and_the_view_says_so() {
+        let conversation = with_reasoning_from("anthropic");
+        let before = conversation.clone();
+        let view = RequestView::of(conversation.messages(), "openai-responses");
+        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 1, dropped_reasoning: 1 });
+        // The plain reasoning stays (each wire format decides whether it can send it).
+        assert_eq!(view.messages[1].reasoning().count(), 1);
+        assert_eq!(view.messages[1].reasoning_text(), "plain");
+        assert!(view.messages[1].reasoning().all(|r| r.opaque.is_none()));
+        assert!(matches!(conversation.view_for("openai-responses"), Cow::Owned(_)));
+        assert_eq!(conversation, before);
+    }
+
+    #[test]
+    fn reasoning_alone_is_dropped_without_flattening_the_calls() {
+        // Same tool-call provider tag, but reasoning from another: only the reasoning goes.
+        let mut conversation = with_reasoning_from("openai-responses");
+        let mut message = conversation.messages()[1].clone();
+        message.provider = Some("anthropic".into());
+        conversation = Conversation::from(vec![conversation.messages()[0].clone(), message, conversation.messages()[2].clone()]);
+        let view = RequestView::of(conversation.messages(), "anthropic");
+        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
+        assert_eq!(view.messages[1].tool_calls().count(), 1);
+        assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
+        assert!(matches!(conversation.view_for("anthropic"), Cow::Owned(_)));
     }
 
     #[test]

@@ -203,6 +203,8 @@ impl TryFrom<MessagesResponse> for ModelResponse {
             output_tokens: wire.usage.output_tokens,
             cache_read_tokens: wire.usage.cache_read_input_tokens.unwrap_or(0),
             cache_write_tokens: wire.usage.cache_creation_input_tokens.unwrap_or(0),
+            // Thinking is billed as output; the API does not report it apart.
+            reasoning_tokens: 0,
         };
         let mut response =
             ModelResponse::new(content).with_stop_reason(stop_reason_from(&stop_reason)).with_usage(usage);
