@@ -132,7 +132,13 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
     assert_eq!(response.stop_reason, StopReason::ToolUse);
     assert_eq!(
         response.usage,
-        Usage { input_tokens: 120, output_tokens: 40, cache_read_tokens: 50, cache_write_tokens: 30, reasoning_tokens: 0 }
+        Usage {
+            input_tokens: 120,
+            output_tokens: 40,
+            cache_read_tokens: 50,
+            cache_write_tokens: 30,
+            reasoning_tokens: 0
+        }
     );
     assert_eq!(response.model.as_deref(), Some("claude-test-20250101"));
     assert_eq!(response.to_message(model.provider()).provider.as_deref(), Some("anthropic"));

@@ -11,14 +11,14 @@ use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
 use toolloop_workspace::{Reply, TestServer};
 
-fn thinking_request(messages: Value) -> Value {
+fn thinking_request(messages: &Value) -> Value {
     json!({"model": "claude-sonnet-4-5", "max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": messages})
 }
 
 /// A request after one tool-use turn the fake issued, as a client that keeps
 /// thinking sends it.
 fn anthropic_loop(rules: &AnthropicRules) -> Value {
-    let first = thinking_request(json!([{"role": "user", "content": [{"type": "text", "text": "weather?"}]}]));
+    let first = thinking_request(&json!([{"role": "user", "content": [{"type": "text", "text": "weather?"}]}]));
     let reply = rules.respond(
         &first,
         &[
@@ -27,7 +27,7 @@ fn anthropic_loop(rules: &AnthropicRules) -> Value {
             Block::ToolUse("toolu_1", "weather", json!({"city": "Paris"})),
         ],
     );
-    thinking_request(json!([
+    thinking_request(&json!([
         {"role": "user", "content": [{"type": "text", "text": "weather?"}]},
         {"role": "assistant", "content": reply["content"]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}
@@ -53,14 +53,20 @@ fn anthropic_rejects_altered_moved_reordered_or_dropped_thinking() {
 
     let mut reordered = anthropic_loop(&rules);
     reordered["messages"][1]["content"].as_array_mut().unwrap().swap(0, 1);
-    assert_eq!(rules.check(&reordered).unwrap_err().message(), "messages.1.content.0: Invalid `data` in `redacted_thinking` block");
+    assert_eq!(
+        rules.check(&reordered).unwrap_err().message(),
+        "messages.1.content.0: Invalid `data` in `redacted_thinking` block"
+    );
 
     // Moved to another turn: the same block in a later assistant turn.
     let mut moved = anthropic_loop(&rules);
     let thinking = moved["messages"][1]["content"][0].clone();
     let messages = moved["messages"].as_array_mut().unwrap();
     messages.push(json!({"role": "assistant", "content": [thinking, {"type": "text", "text": "done"}]}));
-    assert_eq!(rules.check(&moved).unwrap_err().message(), "messages.3.content.0: Invalid `signature` in `thinking` block");
+    assert_eq!(
+        rules.check(&moved).unwrap_err().message(),
+        "messages.3.content.0: Invalid `signature` in `thinking` block"
+    );
 
     let mut dropped = anthropic_loop(&rules);
     let content = dropped["messages"][1]["content"].as_array_mut().unwrap();
@@ -81,16 +87,21 @@ fn anthropic_rejects_altered_moved_reordered_or_dropped_thinking() {
 #[test]
 fn anthropic_rejects_settings_thinking_cannot_take() {
     let rules = AnthropicRules::new();
-    let base = thinking_request(json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]));
+    let base = thinking_request(&json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]));
     let with = |field: &str, value: Value| {
         let mut body = base.clone();
         body[field] = value;
         rules.check(&body).unwrap_err().message().to_owned()
     };
     assert!(with("temperature", json!(0.5)).starts_with("`temperature` may only be set to 1 when thinking is enabled"));
-    assert_eq!(with("tool_choice", json!({"type": "any"})), "Thinking may not be enabled when tool_choice forces tool use.");
+    assert_eq!(
+        with("tool_choice", json!({"type": "any"})),
+        "Thinking may not be enabled when tool_choice forces tool use."
+    );
     assert!(with("max_tokens", json!(2048)).starts_with("`max_tokens` must be greater than `thinking.budget_tokens`"));
-    assert!(with("thinking", json!({"type": "enabled", "budget_tokens": 1000})).contains("greater than or equal to 1024"));
+    assert!(
+        with("thinking", json!({"type": "enabled", "budget_tokens": 1000})).contains("greater than or equal to 1024")
+    );
     let mut fine = base.clone();
     fine["temperature"] = json!(1);
     assert_eq!(rules.check(&fine), Ok(()));
@@ -110,10 +121,19 @@ async fn the_anthropic_client_sends_issued_thinking_back_so_the_fake_accepts_it(
     let first_request = json!({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "x"}]});
     let reply = rules.respond(
         &first_request,
-        &[Block::Thinking("Check the weather first."), Block::RedactedThinking, Block::ToolUse("toolu_1", "weather", json!({"city": "Paris"}))],
+        &[
+            Block::Thinking("Check the weather first."),
+            Block::RedactedThinking,
+            Block::ToolUse("toolu_1", "weather", json!({"city": "Paris"})),
+        ],
     );
-    let server = TestServer::start(vec![Reply::json(200, &reply), Reply::json(200, &rules.respond(&first_request, &[Block::Text("Sunny.")]))]).await;
-    let model = Anthropic::builder().api_key("sk-test").base_url(server.url()).model("claude-sonnet-4-5").build().unwrap();
+    let server = TestServer::start(vec![
+        Reply::json(200, &reply),
+        Reply::json(200, &rules.respond(&first_request, &[Block::Text("Sunny.")])),
+    ])
+    .await;
+    let model =
+        Anthropic::builder().api_key("sk-test").base_url(server.url()).model("claude-sonnet-4-5").build().unwrap();
 
     let mut conversation = Conversation::new();
     conversation.push_user("weather in Paris?");
@@ -187,7 +207,9 @@ fn responses_rejects_altered_dropped_reordered_or_moved_reasoning() {
     let mut dropped = responses_loop(&rules);
     dropped["input"].as_array_mut().unwrap().remove(1);
     let rejection = rules.check(&dropped).unwrap_err();
-    assert!(rejection.message().starts_with("Item 'fc_call_a' of type 'function_call' was provided without its required 'reasoning' item: 'rs_"));
+    assert!(rejection.message().starts_with(
+        "Item 'fc_call_a' of type 'function_call' was provided without its required 'reasoning' item: 'rs_"
+    ));
     assert_eq!(rejection.body["error"]["param"], "input");
 
     let mut reordered = responses_loop(&rules);
@@ -199,12 +221,18 @@ fn responses_rejects_altered_dropped_reordered_or_moved_reasoning() {
     moved["input"].as_array_mut().unwrap().swap(2, 3);
     assert_eq!(
         rules.check(&moved).unwrap_err().message(),
-        format!("Item '{}' of type 'reasoning' was provided without its required following item.", moved["input"][1]["id"].as_str().unwrap())
+        format!(
+            "Item '{}' of type 'reasoning' was provided without its required following item.",
+            moved["input"][1]["id"].as_str().unwrap()
+        )
     );
 
     let mut orphan = responses_loop(&rules);
     orphan["input"].as_array_mut().unwrap().drain(1..4);
-    assert_eq!(rules.check(&orphan).unwrap_err().message(), "No tool call found for function call output with call_id call_a.");
+    assert_eq!(
+        rules.check(&orphan).unwrap_err().message(),
+        "No tool call found for function call output with call_id call_a."
+    );
     // Chained requests send only new items: the outputs' calls are stored.
     let mut chained = orphan.clone();
     chained["previous_response_id"] = json!("resp_fake_1");

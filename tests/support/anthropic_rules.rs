@@ -80,7 +80,9 @@ impl AnthropicRules {
                 Block::Thinking(text) => {
                     json!({"type": "thinking", "thinking": text, "signature": self.sign(text, turn, index)})
                 }
-                Block::RedactedThinking => json!({"type": "redacted_thinking", "data": self.redacted_data(turn, index)}),
+                Block::RedactedThinking => {
+                    json!({"type": "redacted_thinking", "data": self.redacted_data(turn, index)})
+                }
                 Block::Text(text) => json!({"type": "text", "text": text}),
                 Block::ToolUse(id, name, input) => {
                     has_tool_use = true;
@@ -111,21 +113,21 @@ impl AnthropicRules {
             }
             let blocks = message["content"].as_array().map(Vec::as_slice).unwrap_or_default();
             for (index, block) in blocks.iter().enumerate() {
+                let thinking = || block["thinking"].as_str().unwrap_or_default();
                 match block["type"].as_str() {
-                    Some("thinking") => {
-                        let text = block["thinking"].as_str().unwrap_or_default();
-                        if block["signature"].as_str() != Some(self.sign(text, turn, index).as_str()) {
-                            return Err(invalid(format!(
-                                "messages.{turn}.content.{index}: Invalid `signature` in `thinking` block"
-                            )));
-                        }
+                    Some("thinking")
+                        if block["signature"].as_str() != Some(self.sign(thinking(), turn, index).as_str()) =>
+                    {
+                        return Err(invalid(&format!(
+                            "messages.{turn}.content.{index}: Invalid `signature` in `thinking` block"
+                        )));
                     }
-                    Some("redacted_thinking") => {
-                        if block["data"].as_str() != Some(self.redacted_data(turn, index).as_str()) {
-                            return Err(invalid(format!(
-                                "messages.{turn}.content.{index}: Invalid `data` in `redacted_thinking` block"
-                            )));
-                        }
+                    Some("redacted_thinking")
+                        if block["data"].as_str() != Some(self.redacted_data(turn, index).as_str()) =>
+                    {
+                        return Err(invalid(&format!(
+                            "messages.{turn}.content.{index}: Invalid `data` in `redacted_thinking` block"
+                        )));
                     }
                     _ => {}
                 }
@@ -140,7 +142,7 @@ fn pos(n: usize) -> [u8; 8] {
 }
 
 /// An `invalid_request_error` body.
-fn invalid(message: String) -> Rejection {
+fn invalid(message: &str) -> Rejection {
     Rejection {
         status: 400,
         body: json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": "req_fake"}),
@@ -149,23 +151,23 @@ fn invalid(message: String) -> Rejection {
 
 /// The request settings thinking is incompatible with.
 fn check_settings(request: &Value) -> Result<(), Rejection> {
-    if let Some(temperature) = request["temperature"].as_f64() {
-        if (temperature - 1.0).abs() > f64::EPSILON {
-            return Err(invalid(format!(
-                "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. Please consult our documentation at {DOCS}"
-            )));
-        }
+    if let Some(temperature) = request["temperature"].as_f64()
+        && (temperature - 1.0).abs() > f64::EPSILON
+    {
+        return Err(invalid(&format!(
+            "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode. Please consult our documentation at {DOCS}"
+        )));
     }
     if matches!(request["tool_choice"]["type"].as_str(), Some("any" | "tool")) {
-        return Err(invalid("Thinking may not be enabled when tool_choice forces tool use.".to_owned()));
+        return Err(invalid("Thinking may not be enabled when tool_choice forces tool use."));
     }
     if request["thinking"]["type"] == "enabled" {
         let budget = request["thinking"]["budget_tokens"].as_u64().unwrap_or(0);
         if budget < 1024 {
-            return Err(invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".to_owned()));
+            return Err(invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"));
         }
         if budget >= request["max_tokens"].as_u64().unwrap_or(0) {
-            return Err(invalid(format!(
+            return Err(invalid(&format!(
                 "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at {DOCS}#max-tokens-and-context-window-size"
             )));
         }
@@ -183,13 +185,15 @@ fn check_final_assistant(messages: &[Value], thinking_type: Option<&str>) -> Res
     let is_thinking = |block: &Value| matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking"));
     match thinking_type {
         // Manual thinking: a tool-use turn must keep the thinking that led to it.
-        Some("enabled") if blocks.iter().any(|b| b["type"] == "tool_use") && !blocks.first().is_some_and(is_thinking) => {
+        Some("enabled")
+            if blocks.iter().any(|b| b["type"] == "tool_use") && !blocks.first().is_some_and(is_thinking) =>
+        {
             let found = blocks.first().map_or_else(|| "nothing".to_owned(), kind);
-            Err(invalid(format!(
+            Err(invalid(&format!(
                 "messages.{turn}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at {DOCS}"
             )))
         }
-        None if turn + 1 == messages.len() && blocks.iter().any(is_thinking) => Err(invalid(format!(
+        None if turn + 1 == messages.len() && blocks.iter().any(is_thinking) => Err(invalid(&format!(
             "messages.{turn}.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
         ))),
         _ => Ok(()),

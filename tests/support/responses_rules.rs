@@ -128,7 +128,7 @@ impl ResponsesRules {
                         let before = &input[..position];
                         if !before.iter().any(|i| i["type"] == "reasoning" && i["id"] == reasoning.as_str()) {
                             return Err(invalid(
-                                format!(
+                                &format!(
                                     "Item 'fc_{call_id}' of type 'function_call' was provided without its required 'reasoning' item: '{reasoning}'."
                                 ),
                                 Some("input"),
@@ -141,7 +141,7 @@ impl ResponsesRules {
                     let call_id = item["call_id"].as_str().unwrap_or_default();
                     if !input.iter().any(|i| i["type"] == "function_call" && i["call_id"] == call_id) {
                         return Err(invalid(
-                            format!("No tool call found for function call output with call_id {call_id}."),
+                            &format!("No tool call found for function call output with call_id {call_id}."),
                             Some("input"),
                             None,
                         ));
@@ -161,7 +161,7 @@ impl ResponsesRules {
             ["gAAAA", sealed_id, following, _] if *sealed_id == id && self.seal(id, following) == content => *following,
             _ => {
                 return Err(invalid(
-                    format!("The encrypted content {} could not be verified.", excerpt(content)),
+                    &format!("The encrypted content {} could not be verified.", excerpt(content)),
                     None,
                     Some("invalid_encrypted_content"),
                 ));
@@ -176,7 +176,7 @@ impl ResponsesRules {
             Ok(())
         } else {
             Err(invalid(
-                format!("Item '{id}' of type 'reasoning' was provided without its required following item."),
+                &format!("Item '{id}' of type 'reasoning' was provided without its required following item."),
                 Some("input"),
                 None,
             ))
@@ -196,7 +196,7 @@ fn excerpt(content: &str) -> String {
 }
 
 /// An `invalid_request_error` body.
-fn invalid(message: String, param: Option<&str>, code: Option<&str>) -> Rejection {
+fn invalid(message: &str, param: Option<&str>, code: Option<&str>) -> Rejection {
     Rejection {
         status: 400,
         body: json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}),

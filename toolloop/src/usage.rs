@@ -78,13 +78,30 @@ mod tests {
 
     #[test]
     fn usage_adds_every_field() {
-        let a = Usage { input_tokens: 1, output_tokens: 2, cache_read_tokens: 3, cache_write_tokens: 4, reasoning_tokens: 1 };
-        let b =
-            Usage { input_tokens: 10, output_tokens: 20, cache_read_tokens: 30, cache_write_tokens: 40, reasoning_tokens: 5 };
+        let a = Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            cache_read_tokens: 3,
+            cache_write_tokens: 4,
+            reasoning_tokens: 1,
+        };
+        let b = Usage {
+            input_tokens: 10,
+            output_tokens: 20,
+            cache_read_tokens: 30,
+            cache_write_tokens: 40,
+            reasoning_tokens: 5,
+        };
         let sum: Usage = [a, b].iter().sum();
         assert_eq!(
             sum,
-            Usage { input_tokens: 11, output_tokens: 22, cache_read_tokens: 33, cache_write_tokens: 44, reasoning_tokens: 6 }
+            Usage {
+                input_tokens: 11,
+                output_tokens: 22,
+                cache_read_tokens: 33,
+                cache_write_tokens: 44,
+                reasoning_tokens: 6
+            }
         );
         assert_eq!(sum.total(), 110);
         let mut c = a;

@@ -262,7 +262,8 @@ mod tests {
         let mut conversation = with_reasoning_from("openai-responses");
         let mut message = conversation.messages()[1].clone();
         message.provider = Some("anthropic".into());
-        conversation = Conversation::from(vec![conversation.messages()[0].clone(), message, conversation.messages()[2].clone()]);
+        conversation =
+            Conversation::from(vec![conversation.messages()[0].clone(), message, conversation.messages()[2].clone()]);
         let view = RequestView::of(conversation.messages(), "anthropic");
         assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
         assert_eq!(view.messages[1].tool_calls().count(), 1);

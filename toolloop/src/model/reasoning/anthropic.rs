@@ -196,7 +196,12 @@ mod tests {
         let max = ReasoningConfig::new(ReasoningEffort::Max).with_summary(ReasoningSummary::Auto);
         assert_eq!(
             map(max, "claude-opus-4-7", 4096).unwrap(),
-            Some(AnthropicThinking { budget_tokens: None, effort: Some("max"), display: Some("summarized"), beta: None })
+            Some(AnthropicThinking {
+                budget_tokens: None,
+                effort: Some("max"),
+                display: Some("summarized"),
+                beta: None
+            })
         );
         // High wants 16k; three quarters of max_tokens caps it.
         assert_eq!(

@@ -163,7 +163,9 @@ pub enum ReasoningError {
         max_tokens: u32,
     },
     /// `max_tokens` leaves no room for the smallest thinking budget.
-    #[error("max_tokens ({max_tokens}) leaves no room for a thinking budget of {minimum} tokens; raise it to at least {needed}")]
+    #[error(
+        "max_tokens ({max_tokens}) leaves no room for a thinking budget of {minimum} tokens; raise it to at least {needed}"
+    )]
     MaxTokensTooSmall {
         /// The request's maximum output tokens.
         max_tokens: u32,
@@ -210,6 +212,9 @@ mod tests {
             "max_tokens (1000) leaves no room for a thinking budget of 1024 tokens; raise it to at least 1366"
         );
         let model_error = error.into_model_error("anthropic");
-        assert_eq!((model_error.kind(), model_error.provider(), model_error.status()), (ModelErrorKind::InvalidRequest, "anthropic", None));
+        assert_eq!(
+            (model_error.kind(), model_error.provider(), model_error.status()),
+            (ModelErrorKind::InvalidRequest, "anthropic", None)
+        );
     }
 }

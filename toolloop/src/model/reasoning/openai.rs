@@ -46,9 +46,9 @@ pub(crate) fn openai_effort(effort: ReasoningEffort, model: &str) -> Option<&'st
         },
         ReasoningEffort::Low => Some("low"),
         ReasoningEffort::Medium => Some("medium"),
-        ReasoningEffort::High => Some("high"),
         ReasoningEffort::Max if minor.is_some_and(|m| m >= 2) || model.contains("codex-max") => Some("xhigh"),
-        ReasoningEffort::Max => Some("high"),
+        // Models without `xhigh` top out at `high`.
+        ReasoningEffort::High | ReasoningEffort::Max => Some("high"),
     }
 }
 

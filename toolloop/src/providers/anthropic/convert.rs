@@ -9,9 +9,9 @@ use super::wire::{
 use crate::message::{ContentBlock, Role, ToolCall};
 use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig, ReasoningError};
-use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::providers::http::ApiError;
 use crate::providers::shared::{close_body, object_input, open_body, write_element, write_messages};
+use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -346,8 +346,11 @@ mod thinking_tests {
         let saved = serde_json::to_string(&message).unwrap();
         let resumed: Message = serde_json::from_str(&saved).unwrap();
         assert_eq!(resumed, message);
-        let history =
-            vec![Message::user("weather?"), resumed, Message::from_tool_results([ToolResult::success("toolu_1", "sunny")])];
+        let history = vec![
+            Message::user("weather?"),
+            resumed,
+            Message::from_tool_results([ToolResult::success("toolu_1", "sunny")]),
+        ];
         let wire = serde_json::to_value(messages(&history)).unwrap();
         assert_eq!(
             wire[1],
@@ -362,7 +365,11 @@ mod thinking_tests {
 
     #[test]
     fn reasoning_anthropic_cannot_verify_is_never_sent() {
-        let foreign = OpaqueReasoning::new("openai-responses", None, ReasoningState::Item { id: "rs_1".into(), encrypted_content: None });
+        let foreign = OpaqueReasoning::new(
+            "openai-responses",
+            None,
+            ReasoningState::Item { id: "rs_1".into(), encrypted_content: None },
+        );
         let history = vec![
             Message::user("hi"),
             Message {
@@ -384,18 +391,23 @@ mod thinking_tests {
         let history = [Message::user("hi")];
         let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
         let thinking = thinking_for("claude-opus-4-6", 4096, None, None, &adaptive).unwrap();
-        let body: serde_json::Value =
-            serde_json::from_slice(&body_with_thinking("claude-opus-4-6", 4096, None, thinking.as_ref(), &adaptive).unwrap())
-                .unwrap();
-        assert_eq!((&body["thinking"], &body["output_config"]), (&json!({"type": "adaptive"}), &json!({"effort": "high"})));
+        let body: serde_json::Value = serde_json::from_slice(
+            &body_with_thinking("claude-opus-4-6", 4096, None, thinking.as_ref(), &adaptive).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (&body["thinking"], &body["output_config"]),
+            (&json!({"type": "adaptive"}), &json!({"effort": "high"}))
+        );
 
         let configured = ReasoningConfig::new(ReasoningEffort::Off).with_budget_tokens(2048);
         let plain = ModelRequest::new(&history);
         let thinking = thinking_for("claude-sonnet-4-5", 4096, None, Some(&configured), &plain).unwrap().unwrap();
         assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
-        let body: serde_json::Value =
-            serde_json::from_slice(&body_with_thinking("claude-sonnet-4-5", 4096, None, Some(&thinking), &plain).unwrap())
-                .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(
+            &body_with_thinking("claude-sonnet-4-5", 4096, None, Some(&thinking), &plain).unwrap(),
+        )
+        .unwrap();
         assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
         assert!(body.get("output_config").is_none());
 

@@ -111,7 +111,12 @@ fn summary_of(content: &[ContentBlock]) -> String {
                 None => write!(out, "tool_result(call_id={})", result.call_id),
             },
             ContentBlock::Reasoning(reasoning) => {
-                write!(out, "reasoning({} chars, opaque={})", reasoning.visible_text().chars().count(), reasoning.opaque.is_some())
+                write!(
+                    out,
+                    "reasoning({} chars, opaque={})",
+                    reasoning.visible_text().chars().count(),
+                    reasoning.opaque.is_some()
+                )
             }
         };
     }

@@ -96,9 +96,8 @@ fn run_messages<'a>(
     for block in run.iter().flat_map(|message| &message.content) {
         match (turn_role, block) {
             (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-            (_, ContentBlock::Text { .. }) => {}
-            // Not sent back in this wire format (yet): Ollama needs no reasoning state.
-            (_, ContentBlock::Reasoning(_)) => {}
+            // Reasoning is not sent back in this wire format (yet): Ollama needs no reasoning state.
+            (_, ContentBlock::Text { .. } | ContentBlock::Reasoning(_)) => {}
             (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
                 function: RequestFunctionCall { name: &call.name, arguments: object_input(&call.input) },
             }),

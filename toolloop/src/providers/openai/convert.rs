@@ -102,9 +102,8 @@ fn run_messages<'a>(
     for block in run.iter().flat_map(|message| &message.content) {
         match (role, block) {
             (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-            (_, ContentBlock::Text { .. }) => {}
             // Chat Completions has no field for reasoning sent back.
-            (_, ContentBlock::Reasoning(_)) => {}
+            (_, ContentBlock::Text { .. } | ContentBlock::Reasoning(_)) => {}
             (Role::Assistant, ContentBlock::ToolCall(call)) => tool_calls.push(RequestToolCall {
                 id: &call.id,
                 kind: "function",
@@ -295,7 +294,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             usage(Some(wire)),
-            Usage { input_tokens: 40, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 0, reasoning_tokens: 0 }
+            Usage {
+                input_tokens: 40,
+                output_tokens: 7,
+                cache_read_tokens: 60,
+                cache_write_tokens: 0,
+                reasoning_tokens: 0
+            }
         );
         assert_eq!(usage(None), Usage::default());
     }

@@ -129,7 +129,11 @@ pub(super) fn input_items(messages: &[Message]) -> Vec<InputItem<'_>> {
                 }
                 (MessageRole::Assistant, ContentBlock::ToolCall(call)) => {
                     flush(role, &mut text, &mut items);
-                    items.push(InputItem::FunctionCall { call_id: &call.id, name: &call.name, arguments: arguments(&call.input) });
+                    items.push(InputItem::FunctionCall {
+                        call_id: &call.id,
+                        name: &call.name,
+                        arguments: arguments(&call.input),
+                    });
                 }
                 (MessageRole::User, ContentBlock::ToolResult(result)) => {
                     flush(role, &mut text, &mut items);
@@ -187,7 +191,11 @@ pub(crate) fn parse(body: &[u8]) -> Result<ModelResponse, ModelError> {
 /// the next request with `previous_response_id`.
 pub(crate) fn parse_with_id(body: &[u8]) -> Result<(ModelResponse, Option<String>), ModelError> {
     let wire: ResponsesResponse = serde_json::from_slice(body).map_err(|error| {
-        ModelError::new(ModelErrorKind::MalformedResponse, PROVIDER, format!("the response body could not be parsed ({error})"))
+        ModelError::new(
+            ModelErrorKind::MalformedResponse,
+            PROVIDER,
+            format!("the response body could not be parsed ({error})"),
+        )
     })?;
     let id = wire.id.clone();
     Ok((ModelResponse::try_from(wire)?, id))
@@ -206,8 +214,11 @@ impl TryFrom<ResponsesResponse> for ModelResponse {
         for item in wire.output {
             match item {
                 OutputItem::Reasoning { id, summary, content: text, encrypted_content } => {
-                    let opaque =
-                        OpaqueReasoning::new(PROVIDER, wire.model.clone(), ReasoningState::Item { id, encrypted_content });
+                    let opaque = OpaqueReasoning::new(
+                        PROVIDER,
+                        wire.model.clone(),
+                        ReasoningState::Item { id, encrypted_content },
+                    );
                     content.push(ContentBlock::Reasoning(Reasoning::new(
                         text.unwrap_or_default().into_iter().map(|part| part.text).collect(),
                         summary.into_iter().map(|part| part.text).collect(),
@@ -227,7 +238,11 @@ impl TryFrom<ResponsesResponse> for ModelResponse {
                     }
                 }
                 OutputItem::FunctionCall { call_id, name, arguments } => {
-                    content.push(ContentBlock::ToolCall(ToolCall { id: call_id, name, input: parse_arguments(arguments) }));
+                    content.push(ContentBlock::ToolCall(ToolCall {
+                        id: call_id,
+                        name,
+                        input: parse_arguments(arguments),
+                    }));
                 }
                 OutputItem::Other => {}
             }
@@ -310,7 +325,7 @@ mod tests {
     /// two parallel function calls.
     fn tool_response() -> Value {
         json!({
-            "id": "resp_1", "object": "response", "created_at": 1741476542, "status": "completed",
+            "id": "resp_1", "object": "response", "created_at": 1_741_476_542, "status": "completed",
             "error": null, "incomplete_details": null, "model": "gpt-5.2-2025-12-11",
             "output": [
                 {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "**Plan** look up both"}],
@@ -332,12 +347,21 @@ mod tests {
         assert_eq!(response.stop_reason, StopReason::ToolUse);
         assert_eq!(
             response.usage,
-            Usage { input_tokens: 40, output_tokens: 50, cache_read_tokens: 60, cache_write_tokens: 0, reasoning_tokens: 30 }
+            Usage {
+                input_tokens: 40,
+                output_tokens: 50,
+                cache_read_tokens: 60,
+                cache_write_tokens: 0,
+                reasoning_tokens: 30
+            }
         );
         let ContentBlock::Reasoning(reasoning) = &response.content[0] else { panic!("{:?}", response.content) };
         assert_eq!(reasoning.summary, vec!["**Plan** look up both".to_owned()]);
         let opaque = reasoning.opaque.as_ref().unwrap();
-        assert_eq!((opaque.provider.as_str(), opaque.model.as_deref()), ("openai-responses", Some("gpt-5.2-2025-12-11")));
+        assert_eq!(
+            (opaque.provider.as_str(), opaque.model.as_deref()),
+            ("openai-responses", Some("gpt-5.2-2025-12-11"))
+        );
         assert_eq!(
             opaque.state,
             ReasoningState::Item { id: "rs_1".into(), encrypted_content: Some("gAAAAABo-enc-1==".into()) }
@@ -369,9 +393,13 @@ mod tests {
         let refusal = json!([{"type": "message", "content": [{"type": "refusal", "refusal": "no"}]}]);
         let refused = with("completed", Value::Null, refusal).unwrap();
         assert_eq!((&refused.stop_reason, refused.text()), (&StopReason::Refusal, "no".to_owned()));
-        let failed = parse(br#"{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#)
-            .unwrap_err();
-        assert_eq!((failed.kind(), failed.error_type(), failed.message()), (ModelErrorKind::Server, Some("server_error"), "boom"));
+        let failed =
+            parse(br#"{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#)
+                .unwrap_err();
+        assert_eq!(
+            (failed.kind(), failed.error_type(), failed.message()),
+            (ModelErrorKind::Server, Some("server_error"), "boom")
+        );
         assert_eq!(parse(b"<html>").unwrap_err().kind(), ModelErrorKind::MalformedResponse);
     }
 
@@ -392,7 +420,8 @@ mod tests {
         ];
         let tools = [ToolDefinition::from_schema("weather", "Weather by city", json!({"type": "object"}))];
         let config = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
-        let request = ModelRequest::new(&history).with_system(Some("be brief")).with_tools(&tools).with_max_tokens(Some(2000));
+        let request =
+            ModelRequest::new(&history).with_system(Some("be brief")).with_tools(&tools).with_max_tokens(Some(2000));
         let inputs = ResponsesInputs::from_request("gpt-5.2", None, None, Some(config), &request);
         assert_eq!(
             render_json(&inputs),
@@ -432,7 +461,10 @@ mod tests {
         let history = [Message::user("hi"), anthropic];
         let inputs = ResponsesInputs::from_request("gpt-5.1", Some(100), Some(0.5), None, &ModelRequest::new(&history));
         let body = render_json(&inputs);
-        assert_eq!(body["input"][1], json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]}));
+        assert_eq!(
+            body["input"][1],
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]})
+        );
         assert_eq!(body["input"].as_array().unwrap().len(), 2);
         assert_eq!((&body["temperature"], body.get("reasoning")), (&json!(0.5), None));
 
