@@ -8,6 +8,7 @@ pub mod guide;
 mod message;
 mod model;
 pub mod providers;
+mod reasoning;
 pub mod run;
 mod stop_reason;
 pub mod testing;
@@ -22,9 +23,13 @@ pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
 pub use agent::error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
-pub use conversation::Conversation;
+pub use conversation::{Conversation, RequestView, ViewRewrites};
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+pub use model::{
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig, ReasoningEffort,
+    ReasoningError, ReasoningSummary,
+};
+pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::message::{ContentBlock, Message, Role};
 
 #[cfg(feature = "http")]
-pub(crate) use view::is_foreign;
+pub(crate) use view::needs_view;
+pub use view::{RequestView, ViewRewrites};
 pub(crate) use view::{view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.

@@ -1,12 +1,14 @@
 //! The provider-neutral model interface.
 
 mod error;
+pub(crate) mod reasoning;
 mod request;
 mod response;
 
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
+pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 

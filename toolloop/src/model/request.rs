@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use super::ReasoningConfig;
 use crate::conversation::{view_for, view_without_tools};
 use crate::message::Message;
 use crate::tool::ToolDefinition;
@@ -26,13 +27,23 @@ pub struct ModelRequest<'a> {
     /// `strict: true`, sending [`ToolDefinition::strict_input_schema`] for every
     /// tool that has one).
     pub strict_tools: bool,
+    /// Overrides the model's configured reasoning setting for this request.
+    pub reasoning: Option<ReasoningConfig>,
 }
 
 impl<'a> ModelRequest<'a> {
     /// A request for `messages` with no system prompt, no tools and the
     /// model's default settings.
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, tools: &[], max_tokens: None, temperature: None, strict_tools: false }
+        Self {
+            system: None,
+            messages,
+            tools: &[],
+            max_tokens: None,
+            temperature: None,
+            strict_tools: false,
+            reasoning: None,
+        }
     }
 
     /// The messages as `provider` is sent them: tool calls made through
@@ -43,7 +54,11 @@ impl<'a> ModelRequest<'a> {
     /// [`messages`](Self::messages) when nothing needs rewriting, which is
     /// the usual case.
     pub fn view_for(&self, provider: &str) -> Cow<'a, [Message]> {
-        if self.tools.is_empty() { view_without_tools(self.messages) } else { view_for(self.messages, provider) }
+        if self.tools.is_empty() {
+            view_without_tools(self.messages, provider)
+        } else {
+            view_for(self.messages, provider)
+        }
     }
 
     /// Sets the system prompt.
@@ -73,6 +88,12 @@ impl<'a> ModelRequest<'a> {
     /// Turns strict tool schemas on or off.
     pub fn with_strict_tools(mut self, strict: bool) -> Self {
         self.strict_tools = strict;
+        self
+    }
+
+    /// Overrides the reasoning setting for this request (`None`: the model's).
+    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
+        self.reasoning = reasoning;
         self
     }
 }

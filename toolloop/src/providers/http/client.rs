@@ -106,8 +106,14 @@ impl HttpClient {
 
     /// POSTs `body`, a JSON document, retrying as the policy says, and
     /// parses the success response as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: Vec<u8>) -> Result<T, ModelError> {
-        let bytes = self.send(Bytes::from(body)).await?;
+    /// `extra` headers go with this request only (a beta flag the request's
+    /// settings need, say).
+    pub(crate) async fn post_json<T: DeserializeOwned>(
+        &self,
+        body: Vec<u8>,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Result<T, ModelError> {
+        let bytes = self.send(Bytes::from(body), extra).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -116,11 +122,11 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
+    async fn send(&self, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
         let mut retry = 0;
         loop {
             // Cloning `Bytes` shares the buffer: a retry copies nothing.
-            let failure = match self.attempt(body.clone()).await {
+            let failure = match self.attempt(body.clone(), extra).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
             };
@@ -141,16 +147,20 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
+    async fn attempt(&self, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, Failure> {
         let transport = |error: &reqwest::Error| Failure {
             error: error::transport_error(self.provider, error),
             retryable: true,
             server_wait: None,
         };
+        let mut request_headers = self.headers.clone();
+        for (name, value) in extra {
+            request_headers.append(name.clone(), value.clone());
+        }
         let response = self
             .client
             .post(self.parsed_url.clone())
-            .headers(self.headers.clone())
+            .headers(request_headers)
             .timeout(self.timeout)
             .body(body)
             .send()

@@ -25,7 +25,7 @@ pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
 pub(crate) use error::ApiError;
 pub use format::WireFormat;
-pub(crate) use format::{ApiKey, CallSettings, Format};
+pub(crate) use format::{ApiKey, CallSettings, Format, RequestHeaders};
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;

@@ -189,6 +189,7 @@ fn usage(wire: Option<super::wire::Usage>) -> Usage {
         output_tokens: wire.completion_tokens,
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        reasoning_tokens: 0,
     }
 }
 
@@ -250,7 +251,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             usage(Some(wire)),
-            Usage { input_tokens: 40, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 0 }
+            Usage {
+                input_tokens: 40,
+                output_tokens: 7,
+                cache_read_tokens: 60,
+                cache_write_tokens: 0,
+                reasoning_tokens: 0
+            }
         );
         assert_eq!(usage(None), Usage::default());
     }

@@ -1,0 +1,28 @@
+//! The OpenAI Responses API (`POST {base}/responses`) as a wire format:
+//! pure functions from a request to a body ([`convert::render`]) and from a
+//! body to a [`ModelResponse`](crate::ModelResponse) ([`convert::parse`]),
+//! which the HTTP model core drives.
+//!
+//! Stateless by default: `store: false`, the whole input every call, and
+//! `include: ["reasoning.encrypted_content"]` so that each reasoning item
+//! comes back encrypted and is sent again, byte for byte, directly before
+//! the items that followed it. Function calls and their outputs pair by
+//! `call_id`. With a `previous_response_id` the response is stored
+//! (`store: true`) and only the new items are sent.
+//!
+//! Item ids of messages and function calls are not kept: the API takes them
+//! as optional, and stateless requests need only the reasoning items' ids
+//! and encrypted content.
+
+// The HTTP provider for this wire format is built on the shared core; until
+// then only the tests call these functions.
+#![allow(dead_code)]
+
+pub(crate) mod convert;
+mod wire;
+
+/// The provider name, as [`Model::provider`](crate::Model::provider) returns
+/// it: reasoning items and tool calls made here go back only here.
+pub(crate) const PROVIDER: &str = "openai-responses";
+/// The path requests go to, after the base URL (`https://api.openai.com/v1`).
+pub(crate) const ENDPOINT_PATH: &str = "/responses";
