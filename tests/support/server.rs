@@ -116,8 +116,12 @@ impl Reply {
     }
 }
 
+/// Answers a request as it arrives (a fake that enforces an API's rules).
+type Handler = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    handler: Option<Handler>,
     requests: Mutex<Vec<RecordedRequest>>,
     received: watch::Sender<usize>,
     disconnects: watch::Sender<usize>,
@@ -136,10 +140,25 @@ impl TestServer {
     /// # Panics
     /// When no port can be bound.
     pub async fn start(script: impl IntoIterator<Item = Reply>) -> Self {
+        Self::launch(script.into_iter().collect(), None).await
+    }
+
+    /// Starts a server that answers each request with what `handler` makes
+    /// of it, so that a fake can reject a request on the spot, the way the
+    /// real API would.
+    ///
+    /// # Panics
+    /// When no port can be bound.
+    pub async fn start_with(handler: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) -> Self {
+        Self::launch(VecDeque::new(), Some(Box::new(handler))).await
+    }
+
+    async fn launch(script: VecDeque<Reply>, handler: Option<Handler>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
-            script: Mutex::new(script.into_iter().collect()),
+            script: Mutex::new(script),
+            handler,
             requests: Mutex::new(Vec::new()),
             received: watch::channel(0).0,
             disconnects: watch::channel(0).0,
@@ -183,11 +202,16 @@ impl TestServer {
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stream);
     let Some(request) = read_request(&mut reader).await else { return };
+    let handled = shared.handler.as_ref().map(|handler| handler(&request));
     shared.requests.lock().expect("requests lock").push(request);
     shared.received.send_modify(|n| *n += 1);
-    let reply = shared.script.lock().expect("script lock").pop_front().unwrap_or_else(|| {
-        Reply::json(500, &serde_json::json!({"error": "the test server's script ran out of replies"}))
-    });
+    let reply = if let Some(reply) = handled {
+        reply
+    } else {
+        shared.script.lock().expect("script lock").pop_front().unwrap_or_else(|| {
+            Reply::json(500, &serde_json::json!({"error": "the test server's script ran out of replies"}))
+        })
+    };
 
     let wait = match reply.action {
         Action::Hang => None,

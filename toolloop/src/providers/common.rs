@@ -128,12 +128,11 @@ impl<'a> ChatTurn<'a> {
         for block in run.iter().flat_map(|message| &message.content) {
             match (role, block) {
                 (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-                (_, ContentBlock::Text { .. }) => {}
                 (Role::Assistant, ContentBlock::Reasoning(r)) => {
                     reasoning.extend(r.text.iter().filter(|t| !t.is_empty()).map(|t| Cow::Borrowed(t.as_str())));
                 }
                 // Reasoning in a user turn cannot be expressed.
-                (Role::User, ContentBlock::Reasoning(_)) => {}
+                (_, ContentBlock::Text { .. }) | (Role::User, ContentBlock::Reasoning(_)) => {}
                 (Role::Assistant, ContentBlock::ToolCall(call)) => calls.push(call),
                 (Role::User, ContentBlock::ToolResult(tool_result)) => result(tool_result)?,
                 (_, ContentBlock::ToolCall(call)) => text.push(Cow::Owned(misplaced_call(call))),

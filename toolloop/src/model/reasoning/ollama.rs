@@ -17,8 +17,6 @@ pub(crate) enum OllamaThink {
 }
 
 /// The `think` value for `effort` on `model`.
-// Wired into the Ollama wire format by the provider rebuild.
-#[allow(dead_code)]
 pub(crate) fn ollama_think(effort: ReasoningEffort, model: &str) -> OllamaThink {
     let levels = model.contains("gpt-oss");
     match effort {

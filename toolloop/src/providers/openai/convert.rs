@@ -9,9 +9,11 @@ use super::wire::{
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::model::reasoning::openai::openai_effort;
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
+use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -42,6 +44,7 @@ impl Format for OpenAiChat {
             max_completion_tokens,
             max_tokens,
             temperature: call.temperature,
+            reasoning_effort: call.reasoning.and_then(|reasoning| openai_effort(reasoning.effort, call.model)),
         })
     }
 
@@ -142,6 +145,10 @@ impl TryFrom<ChatResponse> for ModelResponse {
         };
         let message = choice.message;
         let mut content = Vec::new();
+        // Read only: Chat Completions has no field to send reasoning back in.
+        if let Some(reasoning) = message.reasoning_content.filter(|t| !t.is_empty()) {
+            content.push(ContentBlock::Reasoning(Reasoning::from_text(reasoning)));
+        }
         if let Some(text) = message.content.filter(|t| !t.is_empty()) {
             content.push(ContentBlock::Text { text });
         }
@@ -184,12 +191,13 @@ fn synthetic_id(index: usize, name: &str) -> String {
 fn usage(wire: Option<super::wire::Usage>) -> Usage {
     let Some(wire) = wire else { return Usage::default() };
     let cached = wire.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
+    let reasoning_tokens = wire.completion_tokens_details.and_then(|d| d.reasoning_tokens).unwrap_or(0);
     Usage {
         input_tokens: wire.prompt_tokens.saturating_sub(cached),
         output_tokens: wire.completion_tokens,
         cache_read_tokens: cached,
         cache_write_tokens: 0,
-        reasoning_tokens: 0,
+        reasoning_tokens,
     }
 }
 
@@ -353,6 +361,7 @@ mod body_tests {
             max_completion_tokens,
             max_tokens,
             temperature: request.temperature.or(model.temperature),
+            reasoning_effort: None,
         })
         .unwrap()
     }

@@ -22,7 +22,9 @@ use crate::usage::Usage;
 /// stateless (`store: false`) conversation can send it back.
 pub(crate) const INCLUDE_ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
-/// Everything a request body is made of.
+/// Everything a request body is made of: the reference the model's body
+/// is checked against, and the chained (`previous_response_id`) body.
+#[cfg_attr(not(test), allow(dead_code))]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ResponsesInputs<'a> {
     pub(crate) model: &'a str,
@@ -42,6 +44,7 @@ pub(crate) struct ResponsesInputs<'a> {
     pub(crate) previous_response_id: Option<&'a str>,
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl<'a> ResponsesInputs<'a> {
     /// The inputs of `request` for `model`, with the client's settings where
     /// the request does not override them. Stateless.
@@ -67,6 +70,7 @@ impl<'a> ResponsesInputs<'a> {
 }
 
 /// The request body for `inputs`.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn render(inputs: &ResponsesInputs<'_>) -> serde_json::Result<Vec<u8>> {
     let stateless = inputs.previous_response_id.is_none();
     let body = ResponsesRequest {
@@ -84,7 +88,7 @@ pub(crate) fn render(inputs: &ResponsesInputs<'_>) -> serde_json::Result<Vec<u8>
     serde_json::to_vec(&body)
 }
 
-fn function_tool(tool: &ToolDefinition, strict_requested: bool) -> FunctionTool<'_> {
+pub(super) fn function_tool(tool: &ToolDefinition, strict_requested: bool) -> FunctionTool<'_> {
     FunctionTool {
         kind: "function",
         name: &tool.name,
@@ -182,11 +186,13 @@ fn result_text(result: &ToolResult) -> Cow<'_, str> {
     if result.is_error() { Cow::Owned(format!("Error: {}", result.content)) } else { Cow::Borrowed(&result.content) }
 }
 
-/// Parses a success body.
+/// Parses a success body (what the streaming decoder's result must equal).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn parse(body: &[u8]) -> Result<ModelResponse, ModelError> {
     parse_with_id(body).map(|(response, _)| response)
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 /// Parses a success body; also returns the response's `id`, for chaining
 /// the next request with `previous_response_id`.
 pub(crate) fn parse_with_id(body: &[u8]) -> Result<(ModelResponse, Option<String>), ModelError> {

@@ -1,7 +1,9 @@
-//! The OpenAI Responses API (`POST {base}/responses`) as a wire format:
+//! The OpenAI Responses API (`POST {base}/responses`) as a wire format
+//! ([`OpenAiResponsesApi`], driven by the HTTP model core as
+//! [`OpenAiResponses`](crate::providers::openai::OpenAiResponses)), with
 //! pure functions from a request to a body ([`convert::render`]) and from a
 //! body to a [`ModelResponse`](crate::ModelResponse) ([`convert::parse`]),
-//! which the HTTP model core drives.
+//! which the streaming decoder compares itself to.
 //!
 //! Stateless by default: `store: false`, the whole input every call, and
 //! `include: ["reasoning.encrypted_content"]` so that each reasoning item
@@ -14,12 +16,11 @@
 //! as optional, and stateless requests need only the reasoning items' ids
 //! and encrypted content.
 
-// The HTTP provider for this wire format is built on the shared core; until
-// then only the tests call these functions.
-#![allow(dead_code)]
-
 pub(crate) mod convert;
+mod format;
 mod wire;
+
+pub use format::OpenAiResponsesApi;
 
 /// The provider name, as [`Model::provider`](crate::Model::provider) returns
 /// it: reasoning items and tool calls made here go back only here.

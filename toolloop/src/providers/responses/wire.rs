@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::model::reasoning::openai::ResponsesReasoning;
 
 /// The request body.
+#[cfg_attr(not(test), allow(dead_code))]
 #[derive(Debug, Serialize)]
 pub(super) struct ResponsesRequest<'a> {
     pub(super) model: &'a str,
@@ -92,8 +93,11 @@ pub(super) struct FunctionTool<'a> {
 
 /// The success response body.
 #[derive(Debug, Deserialize)]
-pub(super) struct ResponsesResponse {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ResponsesResponse {
+    /// For chaining with `previous_response_id`.
     #[serde(default)]
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) id: Option<String>,
     #[serde(default)]
     pub(super) model: Option<String>,
