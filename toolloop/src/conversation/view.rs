@@ -83,6 +83,7 @@ pub(crate) fn view_without_tools<'m>(messages: &'m [Message], provider: &str) ->
 
 /// Whether the view of `message` for `provider` differs from it, in a
 /// request that offers tools (`tools_offered`) or none.
+#[cfg(feature = "http")]
 pub(crate) fn needs_view(message: &Message, provider: &str, tools_offered: bool) -> bool {
     let calls =
         if tools_offered { has_foreign_calls(message, provider) } else { message.tool_calls().next().is_some() };

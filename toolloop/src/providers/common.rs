@@ -102,6 +102,8 @@ pub(crate) fn function_tools(tools: &[ToolDefinition], strict: bool) -> Vec<Func
 pub(crate) struct ChatTurn<'a> {
     pub(crate) text: Option<Cow<'a, str>>,
     pub(crate) calls: Vec<&'a ToolCall>,
+    // Chat Completions has no field to send it back in; Ollama does.
+    #[cfg_attr(not(feature = "ollama"), allow(dead_code))]
     pub(crate) reasoning: Option<Cow<'a, str>>,
 }
 

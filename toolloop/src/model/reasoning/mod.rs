@@ -6,8 +6,11 @@
 //! anything is sent, so a request the API would reject fails here with a
 //! typed [`ReasoningError`] instead of an HTTP 400.
 
+#[cfg(feature = "anthropic")]
 pub(crate) mod anthropic;
+#[cfg(feature = "ollama")]
 pub(crate) mod ollama;
+#[cfg(feature = "openai")]
 pub(crate) mod openai;
 
 use serde::{Deserialize, Serialize};

@@ -25,7 +25,10 @@ pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
 pub(crate) use error::ApiError;
 pub use format::WireFormat;
-pub(crate) use format::{ApiKey, CallSettings, Format, RequestHeaders};
+pub(crate) use format::{ApiKey, CallSettings, Format};
+// Only formats with per-request headers (Anthropic's beta flags) name it.
+#[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]
+pub(crate) use format::RequestHeaders;
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;
