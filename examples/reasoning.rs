@@ -80,11 +80,8 @@ fn scripted() -> ScriptedModel {
             lookup("c2", "Madrid"),
         ])
         .with_usage(usage(48)),
-        ModelResponse::new(vec![
-            thought("Madrid 3.3 > Paris 2.1; Berlin is still to check."),
-            lookup("c3", "Berlin"),
-        ])
-        .with_usage(usage(32)),
+        ModelResponse::new(vec![thought("Madrid 3.3 > Paris 2.1; Berlin is still to check."), lookup("c3", "Berlin")])
+            .with_usage(usage(32)),
         ModelResponse::new(vec![
             thought("Berlin 3.7 is the largest."),
             ContentBlock::ToolCall(ToolCall::new(

@@ -121,8 +121,7 @@ fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Answer> {
         .into_iter()
         .map(|blocks| {
             let rules = Arc::clone(rules);
-            Box::new(move |request: &Value| rules.respond(request, &blocks))
-                as Answer
+            Box::new(move |request: &Value| rules.respond(request, &blocks)) as Answer
         })
         .collect()
 }

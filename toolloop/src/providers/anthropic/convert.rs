@@ -402,7 +402,7 @@ mod thinking_tests {
         let history = [Message::user("hi")];
         let model = Anthropic::builder().api_key("k").model("claude-opus-4-6").max_tokens(4096).build().unwrap();
         let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
-        let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive).unwrap()).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive).unwrap().to_vec()).unwrap();
         assert_eq!(
             (&body["thinking"], &body["output_config"]),
             (&json!({"type": "adaptive"}), &json!({"effort": "high"}))
@@ -413,7 +413,7 @@ mod thinking_tests {
         let plain = ModelRequest::new(&history);
         let thinking = thinking_for(model.call_settings(&plain)).unwrap().unwrap();
         assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
-        let body: serde_json::Value = serde_json::from_slice(&model.body(&plain).unwrap()).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&model.body(&plain).unwrap().to_vec()).unwrap();
         assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
         assert!(body.get("output_config").is_none());
 

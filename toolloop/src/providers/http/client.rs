@@ -10,6 +10,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::ConfigError;
+use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
@@ -110,10 +111,10 @@ impl HttpClient {
     /// settings need, say).
     pub(crate) async fn post_json<T: DeserializeOwned>(
         &self,
-        body: Vec<u8>,
+        body: WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<T, ModelError> {
-        let bytes = self.send(Bytes::from(body), extra).await?;
+        let bytes = self.send(&body, extra).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -122,11 +123,11 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
+    async fn send(&self, body: &WireBody, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
         let mut retry = 0;
         loop {
-            // Cloning `Bytes` shares the buffer: a retry copies nothing.
-            let failure = match self.attempt(body.clone(), extra).await {
+            // The body's chunks are shared: a retry copies nothing.
+            let failure = match self.attempt(body.to_http(), extra).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
             };
@@ -147,7 +148,7 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: Bytes, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, Failure> {
+    async fn attempt(&self, body: reqwest::Body, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, Failure> {
         let transport = |error: &reqwest::Error| Failure {
             error: error::transport_error(self.provider, error),
             retryable: true,

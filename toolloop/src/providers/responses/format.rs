@@ -136,7 +136,7 @@ mod tests {
             ))
             .unwrap();
             assert_eq!(
-                String::from_utf8(model.body(&request).unwrap()).unwrap(),
+                String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap(),
                 String::from_utf8(reference).unwrap()
             );
             conversation.push_user("and tomorrow?");
