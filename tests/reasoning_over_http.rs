@@ -383,3 +383,66 @@ async fn one_conversation_switches_anthropic_then_responses_then_ollama() {
     // The raw history kept everything.
     assert!(conversation.messages().iter().any(|m| m.reasoning().any(|r| r.opaque.is_some())));
 }
+
+#[tokio::test]
+async fn chat_completions_sends_reasoning_effort_and_reads_reasoning_content() {
+    let reply = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "deepseek-reasoner",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "Berlin.", "reasoning_content": "3.7 > 2.1, so Berlin."
+        }}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 30, "completion_tokens_details": {"reasoning_tokens": 25}}
+    });
+    let server = TestServer::start([Reply::json(200, &reply), Reply::json(200, &reply)]).await;
+    let model = OpenAi::builder()
+        .api_key("k")
+        .base_url(server.url())
+        .model("o4-mini")
+        .reasoning(ReasoningEffort::High)
+        .build()
+        .unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger?");
+    let response = model.complete(ModelRequest::new(conversation.messages())).await.unwrap();
+    assert_eq!(response.reasoning_text(), "3.7 > 2.1, so Berlin.");
+    assert_eq!((response.usage.output_tokens, response.usage.reasoning_tokens), (30, 25));
+    conversation.push(response.to_message(model.provider()));
+    conversation.push_user("Sure?");
+    // Chat Completions takes no reasoning back: the next request leaves it out.
+    model.complete(ModelRequest::new(conversation.messages())).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests[0].json()["reasoning_effort"], "high");
+    let second = requests[1].json();
+    assert_eq!(second["messages"][1], json!({"role": "assistant", "content": "Berlin."}));
+}
+
+#[tokio::test]
+async fn ollama_sends_think_and_gives_its_thinking_back() {
+    let reply = json!({
+        "model": "qwen3", "created_at": "2025-01-01T00:00:00Z", "done": true, "done_reason": "stop",
+        "message": {"role": "assistant", "content": "Berlin.", "thinking": "3.7 > 2.1."},
+        "prompt_eval_count": 10, "eval_count": 5
+    });
+    let server =
+        TestServer::start([Reply::json(200, &reply), Reply::json(200, &reply), Reply::json(200, &reply)]).await;
+    let model =
+        Ollama::builder().base_url(server.url()).model("qwen3").reasoning(ReasoningEffort::Medium).build().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger?");
+    let response = model.complete(ModelRequest::new(conversation.messages())).await.unwrap();
+    assert_eq!(response.reasoning_text(), "3.7 > 2.1.");
+    conversation.push(response.to_message(model.provider()));
+    conversation.push_user("Sure?");
+    model.complete(ModelRequest::new(conversation.messages())).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests[0].json()["think"], json!(true));
+    assert_eq!(
+        requests[1].json()["messages"][1],
+        json!({"role": "assistant", "content": "Berlin.", "thinking": "3.7 > 2.1."})
+    );
+    // Off is sent as `false`, so a thinking model answers straight away.
+    let off = model.with_reasoning(Some(ReasoningConfig::off()));
+    let history = [toolloop::Message::user("hi")];
+    off.complete(ModelRequest::new(&history)).await.unwrap();
+    assert_eq!(server.requests()[2].json()["think"], json!(false));
+}
