@@ -446,3 +446,40 @@ async fn ollama_sends_think_and_gives_its_thinking_back() {
     off.complete(ModelRequest::new(&history)).await.unwrap();
     assert_eq!(server.requests()[2].json()["think"], json!(false));
 }
+
+#[tokio::test]
+async fn a_fallback_to_responses_keeps_its_reasoning_across_the_loop() {
+    // The primary is overloaded on every call; Responses answers the whole loop.
+    let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let down = TestServer::start_with(move |_| Reply::json(529, &overloaded)).await;
+    let rules = Arc::new(ResponsesRules::new());
+    let checker = Arc::clone(&rules);
+    let up = TestServer::start_with(fake(
+        move |body| checker.check(body).map_err(|rejection| rejection.reply()),
+        responses_answers(&rules),
+    ))
+    .await;
+    let primary = Anthropic::builder()
+        .api_key("k")
+        .base_url(down.url())
+        .retry_policy(toolloop::providers::RetryPolicy::none())
+        .reasoning(ReasoningEffort::Medium)
+        .build()
+        .unwrap();
+    let secondary = OpenAi::responses()
+        .api_key("k")
+        .base_url(up.url())
+        .model("gpt-5.1")
+        .reasoning(ReasoningEffort::Medium)
+        .build()
+        .unwrap();
+    let model = toolloop::providers::Fallback::new(primary).then(secondary);
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let done = agent(model, None).run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.largest, "Berlin");
+    assert_eq!(up.requests().len(), 4, "every request passed the fake's rules");
+    assert_eq!(down.requests().len(), 4);
+    assert_eq!(done.metadata.usage.reasoning_tokens, 64 + 32 + 16 + 8);
+    assert!(conversation.messages()[1].provider.as_deref() == Some("openai-responses"));
+}
