@@ -69,6 +69,7 @@ fn offline() -> FunctionModel {
             output_tokens: 30,
             cache_read_tokens: cached,
             cache_write_tokens: tokens - cached,
+            reasoning_tokens: 0,
         };
         let read = request.messages.iter().flat_map(Message::tool_results).count();
         let read = u32::try_from(read).unwrap_or(PAGES);

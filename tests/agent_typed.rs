@@ -281,11 +281,17 @@ async fn usage_is_summed_over_every_iteration_and_attempt() {
             output_tokens: 30,
             cache_read_tokens: 7,
             cache_write_tokens: 3,
+            reasoning_tokens: 0,
         }));
     let agent = Agent::builder().model(model).tool::<Search>().output::<Report>().build().unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();
-    let expected =
-        toolloop::Usage { input_tokens: 600, output_tokens: 60, cache_read_tokens: 7, cache_write_tokens: 3 };
+    let expected = toolloop::Usage {
+        input_tokens: 600,
+        output_tokens: 60,
+        cache_read_tokens: 7,
+        cache_write_tokens: 3,
+        reasoning_tokens: 0,
+    };
     assert_eq!(done.metadata.usage, expected);
     assert_eq!((done.metadata.attempts, done.metadata.iterations, done.metadata.model_calls), (2, 3, 3));
 }

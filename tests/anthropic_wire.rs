@@ -12,8 +12,8 @@ use serde_json::json;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::{
-    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelErrorKind, ModelRequest, Role,
-    StopReason, Tool, ToolCall, ToolResult, ToolSet, Usage,
+    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelErrorKind, ModelRequest,
+    OpaqueReasoning, Reasoning, ReasoningState, Role, StopReason, Tool, ToolCall, ToolResult, ToolSet, Usage,
 };
 use toolloop_workspace::{Reply, TestServer};
 
@@ -124,9 +124,16 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
         })
     );
 
+    // The thinking block is kept, with its signature, for the next request.
+    let thinking = OpaqueReasoning::new(
+        "anthropic",
+        Some("claude-test-20250101".into()),
+        ReasoningState::Signed { signature: "sig".into() },
+    );
     assert_eq!(
         response.content,
         vec![
+            ContentBlock::Reasoning(Reasoning::new(vec!["…".into()], Vec::new(), Some(thinking))),
             ContentBlock::text("Checking Oslo and retrying Rome."),
             ContentBlock::ToolCall(ToolCall::new("toolu_03", "weather", json!({"city": "Oslo"}))),
             ContentBlock::ToolCall(ToolCall::new("toolu_04", "weather", json!({"city": "Rome"}))),
@@ -135,7 +142,13 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
     assert_eq!(response.stop_reason, StopReason::ToolUse);
     assert_eq!(
         response.usage,
-        Usage { input_tokens: 120, output_tokens: 40, cache_read_tokens: 50, cache_write_tokens: 30 }
+        Usage {
+            input_tokens: 120,
+            output_tokens: 40,
+            cache_read_tokens: 50,
+            cache_write_tokens: 30,
+            reasoning_tokens: 0
+        }
     );
     assert_eq!(response.model.as_deref(), Some("claude-test-20250101"));
     assert_eq!(response.to_message(model.provider()).provider.as_deref(), Some("anthropic"));

@@ -133,7 +133,13 @@ async fn the_request_is_exactly_the_chat_completions_shape_and_the_response_pars
     // 50 of the 120 prompt tokens came from the cache: reported once, as cache reads.
     assert_eq!(
         response.usage,
-        Usage { input_tokens: 70, output_tokens: 40, cache_read_tokens: 50, cache_write_tokens: 0 }
+        Usage {
+            input_tokens: 70,
+            output_tokens: 40,
+            cache_read_tokens: 50,
+            cache_write_tokens: 0,
+            reasoning_tokens: 0
+        }
     );
     assert_eq!(response.model.as_deref(), Some("gpt-test-2025"));
     assert_eq!(response.provider.as_deref(), Some("openai"));

@@ -125,10 +125,14 @@ impl Reply {
     }
 }
 
+/// Answers a request as it arrives (a fake that enforces an API's rules).
+type Handler = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     /// Answers requests the script does not (see [`TestServer::respond_with`]).
     responder: Mutex<Option<Responder>>,
+    handler: Option<Handler>,
     requests: Mutex<Vec<RecordedRequest>>,
     received: watch::Sender<usize>,
     disconnects: watch::Sender<usize>,
@@ -150,11 +154,26 @@ impl TestServer {
     /// # Panics
     /// When no port can be bound.
     pub async fn start(script: impl IntoIterator<Item = Reply>) -> Self {
+        Self::launch(script.into_iter().collect(), None).await
+    }
+
+    /// Starts a server that answers each request with what `handler` makes
+    /// of it, so that a fake can reject a request on the spot, the way the
+    /// real API would.
+    ///
+    /// # Panics
+    /// When no port can be bound.
+    pub async fn start_with(handler: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) -> Self {
+        Self::launch(VecDeque::new(), Some(Box::new(handler))).await
+    }
+
+    async fn launch(script: VecDeque<Reply>, handler: Option<Handler>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into_iter().collect()),
             responder: Mutex::new(None),
+            handler,
             requests: Mutex::new(Vec::new()),
             received: watch::channel(0).0,
             disconnects: watch::channel(0).0,
@@ -206,7 +225,9 @@ impl TestServer {
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stream);
     let Some(request) = read_request(&mut reader).await else { return };
-    let computed = shared.responder.lock().expect("responder lock").as_mut().map(|respond| respond(&request));
+    let handled = shared.handler.as_ref().map(|handler| handler(&request));
+    let computed =
+        handled.or_else(|| shared.responder.lock().expect("responder lock").as_mut().map(|respond| respond(&request)));
     shared.requests.lock().expect("requests lock").push(request);
     shared.received.send_modify(|n| *n += 1);
     let reply = computed.or_else(|| shared.script.lock().expect("script lock").pop_front()).unwrap_or_else(|| {

@@ -211,4 +211,4 @@
 //! The examples in the repository's `examples/` directory each show one of
 //! these pieces end to end, offline: `quickstart`, `product_manager`,
 //! `architect`, `report_validators`, `explore_data`, `governance`,
-//! `cancellation`, `resume_and_switch` and `observability`.
+//! `cancellation`, `reasoning`, `resume_and_switch` and `observability`.

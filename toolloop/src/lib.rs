@@ -10,6 +10,7 @@ pub mod mcp;
 mod message;
 mod model;
 pub mod providers;
+mod reasoning;
 pub mod run;
 mod stop_reason;
 pub mod testing;
@@ -24,11 +25,13 @@ pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
 pub use agent::error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
-pub use conversation::Conversation;
+pub use conversation::{Conversation, RequestView, ViewRewrites};
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{
     BoxFuture, CacheTtl, ContextOverflow, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, PromptCache,
+    ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary,
 };
+pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::reasoning::Reasoning;
+
 /// Who wrote a message.
 ///
 /// The system prompt is not a message: it is configuration of the run and is
@@ -113,6 +115,32 @@ impl Message {
     pub fn text(&self) -> String {
         join_text(&self.content)
     }
+
+    /// The reasoning blocks in this message, in order.
+    pub fn reasoning(&self) -> impl Iterator<Item = &Reasoning> {
+        reasoning_of(&self.content)
+    }
+
+    /// The readable reasoning of this message (thinking text, else summaries),
+    /// joined with newlines; empty when there is none or it is all opaque.
+    pub fn reasoning_text(&self) -> String {
+        join_reasoning(&self.content)
+    }
+}
+
+/// The reasoning blocks of `content`, in order.
+pub(crate) fn reasoning_of(content: &[ContentBlock]) -> impl Iterator<Item = &Reasoning> {
+    content.iter().filter_map(|block| match block {
+        ContentBlock::Reasoning(reasoning) => Some(reasoning),
+        _ => None,
+    })
+}
+
+/// The visible text of the reasoning blocks of `content`, joined with newlines.
+pub(crate) fn join_reasoning(content: &[ContentBlock]) -> String {
+    let parts: Vec<String> =
+        reasoning_of(content).map(Reasoning::visible_text).filter(|text| !text.is_empty()).collect();
+    parts.join("\n")
 }
 
 /// A message's identity inside the conversation that holds it.
@@ -181,6 +209,8 @@ pub enum ContentBlock {
     ToolCall(ToolCall),
     /// The answer to a tool call.
     ToolResult(ToolResult),
+    /// What the model reasoned before the blocks that follow it (see [`Reasoning`]).
+    Reasoning(Reasoning),
 }
 
 impl ContentBlock {

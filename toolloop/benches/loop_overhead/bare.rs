@@ -117,3 +117,71 @@ pub(crate) async fn anthropic_conversation(client: &reqwest::Client, base: &str)
         messages.push(json!({"role": "user", "content": results}));
     }
 }
+
+#[derive(Serialize)]
+struct ResponsesRequest<'a> {
+    model: &'a str,
+    instructions: &'a str,
+    input: &'a [Value],
+    tools: &'a Value,
+    store: bool,
+    include: [&'a str; 1],
+}
+
+/// Runs one conversation against `base` (OpenAI Responses format, stateless:
+/// every reasoning item sent back); returns model calls.
+pub(crate) async fn responses_conversation(client: &reqwest::Client, base: &str) -> usize {
+    let tools = json!([{
+        "type": "function", "name": "lookup", "description": "Look a key up.",
+        "parameters": {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+    }]);
+    let mut input = vec![json!({"role": "user", "content": [{"type": "input_text", "text": "Look up every key."}]})];
+    let mut calls = 0;
+    loop {
+        crate::measure::stamp();
+        let request = ResponsesRequest {
+            model: "stub",
+            instructions: "You look keys up.",
+            input: &input,
+            tools: &tools,
+            store: false,
+            include: ["reasoning.encrypted_content"],
+        };
+        let response = client
+            .post(format!("{base}/v1/responses"))
+            .header("authorization", "Bearer sk-bench")
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&request).unwrap())
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        calls += 1;
+        let mut response: Value = serde_json::from_slice(&response).unwrap();
+        let Value::Array(output) = response["output"].take() else { panic!("stub: output is an array") };
+        let mut results = Vec::new();
+        for item in output {
+            if item["type"] == "function_call" {
+                let arguments: Value = serde_json::from_str(item["arguments"].as_str().unwrap()).unwrap();
+                let output = lookup(arguments["key"].as_str().unwrap());
+                results.push(json!({"type": "function_call_output", "call_id": item["call_id"], "output": output}));
+                input.push(json!({
+                    "type": "function_call", "call_id": item["call_id"], "name": item["name"], "arguments": item["arguments"]
+                }));
+            } else if item["type"] == "reasoning" {
+                input.push(json!({
+                    "type": "reasoning", "id": item["id"], "summary": item["summary"],
+                    "encrypted_content": item["encrypted_content"]
+                }));
+            } else {
+                input.push(item);
+            }
+        }
+        if results.is_empty() {
+            return calls;
+        }
+        input.extend(results);
+    }
+}

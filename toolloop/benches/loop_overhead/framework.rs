@@ -1,6 +1,8 @@
 //! The same conversations driven by toolloop: a text agent with one derived
-//! tool, on the OpenAI or Anthropic provider pointed at the stub server.
+//! tool, on the OpenAI (Chat or Responses) or Anthropic provider pointed at
+//! the stub server.
 
+use toolloop::ReasoningEffort;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{Agent, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse};
@@ -27,6 +29,15 @@ pub(crate) fn agent(format: Format, base: &str, iterations: u32) -> Agent {
     let model: Box<dyn Model> = match format {
         Format::OpenAi => Box::new(
             OpenAi::builder().api_key("sk-bench").base_url(format!("{base}/v1")).model("stub").build().unwrap(),
+        ),
+        Format::Responses => Box::new(
+            OpenAi::responses()
+                .api_key("sk-bench")
+                .base_url(format!("{base}/v1"))
+                .model("stub")
+                .reasoning(ReasoningEffort::Low)
+                .build()
+                .unwrap(),
         ),
         Format::Anthropic => Box::new(
             Anthropic::builder().api_key("sk-bench").base_url(base).model("stub").max_tokens(1024).build().unwrap(),

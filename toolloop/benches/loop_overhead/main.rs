@@ -44,6 +44,7 @@ impl Drop for StubServer {
 #[derive(Clone, Copy, Debug)]
 enum Format {
     OpenAi,
+    Responses,
     Anthropic,
 }
 
@@ -79,6 +80,7 @@ impl Driver {
         match self {
             Self::Bare { client, format: Format::OpenAi, base } => bare::openai_conversation(client, base).await,
             Self::Bare { client, format: Format::Anthropic, base } => bare::anthropic_conversation(client, base).await,
+            Self::Bare { client, format: Format::Responses, base } => bare::responses_conversation(client, base).await,
             Self::Toolloop(agent) => framework::conversation(agent).await,
         }
     }
@@ -166,7 +168,7 @@ fn main() {
     println!("| format | bare loop | toolloop | ratio |");
     println!("|---|---|---|---|");
     let server = StubServer::start(50);
-    for format in [Format::OpenAi, Format::Anthropic] {
+    for format in [Format::OpenAi, Format::Responses, Format::Anthropic] {
         // Interleaved rounds, best of each, so that noise from the other
         // core hits both loops alike.
         let mut bare = Duration::MAX;

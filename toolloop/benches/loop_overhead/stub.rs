@@ -1,8 +1,8 @@
-//! A fast stub LLM server on 127.0.0.1 speaking the OpenAI Chat Completions
-//! and Anthropic Messages formats, with scripted tool-call conversations.
+//! A fast stub LLM server on 127.0.0.1 speaking the OpenAI Chat Completions,
+//! OpenAI Responses and Anthropic Messages formats, with scripted tool-call conversations.
 //!
-//! Iteration `i` of a conversation (counted from the assistant messages in the
-//! request) asks for the `lookup` tool until iteration `iterations - 1`, which
+//! Iteration `i` of a conversation (counted from the assistant messages, or
+//! the Responses `function_call` items, in the request) asks for the `lookup` tool until iteration `iterations - 1`, which
 //! answers with text. It is a plain HTTP/1.1 keep-alive server on tokio so
 //! that its own cost stays small and out of the client's measurements (it
 //! runs in another process).
@@ -16,12 +16,19 @@ use tokio::net::{TcpListener, TcpStream};
 
 #[derive(Deserialize)]
 struct Request {
+    #[serde(default)]
     messages: Vec<RoleOnly>,
+    /// Responses API input items.
+    #[serde(default)]
+    input: Vec<RoleOnly>,
 }
 
 #[derive(Deserialize)]
 struct RoleOnly {
+    #[serde(default)]
     role: String,
+    #[serde(default, rename = "type")]
+    kind: String,
 }
 
 /// Serves until the process is killed; prints the port on stdout first.
@@ -89,7 +96,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 fn respond(path: &str, body: &[u8], iterations: usize) -> Vec<u8> {
     let request: Request = serde_json::from_slice(body).expect("stub: request is JSON with messages");
-    let iteration = request.messages.iter().filter(|m| m.role == "assistant").count();
+    let iteration = request.messages.iter().filter(|m| m.role == "assistant").count()
+        + request.input.iter().filter(|item| item.kind == "function_call").count();
     let done = iteration + 1 >= iterations;
     let key = format!("k{iteration}");
     let input_tokens = 20 + 30 * iteration;
@@ -107,6 +115,30 @@ fn respond(path: &str, body: &[u8], iterations: usize) -> Vec<u8> {
             "content": content,
             "stop_reason": if done { "end_turn" } else { "tool_use" }, "stop_sequence": null,
             "usage": {"input_tokens": input_tokens, "output_tokens": 12}
+        })
+    } else if path.ends_with("/responses") {
+        let mut output = vec![json!({
+            "type": "reasoning", "id": format!("rs_{iteration}"), "summary": [],
+            "encrypted_content": format!("gAAAA-stub-{iteration}")
+        })];
+        if done {
+            output.push(json!({
+                "type": "message", "id": format!("msg_{iteration}"), "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "All keys looked up.", "annotations": []}]
+            }));
+        } else {
+            output.push(json!({
+                "type": "function_call", "id": format!("fc_{iteration}"), "call_id": format!("call_{iteration}"),
+                "name": "lookup", "arguments": json!({"key": key}).to_string(), "status": "completed"
+            }));
+        }
+        json!({
+            "id": format!("resp_{iteration}"), "object": "response", "status": "completed", "model": "stub",
+            "output": output,
+            "usage": {
+                "input_tokens": input_tokens, "output_tokens": 12, "total_tokens": input_tokens + 12,
+                "output_tokens_details": {"reasoning_tokens": 8}
+            }
         })
     } else {
         let message = if done {

@@ -6,15 +6,58 @@ use std::collections::HashMap;
 use super::Conversation;
 use crate::message::{ContentBlock, Message};
 
+/// What building a request-time view changed, so that a caller can report
+/// it (a model switch that dropped reasoning, say).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ViewRewrites {
+    /// Tool calls made through another provider, shown as text (their
+    /// results are shown as text too, and not counted here).
+    pub flattened_tool_calls: usize,
+    /// Reasoning blocks left out because their opaque state belongs to
+    /// another provider.
+    pub dropped_reasoning: usize,
+}
+
+impl ViewRewrites {
+    /// Whether the view is the history unchanged.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// A request-time view of some messages and what building it changed.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RequestView<'m> {
+    /// The messages to send; borrowed from the history when nothing changed.
+    pub messages: Cow<'m, [Message]>,
+    /// What was rewritten.
+    pub rewrites: ViewRewrites,
+}
+
+impl<'m> RequestView<'m> {
+    /// The view of `messages` for `provider`, by the rules of
+    /// [`Conversation::view_for`].
+    pub fn of(messages: &'m [Message], provider: &str) -> Self {
+        rewrite(messages, Some(provider), |message| has_foreign_calls(message, provider))
+    }
+}
+
 impl Conversation {
     /// The messages to send to `provider`.
     ///
     /// Tool calls made through another provider (and their results) are
     /// shown as text, because providers reject each other's tool-call
-    /// artifacts (ids, argument encodings). Messages with no tool calls, or
-    /// whose calls came from `provider` or from no provider at all (written by
-    /// hand or by a test model), pass through untouched. The raw history is
-    /// never changed: when nothing needs flattening the view borrows it.
+    /// artifacts (ids, argument encodings). Reasoning whose opaque state
+    /// (a signature, encrypted reasoning) another provider issued is left
+    /// out, because only that provider can read it; reasoning issued by
+    /// `provider` stays byte for byte, in place and in order. Messages with
+    /// no such artifacts, or whose artifacts came from `provider` or from no
+    /// provider at all (written by hand or by a test model), pass through
+    /// untouched. The raw history is never changed: when nothing needs
+    /// rewriting the view borrows it. [`RequestView::of`] also says what
+    /// was rewritten.
     ///
     /// Models build this view themselves from the raw history in a request
     /// ([`ModelRequest::view_for`](crate::ModelRequest::view_for)); call it to
@@ -26,71 +69,91 @@ impl Conversation {
 
 /// `messages` as `provider` is sent them (see [`Conversation::view_for`]).
 pub(crate) fn view_for<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
-    flatten_where(messages, |message| is_foreign(message, provider))
+    RequestView::of(messages, provider).messages
 }
 
 /// `messages` with every tool call and result shown as text, for a request
 /// that offers no tools: providers reject tool-call artifacts in such a
 /// request (a text agent continuing a typed agent's conversation, say).
-/// Borrows the messages when they hold none.
-pub(crate) fn view_without_tools(messages: &[Message]) -> Cow<'_, [Message]> {
-    flatten_where(messages, |message| message.tool_calls().next().is_some())
+/// Reasoning `provider` cannot read is left out as in [`view_for`].
+/// Borrows the messages when nothing needs rewriting.
+pub(crate) fn view_without_tools<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
+    rewrite(messages, Some(provider), |message| message.tool_calls().next().is_some()).messages
 }
 
-/// `messages` with the tool calls of the messages `foreign` picks, and their
-/// results, shown as text.
-fn flatten_where(messages: &[Message], foreign: impl Fn(&Message) -> bool) -> Cow<'_, [Message]> {
-    if !messages.iter().any(&foreign) {
-        return Cow::Borrowed(messages);
+/// Whether the view of `message` for `provider` differs from it, in a
+/// request that offers tools (`tools_offered`) or none.
+pub(crate) fn needs_view(message: &Message, provider: &str, tools_offered: bool) -> bool {
+    let calls =
+        if tools_offered { has_foreign_calls(message, provider) } else { message.tool_calls().next().is_some() };
+    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider))
+}
+
+/// `messages` with the tool calls of the messages `flatten` picks (and their
+/// results) shown as text, and, for a `provider`, the reasoning it cannot
+/// read left out.
+fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn(&Message) -> bool) -> RequestView<'m> {
+    let unreadable = |block: &ContentBlock| match (block, provider) {
+        (ContentBlock::Reasoning(reasoning), Some(provider)) => reasoning.is_opaque_to(provider),
+        _ => false,
+    };
+    if !messages.iter().any(|message| flatten(message) || message.content.iter().any(unreadable)) {
+        return RequestView { messages: Cow::Borrowed(messages), rewrites: ViewRewrites::default() };
     }
 
     // Names of the calls being flattened, so their results can say which tool answered.
     let mut flattened: HashMap<&str, &str> = HashMap::new();
-    for message in messages.iter().filter(|m| foreign(m)) {
+    for message in messages.iter().filter(|m| flatten(m)) {
         for call in message.tool_calls() {
             flattened.insert(&call.id, &call.name);
         }
     }
+    let is_flattened = |block: &ContentBlock| match block {
+        ContentBlock::ToolCall(call) => flattened.contains_key(call.id.as_str()),
+        ContentBlock::ToolResult(result) => flattened.contains_key(result.call_id.as_str()),
+        _ => false,
+    };
 
-    let view = messages
-        .iter()
-        .map(|message| {
-            let touches = message.content.iter().any(|block| match block {
-                ContentBlock::ToolCall(call) => flattened.contains_key(call.id.as_str()),
-                ContentBlock::ToolResult(result) => flattened.contains_key(result.call_id.as_str()),
-                ContentBlock::Text { .. } => false,
-            });
-            if !touches {
-                return message.clone();
+    let mut rewrites = ViewRewrites::default();
+    let mut view = Vec::with_capacity(messages.len());
+    for message in messages {
+        if !message.content.iter().any(|block| is_flattened(block) || unreadable(block)) {
+            view.push(message.clone());
+            continue;
+        }
+        let mut content = Vec::with_capacity(message.content.len());
+        let mut flattened_here = false;
+        for block in &message.content {
+            match block {
+                ContentBlock::ToolCall(call) if is_flattened(block) => {
+                    rewrites.flattened_tool_calls += 1;
+                    flattened_here = true;
+                    content.push(ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input)));
+                }
+                ContentBlock::ToolResult(result) if is_flattened(block) => {
+                    flattened_here = true;
+                    let name = flattened[result.call_id.as_str()];
+                    let label = if result.is_error() { "error from" } else { "result of" };
+                    content.push(ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content)));
+                }
+                ContentBlock::Reasoning(_) if unreadable(block) => rewrites.dropped_reasoning += 1,
+                other => content.push(other.clone()),
             }
-            let content = message
-                .content
-                .iter()
-                .map(|block| match block {
-                    ContentBlock::ToolCall(call) if flattened.contains_key(call.id.as_str()) => {
-                        ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input))
-                    }
-                    ContentBlock::ToolResult(result) if flattened.contains_key(result.call_id.as_str()) => {
-                        let name = flattened[result.call_id.as_str()];
-                        let label = if result.is_error() { "error from" } else { "result of" };
-                        ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content))
-                    }
-                    other => other.clone(),
-                })
-                .collect();
-            Message::new(message.role, content)
-        })
-        .collect();
-    Cow::Owned(view)
+        }
+        // Flattened calls are no longer any provider's artifacts.
+        let provider = if flattened_here { None } else { message.provider.clone() };
+        let mut rewritten = Message::new(message.role, content);
+        rewritten.provider = provider;
+        view.push(rewritten);
+    }
+    RequestView { messages: Cow::Owned(view), rewrites }
 }
 
 /// How many of `messages` the view for `provider` rewrites (tool calls
 /// and their results shown as text): another provider's calls, or with no
 /// tools offered every call. Zero, without allocating, when none.
 pub(crate) fn rewritten_messages(messages: &[Message], provider: &str, tools_offered: bool) -> usize {
-    let rewritten = |message: &Message| {
-        if tools_offered { is_foreign(message, provider) } else { message.tool_calls().next().is_some() }
-    };
+    let rewritten = |message: &Message| needs_view(message, provider, tools_offered);
     if !messages.iter().any(rewritten) {
         return 0;
     }
@@ -99,17 +162,17 @@ pub(crate) fn rewritten_messages(messages: &[Message], provider: &str, tools_off
     messages
         .iter()
         .filter(|message| {
-            message.content.iter().any(|block| match block {
-                ContentBlock::ToolCall(call) => ids.contains(call.id.as_str()),
-                ContentBlock::ToolResult(result) => ids.contains(result.call_id.as_str()),
-                ContentBlock::Text { .. } => false,
-            })
+            rewritten(message)
+                || message.content.iter().any(|block| match block {
+                    ContentBlock::ToolResult(result) => ids.contains(result.call_id.as_str()),
+                    _ => false,
+                })
         })
         .count()
 }
 
 /// Whether `message` holds tool calls made through a provider other than `provider`.
-pub(crate) fn is_foreign(message: &Message, provider: &str) -> bool {
+fn has_foreign_calls(message: &Message, provider: &str) -> bool {
     message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
 }
 
@@ -119,21 +182,25 @@ mod tests {
 
     use serde_json::json;
 
+    use super::{RequestView, ViewRewrites};
     use crate::Conversation;
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
+    use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 
     fn with_call_from(provider: Option<&str>) -> Conversation {
         let mut conversation = Conversation::new();
         conversation.push_user("weather in Paris?");
-        let mut call = Message::new(
-            Role::Assistant,
-            vec![
-                ContentBlock::text("checking"),
-                ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"}))),
-            ],
-        );
-        call.provider = provider.map(str::to_owned);
-        conversation.push(call);
+        conversation.push({
+            let mut message = Message::new(
+                Role::Assistant,
+                vec![
+                    ContentBlock::text("checking"),
+                    ContentBlock::ToolCall(ToolCall::new("toolu_1", "weather", json!({"city": "Paris"}))),
+                ],
+            );
+            message.provider = provider.map(str::to_owned);
+            message
+        });
         conversation.push(Message::from_tool_results([ToolResult::failure(
             "toolu_1",
             FailureKind::ToolFailed,
@@ -160,5 +227,69 @@ mod tests {
         assert_eq!(view[2].text(), "[error from tool `weather`: offline]");
         assert!(view.iter().all(|m| m.tool_calls().next().is_none() && m.tool_results().next().is_none()));
         assert_eq!(conversation, before);
+    }
+
+    fn with_reasoning_from(provider: &str) -> Conversation {
+        let state = if provider == "anthropic" {
+            ReasoningState::Signed { signature: "sig-1".into() }
+        } else {
+            ReasoningState::Item { id: "rs_1".into(), encrypted_content: Some("gAAA".into()) }
+        };
+        let opaque = OpaqueReasoning::new(provider, Some("m".into()), state);
+        let mut conversation = Conversation::new();
+        conversation.push_user("weather in Paris?");
+        conversation.push({
+            let mut message = Message::new(
+                Role::Assistant,
+                vec![
+                    ContentBlock::Reasoning(Reasoning::new(vec!["think".into()], Vec::new(), Some(opaque))),
+                    ContentBlock::Reasoning(Reasoning::from_text("plain")),
+                    ContentBlock::text("checking"),
+                    ContentBlock::ToolCall(ToolCall::new("call_1", "weather", json!({"city": "Paris"}))),
+                ],
+            );
+            message.provider = Some(provider.to_owned());
+            message
+        });
+        conversation.push(Message::from_tool_results([ToolResult::success("call_1", "sunny")]));
+        conversation
+    }
+
+    #[test]
+    fn reasoning_stays_byte_for_byte_for_its_provider() {
+        let conversation = with_reasoning_from("anthropic");
+        assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
+        let view = RequestView::of(conversation.messages(), "anthropic");
+        assert!(view.rewrites.is_empty());
+        assert_eq!(&*view.messages, conversation.messages());
+    }
+
+    #[test]
+    fn another_provider_gets_no_opaque_reasoning_and_the_view_says_so() {
+        let conversation = with_reasoning_from("anthropic");
+        let before = conversation.clone();
+        let view = RequestView::of(conversation.messages(), "openai-responses");
+        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 1, dropped_reasoning: 1 });
+        // The plain reasoning stays (each wire format decides whether it can send it).
+        assert_eq!(view.messages[1].reasoning().count(), 1);
+        assert_eq!(view.messages[1].reasoning_text(), "plain");
+        assert!(view.messages[1].reasoning().all(|r| r.opaque.is_none()));
+        assert!(matches!(conversation.view_for("openai-responses"), Cow::Owned(_)));
+        assert_eq!(conversation, before);
+    }
+
+    #[test]
+    fn reasoning_alone_is_dropped_without_flattening_the_calls() {
+        // Same tool-call provider tag, but reasoning from another: only the reasoning goes.
+        let mut conversation = with_reasoning_from("openai-responses");
+        let mut message = conversation.messages()[1].clone();
+        message.provider = Some("anthropic".into());
+        conversation =
+            Conversation::from(vec![conversation.messages()[0].clone(), message, conversation.messages()[2].clone()]);
+        let view = RequestView::of(conversation.messages(), "anthropic");
+        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
+        assert_eq!(view.messages[1].tool_calls().count(), 1);
+        assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
+        assert!(matches!(conversation.view_for("anthropic"), Cow::Owned(_)));
     }
 }

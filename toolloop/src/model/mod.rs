@@ -2,6 +2,7 @@
 
 mod error;
 mod prompt_cache;
+pub(crate) mod reasoning;
 mod request;
 mod response;
 
@@ -9,6 +10,7 @@ use std::sync::Arc;
 
 pub use error::{ContextOverflow, ModelError, ModelErrorKind};
 pub use prompt_cache::{CacheTtl, PromptCache};
+pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::PromptCache;
+use super::{PromptCache, ReasoningConfig};
 use crate::conversation::{view_for, view_without_tools};
 use crate::message::Message;
 use crate::tool::ToolDefinition;
@@ -30,6 +30,8 @@ pub struct ModelRequest<'a> {
     /// Overrides the model's prompt-cache breakpoints (see [`PromptCache`];
     /// providers that cache on their own ignore it).
     pub prompt_cache: Option<PromptCache>,
+    /// Overrides the model's configured reasoning setting for this request.
+    pub reasoning: Option<ReasoningConfig>,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -44,6 +46,7 @@ impl<'a> ModelRequest<'a> {
             temperature: None,
             strict_tools: false,
             prompt_cache: None,
+            reasoning: None,
         }
     }
 
@@ -55,7 +58,11 @@ impl<'a> ModelRequest<'a> {
     /// [`messages`](Self::messages) when nothing needs rewriting, which is
     /// the usual case.
     pub fn view_for(&self, provider: &str) -> Cow<'a, [Message]> {
-        if self.tools.is_empty() { view_without_tools(self.messages) } else { view_for(self.messages, provider) }
+        if self.tools.is_empty() {
+            view_without_tools(self.messages, provider)
+        } else {
+            view_for(self.messages, provider)
+        }
     }
 
     /// Sets the system prompt.
@@ -91,6 +98,12 @@ impl<'a> ModelRequest<'a> {
     /// Turns strict tool schemas on or off.
     pub fn with_strict_tools(mut self, strict: bool) -> Self {
         self.strict_tools = strict;
+        self
+    }
+
+    /// Overrides the reasoning setting for this request (`None`: the model's).
+    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
+        self.reasoning = reasoning;
         self
     }
 }

@@ -1,6 +1,7 @@
 //! What a model answered.
 
 use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -8,7 +9,7 @@ use crate::usage::Usage;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ModelResponse {
-    /// Text and tool calls, in the order the model produced them.
+    /// Reasoning, text and tool calls, in the order the model produced them.
     pub content: Vec<ContentBlock>,
     /// Why the model stopped.
     pub stop_reason: StopReason,
@@ -87,6 +88,17 @@ impl ModelResponse {
     /// The text blocks joined with newlines.
     pub fn text(&self) -> String {
         crate::message::join_text(&self.content)
+    }
+
+    /// The reasoning blocks, in order.
+    pub fn reasoning(&self) -> impl Iterator<Item = &Reasoning> {
+        crate::message::reasoning_of(&self.content)
+    }
+
+    /// The readable reasoning (thinking text, else summaries) joined with
+    /// newlines; empty when there is none or it is all opaque.
+    pub fn reasoning_text(&self) -> String {
+        crate::message::join_reasoning(&self.content)
     }
 
     /// The response as an assistant message for the conversation, marked as

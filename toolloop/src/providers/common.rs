@@ -95,11 +95,26 @@ pub(crate) fn function_tools(tools: &[ToolDefinition], strict: bool) -> Vec<Func
 /// assistant turn, its tool calls. Tool results are passed to `result` as
 /// they come, for the format to send as tool messages before the rest of
 /// the turn (so that they directly follow the assistant's calls). Empty text
-/// is dropped; blocks out of place are kept as text.
+/// is dropped; blocks out of place are kept as text. The readable text of
+/// an assistant turn's reasoning is kept apart, for the formats that take
+/// it back (Ollama `thinking`).
 #[cfg(any(feature = "openai", feature = "ollama"))]
 pub(crate) struct ChatTurn<'a> {
     pub(crate) text: Option<Cow<'a, str>>,
     pub(crate) calls: Vec<&'a ToolCall>,
+    // Chat Completions has no field to send it back in; Ollama does.
+    #[cfg_attr(not(feature = "ollama"), allow(dead_code))]
+    pub(crate) reasoning: Option<Cow<'a, str>>,
+}
+
+/// Parts joined by newlines; `None` when there are none.
+#[cfg(any(feature = "openai", feature = "ollama"))]
+fn joined(mut parts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
+    match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => Some(Cow::Owned(parts.join("\n"))),
+    }
 }
 
 #[cfg(any(feature = "openai", feature = "ollama"))]
@@ -111,22 +126,22 @@ impl<'a> ChatTurn<'a> {
         let role = run[0].role;
         let mut text: Vec<Cow<'a, str>> = Vec::new();
         let mut calls = Vec::new();
+        let mut reasoning: Vec<Cow<'a, str>> = Vec::new();
         for block in run.iter().flat_map(|message| &message.content) {
             match (role, block) {
                 (_, ContentBlock::Text { text: t }) if !t.is_empty() => text.push(Cow::Borrowed(t)),
-                (_, ContentBlock::Text { .. }) => {}
+                (Role::Assistant, ContentBlock::Reasoning(r)) => {
+                    reasoning.extend(r.text.iter().filter(|t| !t.is_empty()).map(|t| Cow::Borrowed(t.as_str())));
+                }
+                // Reasoning in a user turn cannot be expressed.
+                (_, ContentBlock::Text { .. }) | (Role::User, ContentBlock::Reasoning(_)) => {}
                 (Role::Assistant, ContentBlock::ToolCall(call)) => calls.push(call),
                 (Role::User, ContentBlock::ToolResult(tool_result)) => result(tool_result)?,
                 (_, ContentBlock::ToolCall(call)) => text.push(Cow::Owned(misplaced_call(call))),
                 (_, ContentBlock::ToolResult(tool_result)) => text.push(Cow::Owned(misplaced_result(tool_result))),
             }
         }
-        let text = match text.len() {
-            0 => None,
-            1 => text.pop(),
-            _ => Some(Cow::Owned(text.join("\n"))),
-        };
-        Ok(Self { text, calls })
+        Ok(Self { text: joined(text), calls, reasoning: joined(reasoning) })
     }
 }
 

@@ -55,6 +55,8 @@ pub mod anthropic;
 pub mod ollama;
 #[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai")]
+mod responses;
 
 #[cfg(feature = "http")]
 pub use detect::{from_env, from_env_or};

@@ -255,6 +255,9 @@ fn summarize_blocks(content: &[ContentBlock]) -> String {
                 Some(kind) => format!("tool_result({} {kind})", result.call_id),
                 None => format!("tool_result({})", result.call_id),
             },
+            ContentBlock::Reasoning(reasoning) => {
+                format!("reasoning({} chars)", reasoning.visible_text().chars().count())
+            }
         })
         .collect::<Vec<_>>()
         .join(",")

@@ -6,13 +6,15 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::wire::{
     CacheControl, ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse,
-    OutputBlock, Role as WireRole, System, SystemBlock, Tool,
+    OutputBlock, OutputConfig, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
 };
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::{CacheTtl, ModelError, ModelRequest, ModelResponse};
+use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
+use crate::model::{CacheTtl, ModelError, ModelRequest, ModelResponse, ReasoningError};
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -34,6 +36,17 @@ impl Format for AnthropicMessages {
         vec![(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(API_VERSION))]
     }
 
+    /// Checks the thinking rules; manual thinking on Claude 4 adds the
+    /// interleaved-thinking beta, so the model may think between tool calls.
+    fn prepare(&self, call: CallSettings<'_>, _: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
+        let thinking = thinking_for(call).map_err(|error| error.into_model_error(PROVIDER))?;
+        Ok(thinking
+            .and_then(|thinking| thinking.beta)
+            .map(|beta| (HeaderName::from_static("anthropic-beta"), HeaderValue::from_static(beta)))
+            .into_iter()
+            .collect())
+    }
+
     /// The same bytes as serialising a `MessagesRequest` of the whole
     /// request, plus the cache breakpoints: on the system prompt (or, without
     /// one, the last tool) for the stable prefix, and on the last block of a
@@ -50,6 +63,8 @@ impl Format for AnthropicMessages {
         let cache = request.prompt_cache.unwrap_or(self.prompt_cache);
         let system = request.system.filter(|s| !s.is_empty());
         let prefix = cache.prefix().map(cache_control);
+        // `prepare` rejected a setting the API rules out before the body is written.
+        let thinking = thinking_for(call).ok().flatten();
         body.open(&MessagesRequestHead {
             model: call.model,
             max_tokens: call.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -70,7 +85,12 @@ impl Format for AnthropicMessages {
         {
             last.cache_control = prefix;
         }
-        body.close(&MessagesRequestTail { tools, temperature: call.temperature })
+        body.close(&MessagesRequestTail {
+            tools,
+            temperature: call.temperature,
+            thinking: thinking.as_ref().map(thinking_param),
+            output_config: thinking.and_then(|t| t.effort).map(|effort| OutputConfig { effort }),
+        })
     }
 
     fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -141,6 +161,25 @@ fn mark_last_block(out: &mut Vec<u8>, mark: CacheControl) -> serde_json::Result<
     Ok(())
 }
 
+/// The thinking fields for a call's settings (the request's reasoning
+/// setting, else the model's), checked against the API's rules for the
+/// model. Add [`AnthropicThinking::beta`] to the `anthropic-beta` header
+/// when it is set.
+pub(super) fn thinking_for(call: CallSettings<'_>) -> Result<Option<AnthropicThinking>, ReasoningError> {
+    let Some(config) = call.reasoning else { return Ok(None) };
+    let max_tokens = call.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    // This crate never forces a tool: typed output comes through a tool the model chooses.
+    anthropic_thinking(config, call.model, max_tokens, call.temperature, false)
+}
+
+/// The `thinking` field for `thinking`.
+fn thinking_param(thinking: &AnthropicThinking) -> ThinkingParam {
+    match thinking.budget_tokens {
+        Some(budget_tokens) => ThinkingParam::Enabled { budget_tokens, display: thinking.display },
+        None => ThinkingParam::Adaptive { display: thinking.display },
+    }
+}
+
 /// The conversation in the API's shape (see [`run_message`]).
 #[cfg(test)]
 fn messages(messages: &[Message]) -> Vec<InputMessage<'_>> {
@@ -168,6 +207,9 @@ fn run_message(run: &[Message]) -> Option<InputMessage<'_>> {
 
 fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
     match block {
+        ContentBlock::Reasoning(reasoning) if role == WireRole::Assistant => thinking_block(reasoning),
+        // Reasoning in a user turn cannot be expressed.
+        ContentBlock::Reasoning(_) => None,
         // The API rejects text blocks that are empty or only whitespace.
         ContentBlock::Text { text } if text.trim().is_empty() => None,
         ContentBlock::Text { text } => Some(InputBlock::Text { text: Cow::Borrowed(text) }),
@@ -186,10 +228,36 @@ fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
     }
 }
 
+/// A reasoning block as the API issued it, byte for byte and in place.
+/// Reasoning without an Anthropic signature cannot be sent: the API verifies
+/// every thinking block, so text from another model would be rejected.
+fn thinking_block(reasoning: &Reasoning) -> Option<InputBlock<'_>> {
+    let opaque = reasoning.opaque.as_ref().filter(|opaque| opaque.provider == PROVIDER)?;
+    match &opaque.state {
+        ReasoningState::Signed { signature } => {
+            let thinking = match reasoning.text.as_slice() {
+                [one] => Cow::Borrowed(one.as_str()),
+                parts => Cow::Owned(parts.concat()),
+            };
+            Some(InputBlock::Thinking { thinking, signature })
+        }
+        ReasoningState::Redacted { data } => Some(InputBlock::RedactedThinking { data }),
+        _ => None,
+    }
+}
+
+/// A thinking block of a response in neutral form, its signature (or
+/// redacted data) kept for the next request.
+fn reasoning_from(model: Option<&String>, state: ReasoningState, text: Vec<String>) -> ContentBlock {
+    let opaque = OpaqueReasoning::new(PROVIDER, model.cloned(), state);
+    ContentBlock::Reasoning(Reasoning::new(text, Vec::new(), Some(opaque)))
+}
+
 impl TryFrom<MessagesResponse> for ModelResponse {
     type Error = ModelError;
 
     fn try_from(wire: MessagesResponse) -> Result<Self, ModelError> {
+        let model = wire.model.as_ref();
         let content: Vec<ContentBlock> = wire
             .content
             .into_iter()
@@ -200,6 +268,12 @@ impl TryFrom<MessagesResponse> for ModelResponse {
                     // The API's id pattern rejects "": results need a real id to answer.
                     let id = if id.is_empty() { synthetic_call_id("toolu_", index, &name) } else { id };
                     Some(ContentBlock::ToolCall(ToolCall { id, name, input }))
+                }
+                OutputBlock::Thinking { thinking, signature } => {
+                    Some(reasoning_from(model, ReasoningState::Signed { signature }, vec![thinking]))
+                }
+                OutputBlock::RedactedThinking { data } => {
+                    Some(reasoning_from(model, ReasoningState::Redacted { data }, Vec::new()))
                 }
                 OutputBlock::Other => None,
             })
@@ -216,6 +290,8 @@ impl TryFrom<MessagesResponse> for ModelResponse {
             output_tokens: wire.usage.output_tokens,
             cache_read_tokens: wire.usage.cache_read_input_tokens.unwrap_or(0),
             cache_write_tokens: wire.usage.cache_creation_input_tokens.unwrap_or(0),
+            // Thinking is billed as output; the API does not report it apart.
+            reasoning_tokens: 0,
         };
         let mut response = ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage);
         response.model = wire.model;
@@ -303,6 +379,136 @@ mod tests {
 }
 
 #[cfg(test)]
+mod thinking_tests {
+    use serde_json::json;
+
+    use super::{messages, thinking_for};
+    use crate::message::{ContentBlock, Message, ToolResult};
+    use crate::model::{ModelRequest, ModelResponse, ReasoningConfig, ReasoningEffort, ReasoningError};
+    use crate::providers::anthropic::Anthropic;
+    use crate::providers::anthropic::wire::MessagesResponse;
+    use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+
+    fn response_with_thinking() -> ModelResponse {
+        let wire: MessagesResponse = serde_json::from_value(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "thinking", "thinking": "Let me check \u{e9} the weather.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}
+            ],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 50}
+        }))
+        .unwrap();
+        ModelResponse::try_from(wire).unwrap()
+    }
+
+    #[test]
+    fn thinking_blocks_parse_into_signed_and_redacted_reasoning() {
+        let response = response_with_thinking();
+        let reasoning: Vec<&Reasoning> = response.reasoning().collect();
+        assert_eq!(reasoning.len(), 2);
+        assert_eq!(reasoning[0].text, vec!["Let me check \u{e9} the weather.".to_owned()]);
+        let opaque = reasoning[0].opaque.as_ref().unwrap();
+        assert_eq!((opaque.provider.as_str(), opaque.model.as_deref()), ("anthropic", Some("claude-sonnet-4-5")));
+        assert_eq!(opaque.state, ReasoningState::Signed { signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h".into() });
+        assert_eq!(
+            reasoning[1].opaque.as_ref().unwrap().state,
+            ReasoningState::Redacted { data: "EmwKAhgBEgy3va3pzix/LafPsn4a".into() }
+        );
+        assert_eq!(response.reasoning_text(), "Let me check \u{e9} the weather.");
+        assert!(matches!(response.content[0], ContentBlock::Reasoning(_)));
+    }
+
+    #[test]
+    fn thinking_goes_back_byte_for_byte_in_place_and_survives_serde() {
+        let message = response_with_thinking().to_message("anthropic");
+        // Save and resume: the JSON round trip keeps every byte.
+        let saved = serde_json::to_string(&message).unwrap();
+        let resumed: Message = serde_json::from_str(&saved).unwrap();
+        assert_eq!(resumed, message);
+        let history = vec![
+            Message::user("weather?"),
+            resumed,
+            Message::from_tool_results([ToolResult::success("toolu_1", "sunny")]),
+        ];
+        let wire = serde_json::to_value(messages(&history)).unwrap();
+        assert_eq!(
+            wire[1],
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Let me check \u{e9} the weather.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}
+            ]})
+        );
+    }
+
+    #[test]
+    fn reasoning_anthropic_cannot_verify_is_never_sent() {
+        let foreign = OpaqueReasoning::new(
+            "openai-responses",
+            None,
+            ReasoningState::Item { id: "rs_1".into(), encrypted_content: None },
+        );
+        let history = vec![Message::user("hi"), {
+            let mut message = Message::new(
+                crate::message::Role::Assistant,
+                vec![
+                    ContentBlock::Reasoning(Reasoning::from_text("plain thoughts")),
+                    ContentBlock::Reasoning(Reasoning::new(Vec::new(), vec!["sum".into()], Some(foreign))),
+                    ContentBlock::text("hello"),
+                ],
+            );
+            message.provider = None;
+            message
+        }];
+        let wire = serde_json::to_value(messages(&history)).unwrap();
+        assert_eq!(wire[1], json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}));
+    }
+
+    #[test]
+    fn the_body_carries_the_thinking_fields_of_the_setting() {
+        let history = [Message::user("hi")];
+        let model = Anthropic::builder().api_key("k").model("claude-opus-4-6").max_tokens(4096).build().unwrap();
+        let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
+        let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive).unwrap().to_vec()).unwrap();
+        assert_eq!(
+            (&body["thinking"], &body["output_config"]),
+            (&json!({"type": "adaptive"}), &json!({"effort": "high"}))
+        );
+
+        let configured = ReasoningConfig::new(ReasoningEffort::Off).with_budget_tokens(2048);
+        let model = model.with_model("claude-sonnet-4-5").with_reasoning(Some(configured));
+        let plain = ModelRequest::new(&history);
+        let thinking = thinking_for(model.call_settings(&plain)).unwrap().unwrap();
+        assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
+        let body: serde_json::Value = serde_json::from_slice(&model.body(&plain).unwrap().to_vec()).unwrap();
+        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+        assert!(body.get("output_config").is_none());
+
+        // The request's overrides are what is checked.
+        let hot = ModelRequest::new(&history).with_temperature(0.5);
+        assert_eq!(
+            thinking_for(model.call_settings(&hot)),
+            Err(ReasoningError::TemperatureWithThinking { temperature: 0.5 })
+        );
+        let small = ModelRequest::new(&history).with_max_tokens(2048);
+        assert!(matches!(
+            thinking_for(model.call_settings(&small)),
+            Err(ReasoningError::BudgetNotBelowMaxTokens { .. })
+        ));
+        let off = model.clone().with_reasoning(None).with_model("claude-sonnet-4-5");
+        let cool = ModelRequest::new(&history).with_temperature(0.3);
+        assert_eq!(thinking_for(off.call_settings(&cool)), Ok(None));
+        // The request's own setting wins over the model's.
+        let request_off = ModelRequest::new(&history).with_reasoning(Some(ReasoningConfig::off()));
+        assert_eq!(thinking_for(model.call_settings(&request_off)), Ok(None));
+    }
+}
+
+#[cfg(test)]
 mod body_tests {
     use serde_json::json;
 
@@ -351,6 +557,8 @@ mod body_tests {
             messages: messages(&view),
             tools: tools(request),
             temperature: request.temperature.or(model.temperature),
+            thinking: None,
+            output_config: None,
         };
         let mut body = serde_json::to_value(&plain).unwrap();
         let prefix_mark = match model.model.as_str() {

@@ -20,6 +20,10 @@ pub(super) struct MessagesRequest<'a> {
     pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) thinking: Option<ThinkingParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) output_config: Option<OutputConfig>,
 }
 
 /// The fields of the request body before `messages`.
@@ -66,6 +70,31 @@ pub(super) struct MessagesRequestTail<'a> {
     pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) thinking: Option<ThinkingParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) output_config: Option<OutputConfig>,
+}
+
+/// The `thinking` field: extended thinking with a budget, or adaptive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum ThinkingParam {
+    Enabled {
+        budget_tokens: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        display: Option<&'static str>,
+    },
+    Adaptive {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        display: Option<&'static str>,
+    },
+}
+
+/// The `output_config` field (only its `effort` here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(super) struct OutputConfig {
+    pub(super) effort: &'static str,
 }
 
 /// `user` or `assistant`.
@@ -85,6 +114,14 @@ pub(super) struct InputMessage<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(super) enum InputBlock<'a> {
+    /// Sent back exactly as received: the API checks the signature against it.
+    Thinking {
+        thinking: Cow<'a, str>,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     Text {
         text: Cow<'a, str>,
     },
@@ -145,7 +182,14 @@ pub(super) enum OutputBlock {
         name: String,
         input: Value,
     },
-    /// Blocks this crate does not use (thinking, server tools, ...).
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// Blocks this crate does not use (server tools, ...).
     #[serde(other)]
     Other,
 }

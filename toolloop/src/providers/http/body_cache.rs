@@ -35,7 +35,7 @@ use bytes::Bytes;
 
 use super::body::BodyOut;
 use super::format::Format;
-use crate::conversation::{is_foreign, view_for, view_without_tools};
+use crate::conversation::{needs_view, view_for, view_without_tools};
 use crate::message::Message;
 
 /// How many bytes one generation of entries may hold; the cache holds two.
@@ -100,11 +100,8 @@ impl BodyCache {
         // Taken out while in use, so that requests of other conversations do not wait.
         let entry = self.lock().take(key).filter(|entry| entry.starts(messages));
         let covered = entry.as_ref().map_or(0, |entry| entry.messages);
-        let needs_view = |message: &Message| {
-            if tools_offered { is_foreign(message, W::PROVIDER) } else { message.tool_calls().next().is_some() }
-        };
         if entry.as_ref().is_some_and(|entry| !tools_offered && entry.tool_calls)
-            || messages[covered..].iter().any(needs_view)
+            || messages[covered..].iter().any(|message| needs_view(message, W::PROVIDER, tools_offered))
         {
             if let Some(entry) = entry {
                 self.lock().put(key, entry);
@@ -238,7 +235,7 @@ pub(crate) fn write_fresh<W: Format>(
     tools_offered: bool,
     out: &mut Vec<u8>,
 ) -> serde_json::Result<()> {
-    let view = if tools_offered { view_for(messages, W::PROVIDER) } else { view_without_tools(messages) };
+    let view = if tools_offered { view_for(messages, W::PROVIDER) } else { view_without_tools(messages, W::PROVIDER) };
     write_runs(format, &view, 0, view.len(), out)
 }
 

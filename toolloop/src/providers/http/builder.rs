@@ -13,6 +13,7 @@ use super::model::{HttpModel, Shared};
 use super::retry::RetryPolicy;
 use super::secret::Secret;
 use super::{ConfigError, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
+use crate::model::ReasoningConfig;
 
 /// Configures an [`HttpModel`]; made by [`HttpModel::builder`] (for example
 /// `Anthropic::builder()`) or [`from_env`](Self::from_env).
@@ -24,6 +25,7 @@ pub struct HttpModelBuilder<W> {
     model: Option<String>,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
+    reasoning: Option<ReasoningConfig>,
     /// The wire format's own settings, set by its provider module's setters.
     pub(crate) format: W,
 }
@@ -42,6 +44,7 @@ impl<W: WireFormat> Default for HttpModelBuilder<W> {
             model: None,
             max_tokens: None,
             temperature: None,
+            reasoning: None,
             format: W::default(),
         }
     }
@@ -123,6 +126,20 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         self
     }
 
+    /// Turns reasoning on (or explicitly off) for every request (default:
+    /// the API's own default, nothing sent);
+    /// [`ModelRequest::reasoning`](crate::ModelRequest::reasoning) overrides
+    /// it per request. Each provider maps the setting to its API (Anthropic
+    /// `thinking`, OpenAI `reasoning` / `reasoning_effort`, Ollama `think`)
+    /// and a setting its API rules out for the request (thinking with a
+    /// temperature other than 1, a budget not below `max_tokens`) fails the
+    /// call with a [`ModelErrorKind::InvalidRequest`](crate::ModelErrorKind)
+    /// error before anything is sent.
+    pub fn reasoning(mut self, reasoning: impl Into<ReasoningConfig>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
     /// Sets the timeout: how long one HTTP attempt may take, from connecting
     /// to the last byte of the response (default: [`DEFAULT_TIMEOUT`]). Each
     /// retry gets its own; in this crate a *timeout* always bounds one
@@ -180,6 +197,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),
             max_tokens: self.max_tokens.or(W::DEFAULT_MAX_TOKENS),
             temperature: self.temperature,
+            reasoning: self.reasoning,
         })
     }
 }

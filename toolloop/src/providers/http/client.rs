@@ -146,8 +146,14 @@ impl HttpClient {
 
     /// POSTs `body`, a JSON document, retrying as the policy says, and
     /// parses the success response as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: WireBody) -> Result<T, ModelError> {
-        let bytes = self.send(&body).await?;
+    /// `extra` headers go with this request only (a beta flag the request's
+    /// settings need, say).
+    pub(crate) async fn post_json<T: DeserializeOwned>(
+        &self,
+        body: WireBody,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Result<T, ModelError> {
+        let bytes = self.send(&body, extra).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -156,11 +162,11 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: &WireBody) -> Result<Bytes, ModelError> {
+    async fn send(&self, body: &WireBody, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
         let mut retry = 0;
         loop {
             // The body's chunks are shared: a retry copies nothing.
-            let failure = match self.attempt(body.to_http()).await {
+            let failure = match self.attempt(body.to_http(), extra).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
             };
@@ -181,15 +187,19 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: reqwest::Body) -> Result<Bytes, Failure> {
+    async fn attempt(&self, body: reqwest::Body, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, Failure> {
         let transport = |error: &reqwest::Error| {
             let error = error::transport_error(self.provider, error);
             Failure { retryable: error.kind() != ModelErrorKind::Redirect, error, server_wait: None }
         };
+        let mut request_headers = self.headers.clone();
+        for (name, value) in extra {
+            request_headers.append(name.clone(), value.clone());
+        }
         let response = self
             .client
             .post(self.parsed_url.clone())
-            .headers(self.headers.clone())
+            .headers(request_headers)
             .timeout(self.timeout)
             .body(body)
             .send()

@@ -32,7 +32,7 @@ use serde::de::DeserializeOwned;
 use super::body::Body;
 use super::error::ApiError;
 use crate::message::Message;
-use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig};
 
 /// One HTTP API's wire format: the `W` of [`HttpModel<W>`](super::HttpModel).
 ///
@@ -44,6 +44,10 @@ use crate::model::{ModelError, ModelRequest, ModelResponse};
 pub trait WireFormat: Format {}
 
 impl<W: Format> WireFormat for W {}
+
+/// Headers one request adds to the model's.
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub type RequestHeaders = Vec<(HeaderName, HeaderValue)>;
 
 /// Whether a format needs an API key, and which environment variable holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,14 +62,15 @@ pub enum ApiKey {
 }
 
 /// The settings of one model a request body depends on besides the request:
-/// the model's name, and its maximum output tokens and temperature, each
-/// already overridden by the request's.
+/// the model's name, and its maximum output tokens, temperature and
+/// reasoning setting, each already overridden by the request's.
 #[derive(Clone, Copy, Debug)]
 #[allow(unreachable_pub)] // named by the sealed `Format`
 pub struct CallSettings<'a> {
     pub(crate) model: &'a str,
     pub(crate) max_tokens: Option<u32>,
     pub(crate) temperature: Option<f32>,
+    pub(crate) reasoning: Option<&'a ReasoningConfig>,
 }
 
 /// The format's side of [`WireFormat`], out of users' reach: it names
@@ -111,6 +116,14 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// user's own (an API version, say).
     fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
         Vec::new()
+    }
+
+    /// Checks the request against the API's rules before anything is sent
+    /// (reasoning with a temperature, say), and returns the headers this
+    /// request needs besides [`headers`](Self::headers) (a beta flag).
+    fn prepare(&self, call: CallSettings<'_>, request: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
+        let _ = (call, request);
+        Ok(Vec::new())
     }
 
     /// Writes the request body through `body`, which renders the messages.

@@ -28,6 +28,9 @@ pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 pub(crate) use error::ApiError;
 pub use format::WireFormat;
 pub(crate) use format::{ApiKey, CallSettings, Format};
+// Only formats with per-request headers (Anthropic's beta flags) name it.
+#[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]
+pub(crate) use format::RequestHeaders;
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;

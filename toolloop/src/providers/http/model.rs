@@ -8,7 +8,7 @@ use super::body_cache::BodyCache;
 use super::client::HttpClient;
 use super::format::{CallSettings, WireFormat};
 use super::trace::CallTrace;
-use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ReasoningConfig};
 
 /// A model behind an HTTP API speaking wire format `W`:
 /// [`Anthropic`](crate::providers::anthropic::Anthropic),
@@ -28,6 +28,7 @@ pub struct HttpModel<W> {
     pub(crate) model: String,
     pub(crate) max_tokens: Option<u32>,
     pub(crate) temperature: Option<f32>,
+    pub(crate) reasoning: Option<ReasoningConfig>,
 }
 
 /// What clones of a model share. The format is fixed once built, so the
@@ -45,6 +46,7 @@ impl<W> Clone for HttpModel<W> {
             model: self.model.clone(),
             max_tokens: self.max_tokens,
             temperature: self.temperature,
+            reasoning: self.reasoning,
         }
     }
 }
@@ -56,6 +58,7 @@ impl<W: WireFormat> fmt::Debug for HttpModel<W> {
             .field("model", &self.model)
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
+            .field("reasoning", &self.reasoning)
             .field("format", &self.shared.format)
             .field("http", &self.shared.http)
             .finish()
@@ -70,6 +73,18 @@ impl<W: WireFormat> HttpModel<W> {
         self
     }
 
+    /// The same client with another reasoning setting (`None`: the API's
+    /// default); [`ModelRequest::reasoning`] overrides it per request.
+    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
+        self.reasoning = reasoning;
+        self
+    }
+
+    /// The reasoning setting requests use unless they override it.
+    pub fn reasoning(&self) -> Option<&ReasoningConfig> {
+        self.reasoning.as_ref()
+    }
+
     /// The URL requests are sent to.
     pub fn endpoint(&self) -> &str {
         self.shared.http.url()
@@ -77,17 +92,23 @@ impl<W: WireFormat> HttpModel<W> {
 
     /// The request body for `request`.
     pub(crate) fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<WireBody> {
-        let call = CallSettings {
-            model: &self.model,
-            max_tokens: request.max_tokens.or(self.max_tokens),
-            temperature: request.temperature.or(self.temperature),
-        };
+        let call = self.call_settings(request);
         let Shared { format, bodies, .. } = &*self.shared;
         let tools_offered = !request.tools.is_empty();
         let mut messages = |out: &mut BodyOut| bodies.write(format, request.messages, tools_offered, out);
         let mut body = Body::new(&mut messages);
         format.write_body(call, request, &mut body)?;
         Ok(body.finish())
+    }
+
+    /// This model's settings, overridden by `request`'s.
+    pub(crate) fn call_settings<'s>(&'s self, request: &'s ModelRequest<'_>) -> CallSettings<'s> {
+        CallSettings {
+            model: &self.model,
+            max_tokens: request.max_tokens.or(self.max_tokens),
+            temperature: request.temperature.or(self.temperature),
+            reasoning: request.reasoning.as_ref().or(self.reasoning.as_ref()),
+        }
     }
 
     /// How many runs the cache rendered for the conversation starting with
@@ -99,10 +120,11 @@ impl<W: WireFormat> HttpModel<W> {
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let http = &self.shared.http;
+        let headers = self.shared.format.prepare(self.call_settings(&request), &request)?;
         let body = self.body(&request).map_err(|error| http.body_error(&error))?;
         let body_bytes = body.len();
         dump_request(W::PROVIDER, http.url(), &body);
-        let wire: W::Response = http.post_json(body).await?;
+        let wire: W::Response = http.post_json(body, &headers).await?;
         self.shared.format.check_prompt(&wire, body_bytes)?;
         self.shared.format.response(wire)
     }

@@ -110,6 +110,14 @@ fn summary_of(content: &[ContentBlock]) -> String {
                 Some(kind) => write!(out, "tool_result(call_id={}, error={kind})", result.call_id),
                 None => write!(out, "tool_result(call_id={})", result.call_id),
             },
+            ContentBlock::Reasoning(reasoning) => {
+                write!(
+                    out,
+                    "reasoning({} chars, opaque={})",
+                    reasoning.visible_text().chars().count(),
+                    reasoning.opaque.is_some()
+                )
+            }
         };
     }
     out

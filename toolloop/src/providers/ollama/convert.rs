@@ -13,9 +13,11 @@ use super::wire::{
 };
 use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::model::reasoning::ollama::ollama_think;
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
+use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -48,6 +50,7 @@ impl Format for OllamaChat {
             stream: false,
             truncate: false,
             options: Options { temperature: call.temperature, num_predict: call.max_tokens, num_ctx: self.num_ctx },
+            think: call.reasoning.map(|reasoning| ollama_think(reasoning.effort, call.model)),
         })
     }
 
@@ -91,7 +94,13 @@ fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {
 }
 
 fn system_message(system: &str) -> RequestMessage<'_> {
-    RequestMessage { role: WireRole::System, content: Cow::Borrowed(system), tool_calls: Vec::new(), tool_name: None }
+    RequestMessage {
+        role: WireRole::System,
+        content: Cow::Borrowed(system),
+        thinking: None,
+        tool_calls: Vec::new(),
+        tool_name: None,
+    }
 }
 
 /// The conversation in Ollama's shape (see [`run_messages`]).
@@ -112,7 +121,8 @@ fn run_messages<'a>(
     through: &'a [Message],
     emit: &mut dyn FnMut(RequestMessage<'a>) -> serde_json::Result<()>,
 ) -> serde_json::Result<()> {
-    let message = |role, content, tool_calls, tool_name| RequestMessage { role, content, tool_calls, tool_name };
+    let message =
+        |role, content, tool_calls, tool_name| RequestMessage { role, content, thinking: None, tool_calls, tool_name };
     let turn = ChatTurn::of(run, &mut |result| {
         emit(message(WireRole::Tool, result_text(result), Vec::new(), tool_name(through, &result.call_id)))
     })?;
@@ -128,7 +138,11 @@ fn run_messages<'a>(
         Role::User => WireRole::User,
         Role::Assistant => WireRole::Assistant,
     };
-    if content.is_empty() && tool_calls.is_empty() { Ok(()) } else { emit(message(role, content, tool_calls, None)) }
+    if content.is_empty() && tool_calls.is_empty() {
+        return Ok(());
+    }
+    // The model's own thinking goes back with its turn, as Ollama returned it.
+    emit(RequestMessage { thinking: turn.reasoning, ..message(role, content, tool_calls, None) })
 }
 
 /// The name of the latest call with `id` in `messages`. Searching backwards
@@ -148,6 +162,9 @@ fn tool_name<'a>(messages: &'a [Message], id: &str) -> Option<&'a str> {
 /// unique across a conversation.
 pub(super) fn response(wire: ChatResponse, sequence: u64) -> ModelResponse {
     let mut content = Vec::new();
+    if let Some(thinking) = wire.message.thinking.filter(|t| !t.is_empty()) {
+        content.push(ContentBlock::Reasoning(Reasoning::from_text(thinking)));
+    }
     if !wire.message.content.is_empty() {
         content.push(ContentBlock::Text { text: wire.message.content });
     }
@@ -245,6 +262,7 @@ mod body_tests {
                 num_predict: request.max_tokens.or(model.max_tokens),
                 num_ctx: (model.model == "model \"q\"").then_some(8192),
             },
+            think: None,
         })
         .unwrap()
     }

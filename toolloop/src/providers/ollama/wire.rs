@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::model::reasoning::ollama::OllamaThink;
 use crate::providers::common::FunctionTool;
 
 /// The request body, as one struct: what the body built in pieces (see
@@ -23,6 +24,8 @@ pub(super) struct ChatRequest<'a> {
     pub(super) truncate: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
     pub(super) options: Options,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) think: Option<OllamaThink>,
 }
 
 /// The fields of the request body before `messages`.
@@ -43,6 +46,9 @@ pub(super) struct ChatRequestTail<'a> {
     pub(super) truncate: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
     pub(super) options: Options,
+    /// Whether (or how hard) a thinking model thinks; absent: the model's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) think: Option<OllamaThink>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -58,6 +64,9 @@ pub(super) enum Role {
 pub(super) struct RequestMessage<'a> {
     pub(super) role: Role,
     pub(super) content: Cow<'a, str>,
+    /// On assistant messages: what the model thought before answering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) thinking: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tool_calls: Vec<RequestToolCall<'a>>,
     /// On `tool` messages: the name of the tool that answered.
@@ -116,6 +125,9 @@ pub struct ChatResponse {
 pub(super) struct ResponseMessage {
     #[serde(default)]
     pub(super) content: String,
+    /// A thinking model's reasoning, when `think` was on.
+    #[serde(default)]
+    pub(super) thinking: Option<String>,
     #[serde(default)]
     pub(super) tool_calls: Option<Vec<ResponseToolCall>>,
 }

@@ -10,9 +10,11 @@ use super::wire::{
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
+use crate::model::reasoning::openai::openai_effort;
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
+use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -45,6 +47,7 @@ impl Format for OpenAiChat {
             temperature: call.temperature,
             prompt_cache_key: self.prompt_cache_key.as_deref(),
             prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
+            reasoning_effort: call.reasoning.and_then(|reasoning| openai_effort(reasoning.effort, call.model)),
         })
     }
 
@@ -148,6 +151,10 @@ impl TryFrom<ChatResponse> for ModelResponse {
         };
         let message = choice.message;
         let mut content = Vec::new();
+        // Read only: Chat Completions has no field to send reasoning back in.
+        if let Some(reasoning) = message.reasoning_content.filter(|t| !t.is_empty()) {
+            content.push(ContentBlock::Reasoning(Reasoning::from_text(reasoning)));
+        }
         if let Some(text) = message.content.map(MessageContent::into_text).filter(|t| !t.is_empty()) {
             content.push(ContentBlock::Text { text });
         }
@@ -177,11 +184,13 @@ impl TryFrom<ChatResponse> for ModelResponse {
 fn usage(wire: Option<super::wire::Usage>) -> Usage {
     let Some(wire) = wire else { return Usage::default() };
     let cached = wire.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
+    let reasoning_tokens = wire.completion_tokens_details.and_then(|d| d.reasoning_tokens).unwrap_or(0);
     Usage {
         input_tokens: wire.prompt_tokens.saturating_sub(cached),
         output_tokens: wire.completion_tokens,
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        reasoning_tokens,
     }
 }
 
@@ -246,7 +255,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             usage(Some(wire)),
-            Usage { input_tokens: 40, output_tokens: 7, cache_read_tokens: 60, cache_write_tokens: 0 }
+            Usage {
+                input_tokens: 40,
+                output_tokens: 7,
+                cache_read_tokens: 60,
+                cache_write_tokens: 0,
+                reasoning_tokens: 0
+            }
         );
         assert_eq!(usage(None), Usage::default());
     }
@@ -342,6 +357,7 @@ mod body_tests {
             max_completion_tokens,
             max_tokens,
             temperature: request.temperature.or(model.temperature),
+            reasoning_effort: None,
         })
         .unwrap()
     }

@@ -34,6 +34,36 @@ pub type OpenAi = HttpModel<OpenAiChat>;
 /// Configures an [`OpenAi`] model.
 pub type OpenAiBuilder = HttpModelBuilder<OpenAiChat>;
 
+/// A model behind the OpenAI Responses API (`POST {base}/responses`), with
+/// the same builder, environment variables (`OPENAI_API_KEY`,
+/// `OPENAI_BASE_URL`) and default model as [`OpenAi`]; made by
+/// [`OpenAi::responses`] or `OpenAiResponses::builder()`.
+///
+/// Its provider name is `"openai-responses"`: reasoning items and tool calls
+/// it made go back only to it, and a switch to another provider (or to the
+/// Chat Completions [`OpenAi`]) leaves its encrypted reasoning out and shows
+/// its tool calls as text. Stateless: every call sends the whole
+/// conversation with `store: false` and asks for the reasoning encrypted
+/// (`include: ["reasoning.encrypted_content"]`), so nothing is kept on
+/// OpenAI's side. Turn reasoning on with
+/// [`reasoning`](HttpModelBuilder::reasoning) (`reasoning.effort`, and
+/// `reasoning.summary` with [`ReasoningConfig::with_summary`](crate::ReasoningConfig::with_summary)).
+pub type OpenAiResponses = HttpModel<OpenAiResponsesApi>;
+
+/// Configures an [`OpenAiResponses`] model.
+pub type OpenAiResponsesBuilder = HttpModelBuilder<OpenAiResponsesApi>;
+
+pub use super::responses::OpenAiResponsesApi;
+
+impl OpenAi {
+    /// A builder for the Responses API instead of Chat Completions:
+    /// `OpenAi::responses().from_env()`-style configuration is
+    /// [`OpenAiResponsesBuilder::from_env`].
+    pub fn responses() -> OpenAiResponsesBuilder {
+        OpenAiResponses::builder()
+    }
+}
+
 /// The OpenAI Chat Completions wire format (`POST {base}/chat/completions`,
 /// bearer key): tool calls as `tool_calls` with JSON-string arguments,
 /// results as `tool` messages. Tool results that failed are sent as

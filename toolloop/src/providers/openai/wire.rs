@@ -22,6 +22,8 @@ pub(super) struct ChatRequest<'a> {
     pub(super) max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) reasoning_effort: Option<&'static str>,
 }
 
 /// The fields of the request body before `messages`.
@@ -45,6 +47,9 @@ pub(super) struct ChatRequestTail<'a> {
     pub(super) prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) prompt_cache_retention: Option<&'static str>,
+    /// How hard a reasoning model thinks (`low`, `medium`, `high`…).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) reasoning_effort: Option<&'static str>,
 }
 
 #[derive(Debug, PartialEq, Serialize)]
@@ -108,6 +113,9 @@ pub(super) struct ResponseMessage {
     pub(super) content: Option<MessageContent>,
     #[serde(default)]
     pub(super) refusal: Option<String>,
+    /// The reasoning OpenAI-compatible servers (`vLLM`, `DeepSeek`, `llama.cpp`) return.
+    #[serde(default)]
+    pub(super) reasoning_content: Option<String>,
     #[serde(default)]
     pub(super) tool_calls: Option<Vec<ResponseToolCall>>,
 }
@@ -168,6 +176,14 @@ pub(super) struct Usage {
     pub(super) completion_tokens: u64,
     #[serde(default)]
     pub(super) prompt_tokens_details: Option<PromptTokensDetails>,
+    #[serde(default)]
+    pub(super) completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct CompletionTokensDetails {
+    #[serde(default)]
+    pub(super) reasoning_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,109 @@
+//! The reasoning setting for OpenAI: Responses `reasoning: {effort, summary}`
+//! and Chat Completions `reasoning_effort`.
+//!
+//! The rules, from OpenAI's API reference (`reasoning.effort`): the values
+//! are `none`, `minimal`, `low`, `medium`, `high` and `xhigh`; `gpt-5.1` and
+//! later accept `none` (and default to it), earlier models do not, and
+//! `gpt-5` turns reasoning down only to `minimal`; `xhigh` is accepted by
+//! models after `gpt-5.1-codex-max`; `gpt-5-pro` accepts only `high`.
+//! Models outside the `gpt-5` family (the `o` series, compatible servers)
+//! get the plain levels, and nothing at all when reasoning is off.
+
+use super::{ReasoningConfig, ReasoningEffort};
+
+/// The `reasoning` object of a Responses request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct ResponsesReasoning {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) summary: Option<&'static str>,
+}
+
+/// The minor version of a `gpt-5` model id: `gpt-5` and `gpt-5-mini` are
+/// 0, `gpt-5.1-codex` is 1, `gpt-5.2` is 2.
+fn gpt5_minor(model: &str) -> Option<u32> {
+    let rest = model.split_once("gpt-5")?.1;
+    match rest.strip_prefix('.') {
+        Some(minor) => minor.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok(),
+        None if rest.is_empty() || rest.starts_with('-') => Some(0),
+        None => None,
+    }
+}
+
+/// The `reasoning.effort` / `reasoning_effort` value for `effort` on `model`;
+/// `None` when the field should be left out.
+pub(crate) fn openai_effort(effort: ReasoningEffort, model: &str) -> Option<&'static str> {
+    let minor = gpt5_minor(model);
+    if model.contains("gpt-5-pro") {
+        return (effort != ReasoningEffort::Off).then_some("high");
+    }
+    match effort {
+        ReasoningEffort::Off => match minor {
+            Some(0) => Some("minimal"),
+            Some(_) => Some("none"),
+            None => None,
+        },
+        ReasoningEffort::Low => Some("low"),
+        ReasoningEffort::Medium => Some("medium"),
+        ReasoningEffort::Max if minor.is_some_and(|m| m >= 2) || model.contains("codex-max") => Some("xhigh"),
+        // Models without `xhigh` top out at `high`.
+        ReasoningEffort::High | ReasoningEffort::Max => Some("high"),
+    }
+}
+
+/// The Responses `reasoning` object for `config` on `model`; `None` when it
+/// should be left out.
+pub(crate) fn responses_reasoning(config: &ReasoningConfig, model: &str) -> Option<ResponsesReasoning> {
+    let effort = openai_effort(config.effort, model);
+    // A summary of reasoning that is off would be empty.
+    let summary = config.summary.filter(|_| config.is_on()).map(super::ReasoningSummary::as_str);
+    (effort.is_some() || summary.is_some()).then_some(ResponsesReasoning { effort, summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ResponsesReasoning, gpt5_minor, openai_effort, responses_reasoning};
+    use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
+
+    #[test]
+    fn gpt5_versions_parse() {
+        assert_eq!(gpt5_minor("gpt-5"), Some(0));
+        assert_eq!(gpt5_minor("gpt-5-mini"), Some(0));
+        assert_eq!(gpt5_minor("gpt-5.1-codex"), Some(1));
+        assert_eq!(gpt5_minor("gpt-5.2"), Some(2));
+        assert_eq!(gpt5_minor("o4-mini"), None);
+        assert_eq!(gpt5_minor("gpt-50"), None);
+    }
+
+    #[test]
+    fn efforts_follow_the_model_family() {
+        use ReasoningEffort::{High, Low, Max, Medium, Off};
+        assert_eq!(openai_effort(Off, "gpt-5.1"), Some("none"));
+        assert_eq!(openai_effort(Off, "gpt-5"), Some("minimal"));
+        assert_eq!(openai_effort(Off, "o3"), None);
+        assert_eq!(openai_effort(Low, "o3"), Some("low"));
+        assert_eq!(openai_effort(Medium, "gpt-5.1"), Some("medium"));
+        assert_eq!(openai_effort(High, "gpt-5"), Some("high"));
+        assert_eq!(openai_effort(Max, "gpt-5.2"), Some("xhigh"));
+        assert_eq!(openai_effort(Max, "gpt-5.1-codex-max"), Some("xhigh"));
+        assert_eq!(openai_effort(Max, "gpt-5.1"), Some("high"));
+        assert_eq!(openai_effort(Low, "gpt-5-pro"), Some("high"));
+        assert_eq!(openai_effort(Off, "gpt-5-pro"), None);
+    }
+
+    #[test]
+    fn the_responses_object_carries_effort_and_summary() {
+        let config = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
+        assert_eq!(
+            serde_json::to_value(responses_reasoning(&config, "gpt-5.2").unwrap()).unwrap(),
+            serde_json::json!({"effort": "high", "summary": "auto"})
+        );
+        let off = ReasoningConfig::off().with_summary(ReasoningSummary::Auto);
+        assert_eq!(responses_reasoning(&off, "o3"), None);
+        assert_eq!(
+            responses_reasoning(&off, "gpt-5.1"),
+            Some(ResponsesReasoning { effort: Some("none"), summary: None })
+        );
+    }
+}
