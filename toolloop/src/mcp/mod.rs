@@ -16,7 +16,7 @@
 //!   the text the loop would show a model.
 //!
 //! ```no_run
-//! use toolloop::prelude::*;
+//! use toolloop::{Agent, Conversation, Model};
 //! use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
 //!
 //! # async fn demo(model: impl Model + 'static) -> Result<(), Box<dyn std::error::Error>> {
