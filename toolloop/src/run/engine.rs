@@ -3,6 +3,7 @@
 use std::future::pending;
 
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
@@ -14,6 +15,7 @@ use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelRequest, ModelResponse};
+use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
 
 /// Everything one loop run reads; borrowed, so runs share an agent's setup.
@@ -93,12 +95,23 @@ impl Engine<'_> {
         tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
+        let chat = spans::Chat::start(self.model, &request);
+        let call = self.model.complete(request).instrument(chat.span());
         let outcome = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { phase: Phase::ModelCall })),
-            () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
-            outcome = self.model.complete(request) => outcome,
+            () = self.cancel.cancelled() => {
+                let stop = Stop::new(Termination::Cancelled { phase: Phase::ModelCall });
+                chat.fail(&stop.termination.name());
+                return Err(stop);
+            }
+            () = deadline_passed(self.deadline) => {
+                let stop = self.deadline_stop();
+                chat.fail(&stop.termination.name());
+                return Err(stop);
+            }
+            outcome = call => outcome,
         };
+        chat.finish(&outcome);
         let response = outcome.map_err(|error| {
             tracing::debug!(%error, "model call failed");
             Stop::model(error)
