@@ -10,6 +10,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::ConfigError;
+use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
@@ -106,8 +107,8 @@ impl HttpClient {
 
     /// POSTs `body`, a JSON document, retrying as the policy says, and
     /// parses the success response as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: Vec<u8>) -> Result<T, ModelError> {
-        let bytes = self.send(Bytes::from(body)).await?;
+    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: WireBody) -> Result<T, ModelError> {
+        let bytes = self.send(&body).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -116,11 +117,11 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
+    async fn send(&self, body: &WireBody) -> Result<Bytes, ModelError> {
         let mut retry = 0;
         loop {
-            // Cloning `Bytes` shares the buffer: a retry copies nothing.
-            let failure = match self.attempt(body.clone()).await {
+            // The body's chunks are shared: a retry copies nothing.
+            let failure = match self.attempt(body.to_http()).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
             };
@@ -141,7 +142,7 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
+    async fn attempt(&self, body: reqwest::Body) -> Result<Bytes, Failure> {
         let transport = |error: &reqwest::Error| Failure {
             error: error::transport_error(self.provider, error),
             retryable: true,
