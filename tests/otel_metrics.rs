@@ -35,8 +35,12 @@ async fn model_calls_record_duration_and_token_usage() {
     agent.run(&mut ask("two")).await.unwrap_err();
     provider.force_flush().unwrap();
 
-    let exported = exporter.get_finished_metrics().unwrap();
-    let metrics: Vec<_> = exported.iter().flat_map(|r| r.scope_metrics()).flat_map(|s| s.metrics()).collect();
+    let finished = exporter.get_finished_metrics().unwrap();
+    let metrics: Vec<_> = finished
+        .iter()
+        .flat_map(opentelemetry_sdk::metrics::data::ResourceMetrics::scope_metrics)
+        .flat_map(opentelemetry_sdk::metrics::data::ScopeMetrics::metrics)
+        .collect();
     let duration = metrics.iter().find(|m| m.name() == "gen_ai.client.operation.duration").unwrap();
     assert_eq!(duration.unit(), "s");
     let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = duration.data() else { panic!("{duration:?}") };
