@@ -4,8 +4,6 @@
 //! Every attribute a span may get is declared when it is made (`tracing`
 //! records only declared fields), and recorded only when the span is enabled.
 
-use std::time::Instant;
-
 use tracing::{Span, field};
 
 use super::capture::capture_content;
@@ -93,7 +91,9 @@ pub(crate) fn finish_reason(reason: &StopReason) -> String {
 /// The `chat {model}` span of one model call.
 pub(crate) struct Chat {
     span: Span,
-    started: Instant,
+    /// For the duration histogram; the span has its own clock.
+    #[cfg(feature = "otel-metrics")]
+    started: std::time::Instant,
     #[cfg(feature = "otel-metrics")]
     labels: super::metrics::Labels,
 }
@@ -135,7 +135,8 @@ impl Chat {
         }
         Self {
             span,
-            started: Instant::now(),
+            #[cfg(feature = "otel-metrics")]
+            started: std::time::Instant::now(),
             #[cfg(feature = "otel-metrics")]
             labels: super::metrics::Labels::new(model),
         }
@@ -178,7 +179,6 @@ impl Chat {
     pub(crate) fn fail(self, error_type: &str) {
         #[cfg(feature = "otel-metrics")]
         self.labels.record(self.started.elapsed(), None, Some(error_type), None);
-        let _ = self.started;
         self.span.record("error.type", error_type);
         self.span.record("otel.status_code", "ERROR");
     }
