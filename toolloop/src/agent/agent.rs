@@ -61,6 +61,8 @@ pub struct Agent<Output = Text, Reflection = NoReflection> {
     /// What the model is offered: the tools, then the output tool and `submit`.
     pub(super) definitions: Arc<[ToolDefinition]>,
     pub(super) system: Option<String>,
+    /// Traced as `gen_ai.agent.name`, in the span name `invoke_agent {name}`.
+    pub(super) name: Option<String>,
     pub(super) options: LoopOptions,
     pub(super) hooks: Hooks,
     pub(super) governance: Governance,
@@ -79,6 +81,7 @@ impl<O, R> Clone for Agent<O, R> {
             tools: self.tools.clone(),
             definitions: Arc::clone(&self.definitions),
             system: self.system.clone(),
+            name: self.name.clone(),
             options: self.options.clone(),
             hooks: self.hooks.clone(),
             governance: self.governance.clone(),

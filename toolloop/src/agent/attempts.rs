@@ -16,6 +16,7 @@ use crate::message::{FailureKind, Message, ToolResult};
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
 };
+use crate::telemetry::spans;
 
 impl<O: AgentOutput, R> Agent<O, R> {
     pub(super) async fn execute(
@@ -36,16 +37,19 @@ impl<O: AgentOutput, R> Agent<O, R> {
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
         };
-        let span =
-            tracing::info_span!("agent_run", model = self.model.name(), typed = self.output_definition.is_some());
+        let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
         let mut failures = Vec::new();
-        let outcome = self.attempts(&engine, conversation, &mut tally, &mut failures).instrument(span).await;
+        let outcome = self.attempts(&engine, conversation, &mut tally, &mut failures).instrument(span.clone()).await;
         let termination = match &outcome {
             Ok((_, termination)) => termination.clone(),
             Err(stop) => stop.termination.clone(),
         };
         engine.fire(&Event::Stop { reason: &termination }, &tally);
         let metadata = tally.finish(termination);
+        if !span.is_disabled() {
+            let termination = &metadata.termination;
+            spans::end_run(&span, metadata.usage, &termination.name(), termination.is_success());
+        }
         tracing::debug!(?metadata, "agent run finished");
         match outcome {
             Ok((output, _)) => Ok(RunOutput { output, metadata }),
@@ -68,7 +72,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         for attempt in 1..=self.max_attempts {
             tally.attempts = attempt;
             engine.fire(&Event::AttemptStart { attempt }, tally);
-            let span = tracing::info_span!("attempt", attempt);
+            let span = spans::attempt(attempt);
             let end = engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?;
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.

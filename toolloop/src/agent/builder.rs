@@ -34,6 +34,7 @@ pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
     /// The first configuration error found by a setter, reported by `build()`.
     pub(super) error: Option<BuildError>,
     pub(super) system: Option<String>,
+    pub(super) name: Option<String>,
     pub(super) options: LoopOptions,
     pub(super) hooks: Hooks,
     pub(super) governance: Governance,
@@ -62,6 +63,7 @@ impl Agent {
             tools: ToolSet::new(),
             error: None,
             system: None,
+            name: None,
             options: LoopOptions::default(),
             hooks: Hooks::new(),
             governance: Governance::new(),
@@ -85,6 +87,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             tools: self.tools,
             error: self.error,
             system: self.system,
+            name: self.name,
             options: self.options,
             hooks: self.hooks,
             governance: self.governance,
@@ -106,6 +109,13 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     {
         let typed = std::mem::take(&mut self.typed);
         self.with_model(typed, |_| WithModel(Arc::new(model)))
+    }
+
+    /// Names the agent in traces: the run's span is `invoke_agent {name}`
+    /// with `gen_ai.agent.name` (see [`crate::telemetry`]).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     /// Sets the system prompt. Called again, it adds a paragraph: the
@@ -469,6 +479,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             tools: self.tools,
             definitions: definitions.into(),
             system: self.system,
+            name: self.name,
             options: self.options,
             hooks: self.hooks,
             governance: self.governance,

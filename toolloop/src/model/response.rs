@@ -23,6 +23,9 @@ pub struct ModelResponse {
     /// prefers it, so the tool calls in history are tagged with the provider
     /// that really made them.
     pub provider: Option<String>,
+    /// The provider's id of this response (Anthropic `msg_…`, OpenAI
+    /// `chatcmpl-…`), when it gives one; traced as `gen_ai.response.id`.
+    pub id: Option<String>,
 }
 
 impl ModelResponse {
@@ -35,7 +38,7 @@ impl ModelResponse {
         } else {
             StopReason::EndTurn
         };
-        Self { content, stop_reason, usage: Usage::default(), model: None, provider: None }
+        Self { content, stop_reason, usage: Usage::default(), model: None, provider: None, id: None }
     }
 
     /// A text-only response.
@@ -63,6 +66,12 @@ impl ModelResponse {
     /// Sets the answering model's name.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the provider's id of the response.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
         self
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use futures_util::stream;
+use tracing::Instrument as _;
 
 use super::control::{Control, ExecutedCall};
 use super::engine::{Engine, deadline_passed};
@@ -18,6 +19,7 @@ use super::panic::panic_message;
 use super::pending::not_executed;
 use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
+use crate::telemetry::spans;
 
 /// How one call of a batch went.
 enum CallOutcome {
@@ -222,6 +224,7 @@ impl Engine<'_> {
         }
     }
 
+    /// Runs one call in its `execute_tool` span and records how it went.
     async fn run_call(
         &self,
         call: &ToolCall,
@@ -233,6 +236,29 @@ impl Engine<'_> {
         if state.stopping.load(Ordering::SeqCst) {
             return CallOutcome::Skipped;
         }
+        let description = || {
+            let definition = self.definitions.iter().find(|definition| definition.name == call.name);
+            definition.map(|definition| definition.description.to_string())
+        };
+        let span = spans::execute_tool(call, description);
+        let outcome = self.run_call_traced(call, owned, state, hook_errors, at).instrument(span.clone()).await;
+        match &outcome {
+            CallOutcome::Done(done, _) => spans::tool_result(&span, &done.result),
+            CallOutcome::Interrupted(stop) => spans::tool_interrupted(&span, &stop.termination.name()),
+            // The control answers its own calls later, and they cannot fail.
+            CallOutcome::Owned(_) | CallOutcome::Skipped => {}
+        }
+        outcome
+    }
+
+    async fn run_call_traced(
+        &self,
+        call: &ToolCall,
+        owned: bool,
+        state: &BatchState,
+        hook_errors: &Mutex<Vec<HookError>>,
+        at: At,
+    ) -> CallOutcome {
         let At { attempt, iteration } = at;
         self.hooks.fire(&Event::ToolCall { attempt, iteration, call }, hook_errors);
         // Once the tool-call hook has fired, every way out reports a result

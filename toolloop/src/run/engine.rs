@@ -3,6 +3,7 @@
 use std::future::pending;
 
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use super::context::{ContextPolicy, ContextView};
 use super::governance::Governance;
@@ -15,6 +16,7 @@ use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation, rewritten_messages};
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
 
 /// Everything one loop run reads; borrowed, so runs share an agent's setup.
@@ -171,12 +173,24 @@ impl Engine<'_> {
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
         self.note_view_rewrites(&request, tally);
-        tokio::select! {
+        let chat = spans::Chat::start(self.model, &request);
+        let call = self.model.complete(request).instrument(chat.span());
+        let outcome = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
-            () = deadline_passed(self.deadline) => Err(self.deadline_stop()),
-            outcome = self.model.complete(request) => Ok(outcome),
-        }
+            () = self.cancel.cancelled() => {
+                let stop = Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall });
+                chat.fail(&stop.termination.name());
+                return Err(stop);
+            }
+            () = deadline_passed(self.deadline) => {
+                let stop = self.deadline_stop();
+                chat.fail(&stop.termination.name());
+                return Err(stop);
+            }
+            outcome = call => outcome,
+        };
+        chat.finish(&outcome);
+        Ok(outcome)
     }
 
     /// Compacts the view one step, records it and tells the hooks; whether

@@ -16,6 +16,7 @@ use super::termination::Termination;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, Role, ToolCall, ToolResult};
 use crate::stop_reason::StopReason;
+use crate::telemetry::spans;
 
 /// What an iteration loop produced when it ended normally: the output of a
 /// [`ToolLoop`](super::ToolLoop) run.
@@ -86,7 +87,7 @@ impl Engine<'_> {
             iteration += 1;
             tally.position = (attempt, iteration);
             tally.iterations += 1;
-            let span = tracing::debug_span!("iteration", attempt, iteration);
+            let span = spans::iteration(attempt, iteration);
             let response = self.call_model(conversation, tally, attempt, iteration).instrument(span.clone()).await?;
             let stop_reason = response.stop_reason.clone();
             // As `ModelResponse::to_message`, but moving the content instead of copying it.

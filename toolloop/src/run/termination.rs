@@ -100,6 +100,18 @@ pub enum Termination {
 }
 
 impl Termination {
+    /// The `snake_case` name of the variant, as serialised (`cancelled`,
+    /// `validation_failed`...): traced as `error.type` when a run fails.
+    pub(crate) fn name(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(mut fields)) => match fields.remove("reason") {
+                Some(serde_json::Value::String(name)) => name,
+                _ => String::from("unknown"),
+            },
+            _ => String::from("unknown"),
+        }
+    }
+
     /// Whether the run produced what it was asked for (an output, an
     /// answer or a signal).
     pub fn is_success(&self) -> bool {

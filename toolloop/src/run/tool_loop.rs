@@ -18,6 +18,7 @@ use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
+use crate::telemetry::spans;
 use crate::tool::ToolSet;
 
 type TerminalCheck<S> = Box<dyn FnMut(&[ExecutedCall]) -> Option<S> + Send>;
@@ -232,8 +233,9 @@ impl<S: Send> ToolLoop<S> {
             confirmation: self.confirmation.as_deref(),
         };
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
-        let span = tracing::info_span!("tool_loop", model = self.model.name());
-        let outcome = engine.drive(conversation, &mut tally, 1, &mut control).instrument(span).await;
+        // A bare loop is an unnamed agent with one attempt.
+        let span = spans::invoke_agent(None, &*self.model);
+        let outcome = engine.drive(conversation, &mut tally, 1, &mut control).instrument(span.clone()).await;
         let termination = match &outcome {
             Ok(LoopEnd::Answer(_)) => Termination::Answer,
             Ok(LoopEnd::Signal(_)) => Termination::Signal,
@@ -241,6 +243,10 @@ impl<S: Send> ToolLoop<S> {
         };
         engine.fire(&Event::Stop { reason: &termination }, &tally);
         let metadata = tally.finish(termination);
+        if !span.is_disabled() {
+            let termination = &metadata.termination;
+            spans::end_run(&span, metadata.usage, &termination.name(), termination.is_success());
+        }
         match outcome {
             Ok(output) => Ok(RunOutput { output, metadata }),
             Err(stop) => Err(RunError::new(stop, metadata)),

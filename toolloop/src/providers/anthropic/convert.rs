@@ -295,6 +295,7 @@ impl TryFrom<MessagesResponse> for ModelResponse {
         };
         let mut response = ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage);
         response.model = wire.model;
+        response.id = wire.id;
         Ok(response.with_provider(PROVIDER))
     }
 }

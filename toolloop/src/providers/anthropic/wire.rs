@@ -160,6 +160,8 @@ pub(super) struct Tool<'a> {
 #[allow(unreachable_pub)] // named by the sealed `Format`
 pub struct MessagesResponse {
     #[serde(default)]
+    pub(super) id: Option<String>,
+    #[serde(default)]
     pub(super) model: Option<String>,
     pub(super) content: Vec<OutputBlock>,
     #[serde(default)]

@@ -174,6 +174,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
             if refused { StopReason::Refusal } else { stop_reason_from(choice.finish_reason.as_deref(), has_calls) };
         let mut response = ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage(wire.usage));
         response.model = wire.model;
+        response.id = wire.id;
         Ok(response.with_provider(PROVIDER))
     }
 }

@@ -94,6 +94,8 @@ pub(super) struct RequestFunctionCall<'a> {
 #[allow(unreachable_pub)] // named by the sealed `Format`
 pub struct ChatResponse {
     #[serde(default)]
+    pub(super) id: Option<String>,
+    #[serde(default)]
     pub(super) model: Option<String>,
     pub(super) choices: Vec<Choice>,
     #[serde(default)]

@@ -1,0 +1,270 @@
+//! Runs traced through `tracing-opentelemetry` into the OpenTelemetry SDK's
+//! in-memory exporter: span names, kinds, parents and attributes on the
+//! GenAI semantic conventions, for a run with tools, a validation retry, a
+//! model error and a cancellation; content capture only when asked for.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use common::*;
+use opentelemetry::Value;
+use opentelemetry::trace::{SpanId, SpanKind, Status, TracerProvider as _};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::json;
+use toolloop::run::ToolLoop;
+use toolloop::testing::ScriptedModel;
+use toolloop::{Agent, CancellationToken, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolSet, Usage};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+/// The spans a run exported, by name, with their parents resolved.
+struct Trace {
+    spans: Vec<SpanData>,
+}
+
+impl Trace {
+    fn all(&self, name: &str) -> Vec<&SpanData> {
+        self.spans.iter().filter(|span| span.name == name).collect()
+    }
+
+    fn one(&self, name: &str) -> &SpanData {
+        let found = self.all(name);
+        assert_eq!(found.len(), 1, "one `{name}` span expected in {:?}", self.names());
+        found[0]
+    }
+
+    fn parent(&self, span: &SpanData) -> Option<&SpanData> {
+        (span.parent_span_id != SpanId::INVALID)
+            .then(|| self.spans.iter().find(|other| other.span_context.span_id() == span.parent_span_id).unwrap())
+    }
+
+    /// The names from the span up to the root.
+    fn path(&self, span: &SpanData) -> Vec<String> {
+        let mut path = vec![span.name.to_string()];
+        let mut current = span;
+        while let Some(parent) = self.parent(current) {
+            path.push(parent.name.to_string());
+            current = parent;
+        }
+        path
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.spans.iter().map(|span| span.name.to_string()).collect()
+    }
+}
+
+fn attributes(span: &SpanData) -> HashMap<String, Value> {
+    span.attributes.iter().map(|kv| (kv.key.to_string(), kv.value.clone())).collect()
+}
+
+fn string(span: &SpanData, key: &str) -> String {
+    match attributes(span).get(key) {
+        Some(Value::String(value)) => value.to_string(),
+        other => panic!("`{key}` is {other:?} on `{}`", span.name),
+    }
+}
+
+fn int(span: &SpanData, key: &str) -> i64 {
+    match attributes(span).get(key) {
+        Some(Value::I64(value)) => *value,
+        other => panic!("`{key}` is {other:?} on `{}`", span.name),
+    }
+}
+
+fn absent(span: &SpanData, key: &str) {
+    assert!(!attributes(span).contains_key(key), "`{key}` should not be on `{}`", span.name);
+}
+
+/// Runs `run` with an OTel subscriber on this thread and returns what it exported.
+async fn traced<F: Future>(run: impl FnOnce() -> F) -> (F::Output, Trace) {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let subscriber =
+        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    let guard = tracing::subscriber::set_default(subscriber);
+    let output = run().await;
+    drop(guard);
+    provider.force_flush().unwrap();
+    (output, Trace { spans: exporter.get_finished_spans().unwrap() })
+}
+
+#[tokio::test]
+async fn a_run_with_tools_is_an_agent_trace_on_the_genai_conventions() {
+    let model = ScriptedModel::new()
+        .respond(
+            calls([call("s1", "search", json!({"query": "rust"})), call("l1", "lookup", json!({"key": "missing"}))])
+                .with_usage(Usage {
+                    input_tokens: 10,
+                    output_tokens: 5,
+                    cache_read_tokens: 3,
+                    cache_write_tokens: 2,
+                    reasoning_tokens: 0,
+                })
+                .with_model("scripted-2025")
+                .with_id("resp_1"),
+        )
+        .respond(output("o1", "Rust", 7).with_usage(usage(20, 4)));
+    let agent = Agent::builder()
+        .name("reporter")
+        .model(model)
+        .system("You write reports.")
+        .max_tokens(512)
+        .temperature(0.25)
+        .tool::<Search>()
+        .tool_with_state::<Lookup>(Db::default())
+        .output::<Report>()
+        .build()
+        .unwrap();
+    let (done, trace) = traced(|| async { agent.run(&mut ask("Write the report")).await }).await;
+    done.unwrap();
+
+    let run = trace.one("invoke_agent reporter");
+    assert_eq!(run.span_kind, SpanKind::Internal);
+    assert_eq!(trace.parent(run).map(|span| span.name.to_string()), None, "the run is the root");
+    assert_eq!(string(run, "gen_ai.operation.name"), "invoke_agent");
+    assert_eq!(string(run, "gen_ai.agent.name"), "reporter");
+    assert_eq!(string(run, "gen_ai.provider.name"), "test");
+    assert_eq!(string(run, "gen_ai.request.model"), "scripted");
+    // Input tokens include the cached ones, as the conventions count them.
+    assert_eq!(int(run, "gen_ai.usage.input_tokens"), 35);
+    assert_eq!(int(run, "gen_ai.usage.output_tokens"), 9);
+    assert_eq!(string(run, "toolloop.termination"), "output");
+    absent(run, "error.type");
+    assert_eq!(run.status, Status::Unset);
+
+    let chats = trace.all("chat scripted");
+    assert_eq!(chats.len(), 2);
+    assert_eq!(trace.path(chats[0]), ["chat scripted", "iteration 1", "attempt 1", "invoke_agent reporter"]);
+    assert_eq!(trace.path(chats[1]), ["chat scripted", "iteration 2", "attempt 1", "invoke_agent reporter"]);
+    let first = chats.iter().find(|span| attributes(span).contains_key("gen_ai.response.id")).unwrap();
+    assert_eq!(first.span_kind, SpanKind::Client);
+    assert_eq!(string(first, "gen_ai.operation.name"), "chat");
+    assert_eq!(string(first, "gen_ai.provider.name"), "test");
+    assert_eq!(string(first, "gen_ai.request.model"), "scripted");
+    assert_eq!(int(first, "gen_ai.request.max_tokens"), 512);
+    assert_eq!(attributes(first)["gen_ai.request.temperature"], Value::F64(0.25));
+    assert_eq!(string(first, "gen_ai.response.model"), "scripted-2025");
+    assert_eq!(string(first, "gen_ai.response.id"), "resp_1");
+    assert_eq!(string(first, "gen_ai.response.finish_reasons"), r#"["tool_use"]"#);
+    assert_eq!(int(first, "gen_ai.usage.input_tokens"), 15);
+    assert_eq!(int(first, "gen_ai.usage.output_tokens"), 5);
+    assert_eq!(int(first, "gen_ai.usage.cache_read.input_tokens"), 3);
+    assert_eq!(int(first, "gen_ai.usage.cache_creation.input_tokens"), 2);
+    for key in
+        ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.definitions"]
+    {
+        absent(first, key);
+    }
+
+    let search = trace.one("execute_tool search");
+    assert_eq!(search.span_kind, SpanKind::Internal);
+    assert_eq!(trace.path(search), ["execute_tool search", "iteration 1", "attempt 1", "invoke_agent reporter"]);
+    assert_eq!(string(search, "gen_ai.operation.name"), "execute_tool");
+    assert_eq!(string(search, "gen_ai.tool.name"), "search");
+    assert_eq!(string(search, "gen_ai.tool.call.id"), "s1");
+    assert_eq!(string(search, "gen_ai.tool.type"), "function");
+    assert_eq!(string(search, "gen_ai.tool.description"), "Search the web.");
+    absent(search, "gen_ai.tool.call.arguments");
+    absent(search, "gen_ai.tool.call.result");
+    absent(search, "error.type");
+    // A tool that returned an error: its failure kind, and an error status.
+    let lookup = trace.one("execute_tool lookup");
+    assert_eq!(string(lookup, "error.type"), "tool_failed");
+    assert!(matches!(lookup.status, Status::Error { .. }), "{:?}", lookup.status);
+    // The output tool the agent answers itself is a tool execution too.
+    let output = trace.one("execute_tool final_output");
+    assert_eq!(trace.path(output)[1..], ["iteration 2", "attempt 1", "invoke_agent reporter"]);
+}
+
+#[tokio::test]
+async fn a_validation_retry_is_a_second_attempt_under_the_same_run() {
+    let model = ScriptedModel::new().respond(output("o1", "Rust", 42)).respond(output("o2", "Rust", 7));
+    let agent = Agent::builder().model(model).output::<Report>().build().unwrap();
+    let (done, trace) = traced(|| async { agent.run(&mut ask("Write the report")).await }).await;
+    assert_eq!(done.unwrap().metadata.attempts, 2);
+
+    let run = trace.one("invoke_agent");
+    absent(run, "gen_ai.agent.name");
+    let attempts = trace.all("attempt 1").len() + trace.all("attempt 2").len();
+    assert_eq!(attempts, 2);
+    assert_eq!(int(trace.one("attempt 2"), "toolloop.attempt"), 2);
+    let chats = trace.all("chat scripted");
+    let paths: Vec<_> = chats.iter().map(|span| trace.path(span)).collect();
+    assert!(paths.contains(&vec![
+        "chat scripted".into(),
+        "iteration 1".into(),
+        "attempt 1".into(),
+        "invoke_agent".into()
+    ]));
+    // Iterations count from 1 in each attempt.
+    assert!(paths.contains(&vec![
+        "chat scripted".into(),
+        "iteration 1".into(),
+        "attempt 2".into(),
+        "invoke_agent".into()
+    ]));
+    let iterations = trace.all("iteration 1");
+    let numbers: Vec<_> =
+        iterations.iter().map(|span| (int(span, "toolloop.attempt"), int(span, "toolloop.iteration"))).collect();
+    assert_eq!(numbers.len(), 2);
+    assert!(numbers.contains(&(1, 1)) && numbers.contains(&(2, 1)), "{numbers:?}");
+    assert_eq!(string(run, "toolloop.termination"), "output");
+}
+
+#[tokio::test]
+async fn a_model_error_marks_the_call_and_the_run() {
+    let model = ScriptedModel::new().fail(ModelError::new(ModelErrorKind::RateLimited, "test", "slow down"));
+    let agent = Agent::builder().name("failing").model(model).build().unwrap();
+    let (done, trace) = traced(|| async { agent.run(&mut ask("hi")).await }).await;
+    done.unwrap_err();
+
+    let chat = trace.one("chat scripted");
+    assert_eq!(string(chat, "error.type"), "rate_limited");
+    assert!(matches!(chat.status, Status::Error { .. }));
+    absent(chat, "gen_ai.usage.input_tokens");
+    let run = trace.one("invoke_agent failing");
+    assert_eq!(string(run, "error.type"), "model_error");
+    assert!(matches!(run.status, Status::Error { .. }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_run_closes_its_pending_model_call_as_cancelled() {
+    let cancel = CancellationToken::new();
+    let model = ScriptedModel::new().respond(calls([call("s", "search", json!({"query": "q"}))])).hang();
+    let agent = Agent::builder().model(model).tool::<Search>().cancel_token(cancel.clone()).build().unwrap();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        trigger.cancel();
+    });
+    let (done, trace) = traced(|| async { agent.run(&mut ask("go")).await }).await;
+    done.unwrap_err();
+
+    let chats = trace.all("chat scripted");
+    assert_eq!(chats.len(), 2);
+    let pending = chats.iter().find(|span| attributes(span).contains_key("error.type")).unwrap();
+    assert_eq!(string(pending, "error.type"), "cancelled");
+    assert_eq!(trace.path(pending)[1..], ["iteration 2", "attempt 1", "invoke_agent"]);
+    assert_eq!(trace.one("execute_tool search").status, Status::Unset);
+    let run = trace.one("invoke_agent");
+    assert_eq!(string(run, "error.type"), "cancelled");
+    assert_eq!(string(run, "toolloop.termination"), "cancelled");
+}
+
+#[tokio::test]
+async fn a_tool_loop_is_an_unnamed_agent_run() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("s1", "search", json!({"query": "rust"}))]))
+        .respond(ModelResponse::from_text("done").with_stop_reason(StopReason::EndTurn));
+    let mut tools = ToolSet::new();
+    tools.add::<Search>().unwrap();
+    let mut tool_loop = ToolLoop::new(model, tools);
+    let (done, trace) = traced(|| async { tool_loop.run(&mut ask("go")).await.map(|_| ()) }).await;
+    done.unwrap();
+    let search = trace.one("execute_tool search");
+    // A loop has no attempts: its iterations hang off the run.
+    assert_eq!(trace.path(search), ["execute_tool search", "iteration 1", "invoke_agent"].map(String::from));
+    assert_eq!(string(trace.one("invoke_agent"), "toolloop.termination"), "answer");
+}

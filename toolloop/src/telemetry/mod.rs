@@ -1,0 +1,33 @@
+//! Traces (and, with the `otel-metrics` feature, metrics) on the
+//! [OpenTelemetry GenAI semantic conventions](https://opentelemetry.io/docs/specs/semconv/gen-ai/),
+//! through `tracing` spans that `tracing-opentelemetry` turns into OTel spans.
+//!
+//! A run is one tree:
+//!
+//! ```text
+//! invoke_agent {agent name}         gen_ai.operation.name = invoke_agent, usage totals, error.type
+//! └─ attempt                        toolloop.attempt (1, 2, ... after a validation retry)
+//!    └─ iteration                   toolloop.iteration
+//!       ├─ chat {model}             (client) request model and settings, response model/id,
+//!       │                           finish reasons, token usage, error.type
+//!       └─ execute_tool {tool}      gen_ai.tool.name / call.id / type, error.type
+//! ```
+//!
+//! Span names, kinds and error status go in the fields `tracing-opentelemetry`
+//! reads (`otel.name`, `otel.kind`, `otel.status_code`). With no subscriber
+//! the spans are disabled and cost a relaxed atomic load each.
+//!
+//! Message content (system instructions, input and output messages, tool
+//! definitions, tool arguments and results) is recorded only when
+//! [`set_capture_content`] turned it on (or the environment variable
+//! `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`): it may
+//! hold personal data. Credentials are never recorded — the spans see the
+//! conversation, never the HTTP request.
+
+mod capture;
+mod content;
+#[cfg(feature = "otel-metrics")]
+mod metrics;
+pub(crate) mod spans;
+
+pub use capture::{capture_content, set_capture_content};

@@ -1,0 +1,233 @@
+//! The spans of a run, on the GenAI conventions: `invoke_agent`, `chat`,
+//! `execute_tool`, and toolloop's own `attempt` and `iteration` between them.
+//!
+//! Every attribute a span may get is declared when it is made (`tracing`
+//! records only declared fields), and recorded only when the span is enabled.
+
+use tracing::{Span, field};
+
+use super::capture::capture_content;
+use super::content;
+use crate::message::{ToolCall, ToolResult};
+use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
+use crate::stop_reason::StopReason;
+use crate::usage::Usage;
+
+/// The span of one run: `invoke_agent {name}`, or `invoke_agent` for an unnamed agent or a bare loop.
+pub(crate) fn invoke_agent(name: Option<&str>, model: &dyn Model) -> Span {
+    tracing::info_span!(
+        "invoke_agent",
+        otel.name = name.map_or_else(|| "invoke_agent".to_owned(), |name| format!("invoke_agent {name}")),
+        otel.kind = "internal",
+        otel.status_code = field::Empty,
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.agent.name = name,
+        gen_ai.provider.name = model.provider(),
+        gen_ai.request.model = model.name(),
+        gen_ai.usage.input_tokens = field::Empty,
+        gen_ai.usage.output_tokens = field::Empty,
+        gen_ai.usage.cache_read.input_tokens = field::Empty,
+        gen_ai.usage.cache_creation.input_tokens = field::Empty,
+        toolloop.termination = field::Empty,
+        error.type = field::Empty,
+    )
+}
+
+/// Records how a run ended: its usage, its termination and, unless it
+/// succeeded, `error.type` (the termination's name: `cancelled`, `validation_failed`...).
+pub(crate) fn end_run(span: &Span, usage: Usage, termination: &str, success: bool) {
+    if span.is_disabled() {
+        return;
+    }
+    record_usage(span, usage);
+    span.record("toolloop.termination", termination);
+    if !success {
+        span.record("error.type", termination);
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// One attempt of an agent run: the first, then one per validation retry.
+pub(crate) fn attempt(attempt: u32) -> Span {
+    tracing::info_span!("attempt", otel.name = format!("attempt {attempt}"), toolloop.attempt = i64::from(attempt))
+}
+
+/// One iteration: a model call and the tool calls it asked for.
+pub(crate) fn iteration(attempt: u32, iteration: u32) -> Span {
+    tracing::info_span!(
+        "iteration",
+        otel.name = format!("iteration {iteration}"),
+        toolloop.attempt = i64::from(attempt),
+        toolloop.iteration = i64::from(iteration),
+    )
+}
+
+/// Input tokens in the conventions' sense include cached ones; toolloop's
+/// [`Usage::input_tokens`] counts only the ones billed at the normal rate.
+fn record_usage(span: &Span, usage: Usage) {
+    let input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+    span.record("gen_ai.usage.input_tokens", int(input));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+    span.record("gen_ai.usage.cache_read.input_tokens", int(usage.cache_read_tokens));
+    span.record("gen_ai.usage.cache_creation.input_tokens", int(usage.cache_write_tokens));
+}
+
+/// OTel integers are `i64`, and `tracing-opentelemetry` turns a `u64` into a string.
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// The conventions' name of a finish reason: toolloop's neutral spelling.
+pub(crate) fn finish_reason(reason: &StopReason) -> String {
+    match serde_json::to_value(reason) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => match reason {
+            StopReason::Other(name) => name.clone(),
+            _ => "other".to_owned(),
+        },
+    }
+}
+
+/// The `chat {model}` span of one model call.
+pub(crate) struct Chat {
+    span: Span,
+    /// For the duration histogram; the span has its own clock.
+    #[cfg(feature = "otel-metrics")]
+    started: std::time::Instant,
+    #[cfg(feature = "otel-metrics")]
+    labels: super::metrics::Labels,
+}
+
+impl Chat {
+    pub(crate) fn start(model: &dyn Model, request: &ModelRequest<'_>) -> Self {
+        let name = model.name();
+        let span = tracing::info_span!(
+            "chat",
+            otel.name = format!("chat {name}"),
+            otel.kind = "client",
+            otel.status_code = field::Empty,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = model.provider(),
+            gen_ai.request.model = name,
+            gen_ai.request.max_tokens = request.max_tokens.map(i64::from),
+            gen_ai.request.temperature = request.temperature.map(f64::from),
+            gen_ai.response.model = field::Empty,
+            gen_ai.response.id = field::Empty,
+            gen_ai.response.finish_reasons = field::Empty,
+            gen_ai.usage.input_tokens = field::Empty,
+            gen_ai.usage.output_tokens = field::Empty,
+            gen_ai.usage.cache_read.input_tokens = field::Empty,
+            gen_ai.usage.cache_creation.input_tokens = field::Empty,
+            gen_ai.system_instructions = field::Empty,
+            gen_ai.input.messages = field::Empty,
+            gen_ai.output.messages = field::Empty,
+            gen_ai.tool.definitions = field::Empty,
+            error.type = field::Empty,
+        );
+        if !span.is_disabled() && capture_content() {
+            if let Some(system) = request.system {
+                span.record("gen_ai.system_instructions", content::system_instructions(system));
+            }
+            span.record("gen_ai.input.messages", content::input_messages(request.messages));
+            if !request.tools.is_empty() {
+                span.record("gen_ai.tool.definitions", content::tool_definitions(request.tools));
+            }
+        }
+        Self {
+            span,
+            #[cfg(feature = "otel-metrics")]
+            started: std::time::Instant::now(),
+            #[cfg(feature = "otel-metrics")]
+            labels: super::metrics::Labels::new(model),
+        }
+    }
+
+    /// The span the model call runs in (the HTTP model's own spans nest under it).
+    pub(crate) fn span(&self) -> Span {
+        self.span.clone()
+    }
+
+    /// Records the response or the error.
+    pub(crate) fn finish(self, outcome: &Result<ModelResponse, ModelError>) {
+        match outcome {
+            Ok(response) => {
+                #[cfg(feature = "otel-metrics")]
+                self.labels.record(self.started.elapsed(), response.model.as_deref(), None, Some(response.usage));
+                if self.span.is_disabled() {
+                    return;
+                }
+                let reason = finish_reason(&response.stop_reason);
+                if let Some(model) = &response.model {
+                    self.span.record("gen_ai.response.model", model.as_str());
+                }
+                if let Some(id) = &response.id {
+                    self.span.record("gen_ai.response.id", id.as_str());
+                }
+                // `tracing` has no array values: a JSON array of strings.
+                self.span.record("gen_ai.response.finish_reasons", serde_json::json!([reason]).to_string());
+                record_usage(&self.span, response.usage);
+                if capture_content() {
+                    self.span.record("gen_ai.output.messages", content::output_messages(&response.content, &reason));
+                }
+            }
+            Err(error) => self.fail(error.kind().as_str()),
+        }
+    }
+
+    /// Records a call that ended without an answer: an error kind, or the
+    /// termination that interrupted it (`cancelled`, `max_duration`).
+    pub(crate) fn fail(self, error_type: &str) {
+        #[cfg(feature = "otel-metrics")]
+        self.labels.record(self.started.elapsed(), None, Some(error_type), None);
+        self.span.record("error.type", error_type);
+        self.span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The `execute_tool {name}` span of one tool call.
+pub(crate) fn execute_tool(call: &ToolCall, description: impl FnOnce() -> Option<String>) -> Span {
+    let span = tracing::info_span!(
+        "execute_tool",
+        otel.name = format!("execute_tool {}", call.name),
+        otel.kind = "internal",
+        otel.status_code = field::Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = call.name.as_str(),
+        gen_ai.tool.call.id = call.id.as_str(),
+        gen_ai.tool.type = "function",
+        gen_ai.tool.description = field::Empty,
+        gen_ai.tool.call.arguments = field::Empty,
+        gen_ai.tool.call.result = field::Empty,
+        error.type = field::Empty,
+    );
+    if !span.is_disabled() {
+        if let Some(description) = description() {
+            span.record("gen_ai.tool.description", description);
+        }
+        if capture_content() {
+            span.record("gen_ai.tool.call.arguments", call.input.to_string());
+        }
+    }
+    span
+}
+
+/// Records a tool call's result: `error.type` is its failure kind
+/// (`tool_failed`, `invalid_arguments`, `denied`...).
+pub(crate) fn tool_result(span: &Span, result: &ToolResult) {
+    if span.is_disabled() {
+        return;
+    }
+    if capture_content() {
+        span.record("gen_ai.tool.call.result", result.content.as_str());
+    }
+    if let Some(kind) = result.failure {
+        span.record("error.type", kind.as_str());
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// Records a tool call the run stopped before it had a result.
+pub(crate) fn tool_interrupted(span: &Span, termination: &str) {
+    span.record("error.type", termination);
+    span.record("otel.status_code", "ERROR");
+}
