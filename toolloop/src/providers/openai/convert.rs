@@ -59,16 +59,21 @@ impl Format for OpenAiChat {
         ModelResponse::try_from(wire)
     }
 
-    /// Parses `{"error":{"message","type","param","code"}}`; the error type is
-    /// the `code` when it is a string (`insufficient_quota`), else the `type`.
     fn error_body(body: &[u8]) -> Option<ApiError> {
-        let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-        let code = match parsed.error.code {
-            Some(Value::String(code)) => Some(code),
-            _ => None,
-        };
-        Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
+        error_body(body)
     }
+}
+
+/// Parses OpenAI's error body, `{"error":{"message","type","param","code"}}`,
+/// for Chat Completions and the Responses API alike; the error type is the
+/// `code` when it is a string (`insufficient_quota`), else the `type`.
+pub(crate) fn error_body(body: &[u8]) -> Option<ApiError> {
+    let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
+    let code = match parsed.error.code {
+        Some(Value::String(code)) => Some(code),
+        _ => None,
+    };
+    Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
 }
 
 fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {

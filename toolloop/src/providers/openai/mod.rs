@@ -15,6 +15,8 @@
 mod convert;
 mod wire;
 
+pub(crate) use convert::error_body;
+
 use super::http::{HttpModel, HttpModelBuilder};
 
 /// The provider name, as [`Model::provider`](crate::Model::provider) returns it.

@@ -6,13 +6,12 @@ use serde_json::Value;
 
 use super::PROVIDER;
 use super::wire::{
-    ContentPart, ErrorResponse, FunctionTool, InputItem, MessageRole, OutputContent, OutputItem, ResponsesRequest,
-    ResponsesResponse, SummaryPart, Usage as WireUsage,
+    ContentPart, FunctionTool, InputItem, MessageRole, OutputContent, OutputItem, ResponsesRequest, ResponsesResponse,
+    SummaryPart, Usage as WireUsage,
 };
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use crate::model::reasoning::openai::responses_reasoning;
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
-use crate::providers::http::ApiError;
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolDefinition;
@@ -305,15 +304,8 @@ fn usage(wire: Option<&WireUsage>) -> Usage {
     }
 }
 
-/// Parses `{"error":{"message","type","param","code"}}`.
-pub(crate) fn error_body(body: &[u8]) -> Option<ApiError> {
-    let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-    let code = match parsed.error.code {
-        Some(Value::String(code)) => Some(code),
-        _ => None,
-    };
-    Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
-}
+/// The Responses API answers errors in OpenAI's one shape.
+pub(crate) use crate::providers::openai::error_body;
 
 #[cfg(test)]
 mod tests {

@@ -198,18 +198,3 @@ pub(super) struct OutputTokensDetails {
     #[serde(default)]
     pub(super) reasoning_tokens: Option<u64>,
 }
-
-/// The error body: `{"error":{"message","type","param","code"}}`.
-#[derive(Debug, Deserialize)]
-pub(super) struct ErrorResponse {
-    pub(super) error: ErrorDetail,
-}
-
-#[derive(Debug, Deserialize)]
-pub(super) struct ErrorDetail {
-    pub(super) message: String,
-    #[serde(default, rename = "type")]
-    pub(super) kind: Option<String>,
-    #[serde(default)]
-    pub(super) code: Option<Value>,
-}
