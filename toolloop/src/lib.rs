@@ -22,7 +22,10 @@ pub use agent::{Agent, AgentBuilder, BuildError, RunError, RunErrorKind, RunOutp
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+pub use model::{
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningPart, ResponseAccumulator,
+    StreamEvent, parse_partial_json,
+};
 pub use stop_reason::StopReason;
 pub use tool::{
     ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, Stateless, Tool, ToolDefinition, ToolError,

@@ -1,6 +1,8 @@
 //! The provider-neutral model interface.
 
 mod error;
+mod partial_json;
+pub(crate) mod stream;
 
 use std::fmt;
 use std::future::Future;
@@ -8,6 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
+pub use partial_json::parse_partial_json;
+pub use stream::{ReasoningPart, ResponseAccumulator, StreamEvent, chunk_response};
 
 use crate::conversation::{Conversation, WireCache};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
