@@ -151,10 +151,10 @@ impl Parser<'_> {
                         _ => break,
                     };
                     self.at += 1;
-                    if let Some(frame) = closed {
-                        if let Some(done) = self.attach(frame.into_value()) {
-                            return Some(done);
-                        }
+                    if let Some(frame) = closed
+                        && let Some(done) = self.attach(frame.into_value())
+                    {
+                        return Some(done);
                     }
                 }
             }
@@ -208,7 +208,7 @@ impl Parser<'_> {
     }
 
     /// The string starting at the current `"`. A complete one is decoded by
-    /// serde_json, so escapes come out exactly as in a full parse.
+    /// `serde_json`, so escapes come out exactly as in a full parse.
     fn string(&mut self) -> Token {
         let bytes = self.text.as_bytes();
         let start = self.at;

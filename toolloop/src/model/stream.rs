@@ -366,12 +366,11 @@ impl ResponseAccumulator {
 
     /// The block at `index`, opened with `open` when it is new.
     fn block(&mut self, index: usize, open: impl FnOnce() -> Block) -> &mut Block {
-        let at = match self.position(index) {
-            Some(at) => at,
-            None => {
-                self.blocks.push((index, open()));
-                self.blocks.len() - 1
-            }
+        let at = if let Some(at) = self.position(index) {
+            at
+        } else {
+            self.blocks.push((index, open()));
+            self.blocks.len() - 1
         };
         &mut self.blocks[at].1
     }
