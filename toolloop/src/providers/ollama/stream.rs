@@ -135,7 +135,10 @@ struct ChunkMessage {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value)] // transcripts read best with `json!` arguments
 mod tests {
+    use std::fmt::Write as _;
+
     use serde_json::{Value, json};
 
     use super::ChatStreamDecoder;
@@ -147,7 +150,10 @@ mod tests {
     const CREATED: &str = "2025-10-26T17:21:21.196249Z";
 
     fn ndjson(lines: &[Value]) -> String {
-        lines.iter().map(|line| format!("{line}\n")).collect()
+        lines.iter().fold(String::new(), |mut body, line| {
+            let _ = writeln!(body, "{line}");
+            body
+        })
     }
 
     fn piece(message: Value) -> Value {

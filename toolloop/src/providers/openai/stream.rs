@@ -3,7 +3,7 @@
 //! events, ending with `data: [DONE]`, decoded into neutral [`StreamEvent`]s.
 //!
 //! A chunk's `choices[0].delta` carries content, refusal, reasoning
-//! (`reasoning_content` from DeepSeek and vLLM, `reasoning` from others)
+//! (`reasoning_content` from `DeepSeek` and vLLM, `reasoning` from others)
 //! and tool call pieces keyed by `index`; `finish_reason` arrives in the last
 //! chunk with choices; with `include_usage` one more chunk has no choices and
 //! the usage. An error mid-stream arrives as a chunk `{"error": {...}}`.
@@ -29,14 +29,24 @@ const FIRST_CALL: usize = 3;
 /// Decodes one Chat Completions stream.
 #[derive(Debug, Default)]
 pub(crate) struct ChatStreamDecoder {
-    started: bool,
+    phase: Phase,
     reasoning: bool,
     refused: bool,
     calls: Vec<Call>,
     finish_reason: Option<String>,
-    /// `finish_reason` arrived and the calls were closed.
-    calls_closed: bool,
-    done: bool,
+}
+
+/// Where a stream is.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No chunk yet.
+    #[default]
+    Waiting,
+    Streaming,
+    /// `finish_reason` arrived and the tool calls were closed; usage may follow.
+    Finishing,
+    /// `[DONE]` arrived.
+    Done,
 }
 
 /// A tool call as its pieces arrive.
@@ -56,7 +66,7 @@ struct Call {
 
 impl StreamDecoder for ChatStreamDecoder {
     fn decode(&mut self, _event: Option<&str>, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.done {
+        if self.phase == Phase::Done {
             return Ok(());
         }
         if data.trim() == "[DONE]" {
@@ -67,8 +77,8 @@ impl StreamDecoder for ChatStreamDecoder {
         if let Some(error) = chunk.error {
             return Err(api_error(error));
         }
-        if !self.started {
-            self.started = true;
+        if self.phase == Phase::Waiting {
+            self.phase = Phase::Streaming;
             out.push(StreamEvent::Started { model: chunk.model, provider: Some(PROVIDER.to_owned()) });
         }
         // Only the first choice is used, as in the non-streamed response.
@@ -86,11 +96,11 @@ impl StreamDecoder for ChatStreamDecoder {
     }
 
     fn is_done(&self) -> bool {
-        self.done
+        self.phase == Phase::Done
     }
 
     fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.done { Ok(()) } else { Err(ended_early(PROVIDER, "[DONE]")) }
+        if self.phase == Phase::Done { Ok(()) } else { Err(ended_early(PROVIDER, "[DONE]")) }
     }
 }
 
@@ -125,7 +135,7 @@ impl ChatStreamDecoder {
     }
 
     fn tool_call_piece(&mut self, piece: ToolCallDelta, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.calls_closed {
+        if self.phase == Phase::Finishing {
             return Err(malformed("a tool call piece arrived after finish_reason"));
         }
         let id = piece.id.filter(|id| !id.is_empty());
@@ -135,19 +145,18 @@ impl ChatStreamDecoder {
             Some(last) => last.wire_index + 1,
             None => 0,
         });
-        let position = match self.calls.iter().position(|call| call.wire_index == wire_index) {
-            Some(position) => position,
-            None => {
-                self.calls.push(Call {
-                    wire_index,
-                    id: None,
-                    started: false,
-                    name: None,
-                    early_arguments: String::new(),
-                    object: None,
-                });
-                self.calls.len() - 1
-            }
+        let position = if let Some(position) = self.calls.iter().position(|call| call.wire_index == wire_index) {
+            position
+        } else {
+            self.calls.push(Call {
+                wire_index,
+                id: None,
+                started: false,
+                name: None,
+                early_arguments: String::new(),
+                object: None,
+            });
+            self.calls.len() - 1
         };
         let index = FIRST_CALL + position;
         let call = &mut self.calls[position];
@@ -190,10 +199,10 @@ impl ChatStreamDecoder {
 
     /// Closes every tool call: `finish_reason` has arrived.
     fn close_calls(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.calls_closed {
+        if self.phase == Phase::Finishing {
             return Ok(());
         }
-        self.calls_closed = true;
+        self.phase = Phase::Finishing;
         for (position, call) in self.calls.iter_mut().enumerate() {
             if !call.started {
                 return Err(malformed(&format!("tool call {} never got a name", call.wire_index)));
@@ -205,7 +214,7 @@ impl ChatStreamDecoder {
 
     /// `[DONE]`: the response is complete.
     fn close(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if !self.started {
+        if self.phase == Phase::Waiting {
             return Err(malformed("the stream ended without a chunk"));
         }
         self.close_calls(out)?;
@@ -218,7 +227,7 @@ impl ChatStreamDecoder {
             stop_reason_from(self.finish_reason.as_deref(), !self.calls.is_empty())
         };
         out.push(StreamEvent::Finished { stop_reason });
-        self.done = true;
+        self.phase = Phase::Done;
         Ok(())
     }
 }
@@ -310,7 +319,10 @@ struct FunctionDelta {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value)] // transcripts read best with `json!` arguments
 mod tests {
+    use std::fmt::Write as _;
+
     use serde_json::{Value, json};
 
     use super::ChatStreamDecoder;
@@ -332,7 +344,7 @@ mod tests {
                 object.insert("model".into(), json!("gpt-4.1-2025-04-14"));
                 object.entry("choices").or_insert(json!([]));
             }
-            body.push_str(&format!("data: {chunk}\n\n"));
+            let _ = write!(body, "data: {chunk}\n\n");
         }
         if done {
             body.push_str("data: [DONE]\n\n");
