@@ -1,5 +1,5 @@
 //! Properties of the neutral model stream: partial JSON never panics and
-//! agrees with serde_json on complete documents; a response cut into stream
+//! agrees with `serde_json` on complete documents; a response cut into stream
 //! events accumulates back to exactly itself.
 
 use proptest::prelude::*;
