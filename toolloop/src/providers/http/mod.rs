@@ -28,9 +28,9 @@ use crate::model::{ModelError, ModelErrorKind};
 
 #[cfg(test)]
 pub(crate) use decoder::testing;
-pub(crate) use error::{ApiError, ErrorBodyParser};
 #[cfg(any(feature = "anthropic", feature = "openai"))]
 pub(crate) use error::kind_for_status;
+pub(crate) use error::{ApiError, ErrorBodyParser};
 pub use retry::RetryPolicy;
 pub(crate) use secret::Secret;
 pub(crate) use trace::CallTrace;
