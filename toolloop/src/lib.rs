@@ -24,7 +24,10 @@ pub use agent::error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-pub use model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+pub use model::{
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningPart, ResponseAccumulator,
+    StreamEvent, parse_partial_json,
+};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{

@@ -1,14 +1,18 @@
 //! The provider-neutral model interface.
 
 mod error;
+mod partial_json;
 mod request;
 mod response;
+pub(crate) mod stream;
 
 use std::sync::Arc;
 
 pub use error::{ModelError, ModelErrorKind};
+pub use partial_json::parse_partial_json;
 pub use request::ModelRequest;
 pub use response::ModelResponse;
+pub use stream::{ReasoningPart, ResponseAccumulator, StreamEvent, chunk_response};
 
 pub use crate::cancel::BoxFuture;
 

@@ -152,7 +152,7 @@ impl TryFrom<MessagesResponse> for ModelResponse {
     }
 }
 
-fn stop_reason_from(reason: &str) -> StopReason {
+pub(super) fn stop_reason_from(reason: &str) -> StopReason {
     match reason {
         "end_turn" => StopReason::EndTurn,
         "tool_use" => StopReason::ToolUse,

@@ -186,7 +186,7 @@ fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
 /// provider and the platform's certificate verifier. The TLS configuration is
 /// built once per process; each provider gets its own client (and connection
 /// pool), because pooled connections belong to the runtime that opened them.
-fn new_client() -> Result<reqwest::Client, ConfigError> {
+pub(super) fn new_client() -> Result<reqwest::Client, ConfigError> {
     static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
     let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone().map_err(ConfigError::Client)?;
     reqwest::Client::builder()

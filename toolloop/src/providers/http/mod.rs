@@ -12,23 +12,45 @@ mod body;
 mod body_cache;
 mod builder;
 mod client;
+// The streaming pieces (`decoder`, `idle`, `ndjson`, `sse`) are used by the
+// models once streaming requests are wired in; until then only by tests.
+#[cfg_attr(not(test), allow(dead_code))]
+mod decoder;
 mod error;
 mod format;
+#[cfg_attr(not(test), allow(dead_code))]
+mod idle;
 mod model;
+#[cfg_attr(not(test), allow(dead_code))]
+mod ndjson;
 mod retry;
 mod secret;
+#[cfg_attr(not(test), allow(dead_code))]
+mod sse;
 mod trace;
 
 use std::time::Duration;
 
 pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
-pub(crate) use error::ApiError;
+pub(crate) use error::{ApiError, kind_for_status};
 pub use format::WireFormat;
 pub(crate) use format::{ApiKey, CallSettings, Format};
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;
+
+#[cfg(test)]
+pub(crate) use decoder::testing;
+// Until streaming requests are wired into the models, some of these are
+// used only by tests.
+#[allow(unused_imports)]
+pub(crate) use {
+    decoder::{Frame, StreamDecoder, decode_frames, ended_early, malformed_frame},
+    idle::idle_timeout,
+    ndjson::{LineSplitter, MAX_LINE_BYTES, ndjson_frames},
+    sse::{MAX_EVENT_BYTES, body_bytes, sse_frames},
+};
 
 /// How long one HTTP attempt may take by default (as in the official SDKs):
 /// see [`HttpModelBuilder::timeout`].

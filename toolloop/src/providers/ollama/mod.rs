@@ -9,6 +9,9 @@
 //! ```
 
 mod convert;
+// Used by tests until streaming requests are wired into the model.
+#[cfg_attr(not(test), allow(dead_code))]
+mod stream;
 mod wire;
 
 use std::sync::Arc;

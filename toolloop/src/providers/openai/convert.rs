@@ -167,7 +167,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
 
 /// A tool call id unique across processes and calls: the clock, a process
 /// counter and the call's position, hashed.
-fn synthetic_id(index: usize, name: &str) -> String {
+pub(super) fn synthetic_id(index: usize, name: &str) -> String {
     use std::hash::{DefaultHasher, Hash, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -181,7 +181,7 @@ fn synthetic_id(index: usize, name: &str) -> String {
 /// Usage with cached prompt tokens reported as cache reads and taken out of
 /// the input tokens (OpenAI counts them in `prompt_tokens`), so that
 /// [`Usage::total`] does not count them twice.
-fn usage(wire: Option<super::wire::Usage>) -> Usage {
+pub(super) fn usage(wire: Option<super::wire::Usage>) -> Usage {
     let Some(wire) = wire else { return Usage::default() };
     let cached = wire.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
     Usage {
@@ -192,7 +192,7 @@ fn usage(wire: Option<super::wire::Usage>) -> Usage {
     }
 }
 
-fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
+pub(super) fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
     match reason {
         // Some compatible servers say "stop" after tool calls.
         Some("stop") | None if has_calls => StopReason::ToolUse,

@@ -13,6 +13,11 @@
 //! ```
 
 mod convert;
+// Used by tests until streaming requests are wired into the model.
+#[cfg_attr(not(test), allow(dead_code))]
+mod responses_stream;
+#[cfg_attr(not(test), allow(dead_code))]
+mod stream;
 mod wire;
 
 use super::http::{HttpModel, HttpModelBuilder};
