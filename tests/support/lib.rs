@@ -3,4 +3,4 @@
 pub mod replies;
 mod server;
 
-pub use server::{RecordedRequest, Reply, TestServer};
+pub use server::{RecordedRequest, Reply, StreamEnd, TestServer};

@@ -25,8 +25,8 @@ pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningPart, ResponseAccumulator,
-    StreamEvent, parse_partial_json,
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, ReasoningPart,
+    ResponseAccumulator, StreamEvent, parse_partial_json,
 };
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;

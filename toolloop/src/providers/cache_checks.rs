@@ -209,14 +209,18 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
                 let model = &models[index % models.len()];
                 let request = variant.request(conversation.messages(), &tools);
                 let expected = reference(model, &request);
-                let cached = model.body(&request).unwrap();
+                let cached = model.body(&request, false).unwrap();
                 assert_eq!(
                     String::from_utf8_lossy(&cached),
                     String::from_utf8_lossy(&expected),
                     "{name}, step {step}, variant {index}: cached body"
                 );
                 // Copies carry no stamp: rendered from scratch.
-                assert_eq!(model.body(&variant.request(&copies, &tools)).unwrap(), expected, "{name}, step {step}");
+                assert_eq!(
+                    model.body(&variant.request(&copies, &tools), false).unwrap(),
+                    expected,
+                    "{name}, step {step}"
+                );
                 serde_json::from_slice::<Value>(&cached).expect("the body is JSON");
             }
         }
@@ -225,7 +229,7 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
         for model in models {
             // A request offering tools renders every settled run into the cache.
             let request = Variant { index: 0 }.request(conversation.messages(), &tools);
-            assert_eq!(model.body(&request).unwrap(), reference(model, &request));
+            assert_eq!(model.body(&request, false).unwrap(), reference(model, &request));
             let stats = model.cache_stats(&conversation.messages()[0]);
             if runs.len() == 1 {
                 assert_eq!(stats, None, "{name}: nothing settled, nothing kept");
@@ -245,7 +249,7 @@ pub(crate) fn check_no_stale_bytes<W: WireFormat>(model: &HttpModel<W>, referenc
     let check = |messages: &[Message], what: &str| {
         for index in 0..4 {
             let request = Variant { index }.request(messages, &tools);
-            let body = model.body(&request).unwrap();
+            let body = model.body(&request, false).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&body),
                 String::from_utf8_lossy(&reference(model, &request)),

@@ -60,4 +60,6 @@ pub mod openai;
 pub use detect::{from_env, from_env_or};
 pub use fallback::Fallback;
 #[cfg(feature = "http")]
-pub use http::{ConfigError, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder, RetryPolicy, WireFormat};
+pub use http::{
+    ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder, RetryPolicy, WireFormat,
+};

@@ -16,6 +16,9 @@ use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
+/// The most output tokens the official SDKs ask for without streaming.
+const NON_STREAMING_MAX_TOKENS: u32 = 21_333;
+
 impl Format for AnthropicMessages {
     const PROVIDER: &'static str = PROVIDER;
     const PATH: &'static str = "/v1/messages";
@@ -27,6 +30,18 @@ impl Format for AnthropicMessages {
     const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
 
     type Response = MessagesResponse;
+    type Decoder = super::stream::MessagesStreamDecoder;
+
+    /// As the official SDKs, which refuse a non-streamed call that may run
+    /// past ten minutes: more than 21,333 output tokens (at the SDKs'
+    /// assumed 128,000 tokens an hour).
+    fn must_stream(max_tokens: Option<u32>) -> bool {
+        max_tokens.is_some_and(|max| max > NON_STREAMING_MAX_TOKENS)
+    }
+
+    fn stream_decoder(&self) -> Self::Decoder {
+        super::stream::MessagesStreamDecoder::new()
+    }
 
     fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
         vec![(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(API_VERSION))]
@@ -45,7 +60,7 @@ impl Format for AnthropicMessages {
             system: request.system.filter(|s| !s.is_empty()),
         })?;
         body.messages("messages", None::<&()>)?;
-        body.close(&MessagesRequestTail { tools: tools(request), temperature: call.temperature })
+        body.close(&MessagesRequestTail { tools: tools(request), temperature: call.temperature, stream: call.stream })
     }
 
     fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -260,6 +275,7 @@ mod body_tests {
             messages: messages(&view),
             tools: tools(request),
             temperature: request.temperature.or(model.temperature),
+            stream: false,
         })
         .unwrap()
     }

@@ -19,7 +19,8 @@ use crate::usage::Usage;
 
 /// Decodes one Messages stream.
 #[derive(Debug, Default)]
-pub(crate) struct MessagesStreamDecoder {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct MessagesStreamDecoder {
     started: bool,
     /// Every block seen, by index, with what is known about it.
     blocks: Vec<(usize, Block)>,

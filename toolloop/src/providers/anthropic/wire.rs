@@ -20,6 +20,8 @@ pub(super) struct MessagesRequest<'a> {
     pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) stream: bool,
 }
 
 /// The fields of the request body before `messages`.
@@ -39,6 +41,8 @@ pub(super) struct MessagesRequestTail<'a> {
     pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) stream: bool,
 }
 
 /// `user` or `assistant`.

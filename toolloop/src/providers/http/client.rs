@@ -22,6 +22,8 @@ pub(crate) struct HttpSettings {
     pub(crate) base_url: Option<String>,
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
+    /// How long a streamed body may send nothing.
+    pub(crate) idle_timeout: Duration,
     /// Extra headers for every request (gateways, proxies).
     pub(crate) headers: Vec<(String, Secret)>,
 }
@@ -38,6 +40,7 @@ pub(crate) struct HttpClient {
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
+    idle_timeout: Duration,
     parse_error: ErrorBodyParser,
 }
 
@@ -95,6 +98,7 @@ impl HttpClient {
             headers: map,
             timeout: settings.timeout,
             retry: settings.retry,
+            idle_timeout: settings.idle_timeout,
             parse_error,
         })
     }
@@ -112,15 +116,37 @@ impl HttpClient {
     }
 
     /// The error for a request body that could not be written.
+    /// Posts `body` for a streamed response: retries as for
+    /// [`post_json`](Self::post_json) until a success status, then hands
+    /// over the body's bytes, each wait for the next bounded by the idle
+    /// timeout. Failures after the first byte are not retried here: the
+    /// consumer has seen events by then.
+    pub(crate) async fn post_stream(
+        &self,
+        body: Vec<u8>,
+    ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
+        let body = Bytes::from(body);
+        let response = self.with_retries(|| self.open(body.clone(), true)).await?;
+        let bytes = super::sse::body_bytes(self.provider, response);
+        Ok(Box::pin(super::idle::idle_timeout(self.provider, Box::pin(bytes), self.idle_timeout)))
+    }
+
     pub(crate) fn body_error(&self, error: &serde_json::Error) -> ModelError {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
     async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
+        // Cloning `Bytes` shares the buffer: a retry copies nothing.
+        self.with_retries(|| self.attempt(body.clone())).await
+    }
+
+    async fn with_retries<T, F>(&self, mut attempt: impl FnMut() -> F) -> Result<T, ModelError>
+    where
+        F: Future<Output = Result<T, Failure>>,
+    {
         let mut retry = 0;
         loop {
-            // Cloning `Bytes` shares the buffer: a retry copies nothing.
-            let failure = match self.attempt(body.clone()).await {
+            let failure = match attempt().await {
                 Ok(bytes) => return Ok(bytes),
                 Err(failure) => failure,
             };
@@ -142,26 +168,28 @@ impl HttpClient {
     }
 
     async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
-        let transport = |error: &reqwest::Error| Failure {
-            error: error::transport_error(self.provider, error),
-            retryable: true,
-            server_wait: None,
-        };
-        let response = self
-            .client
-            .post(self.parsed_url.clone())
-            .headers(self.headers.clone())
-            .timeout(self.timeout)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| transport(&e))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let bytes = response.bytes().await.map_err(|e| transport(&e))?;
-        if (200..300).contains(&status) {
-            return Ok(bytes);
+        let response = self.open(body, false).await?;
+        response.bytes().await.map_err(|e| self.transport(&e))
+    }
+
+    fn transport(&self, error: &reqwest::Error) -> Failure {
+        Failure { error: error::transport_error(self.provider, error), retryable: true, server_wait: None }
+    }
+
+    /// Sends `body` and waits for a success status; the body of a failure
+    /// is read for its error.
+    async fn open(&self, body: Bytes, stream: bool) -> Result<reqwest::Response, Failure> {
+        let mut request = self.client.post(self.parsed_url.clone()).headers(self.headers.clone()).body(body);
+        if stream {
+            request = request.header(ACCEPT, HeaderValue::from_static("text/event-stream, application/x-ndjson"));
         }
+        let response = request.timeout(self.timeout).send().await.map_err(|e| self.transport(&e))?;
+        let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.map_err(|e| self.transport(&e))?;
         let server_wait = retry::server_wait(&headers);
         let request_id =
             ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);

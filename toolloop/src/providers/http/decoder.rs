@@ -18,7 +18,8 @@ pub(crate) struct Frame {
 
 /// Turns one wire format's stream into neutral events. Pure: it never does
 /// I/O, so every transcript can be tested without a server.
-pub(crate) trait StreamDecoder: Send {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub trait StreamDecoder: Send {
     /// Decodes one frame, appending the events it says to `out`. Error
     /// events of the API and data that cannot be understood are errors.
     fn decode(&mut self, event: Option<&str>, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;

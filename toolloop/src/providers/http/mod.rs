@@ -12,20 +12,14 @@ mod body;
 mod body_cache;
 mod builder;
 mod client;
-// The streaming pieces (`decoder`, `idle`, `ndjson`, `sse`) are used by the
-// models once streaming requests are wired in; until then only by tests.
-#[cfg_attr(not(test), allow(dead_code))]
 mod decoder;
 mod error;
 mod format;
-#[cfg_attr(not(test), allow(dead_code))]
 mod idle;
 mod model;
-#[cfg_attr(not(test), allow(dead_code))]
 mod ndjson;
 mod retry;
 mod secret;
-#[cfg_attr(not(test), allow(dead_code))]
 mod sse;
 mod trace;
 
@@ -35,16 +29,14 @@ pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
 pub(crate) use error::{ApiError, kind_for_status};
 pub use format::WireFormat;
-pub(crate) use format::{ApiKey, CallSettings, Format};
+pub(crate) use format::{ApiKey, CallSettings, Format, Framing};
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;
 
 #[cfg(test)]
 pub(crate) use decoder::testing;
-// Until streaming requests are wired into the models, some of these are
-// used only by tests.
-#[allow(unused_imports)]
+#[allow(unused_imports)] // some are named by tests only
 pub(crate) use {
     decoder::{Frame, StreamDecoder, decode_frames, ended_early, malformed_frame},
     idle::idle_timeout,
@@ -55,6 +47,11 @@ pub(crate) use {
 /// How long one HTTP attempt may take by default (as in the official SDKs):
 /// see [`HttpModelBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a streamed response may send nothing (not even a keep-alive
+/// ping) before the call fails with a timeout: see
+/// [`HttpModelBuilder::idle_timeout`].
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A provider could not be configured.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,13 @@ use super::body_cache::BodyCache;
 use super::client::HttpClient;
 use super::format::{CallSettings, WireFormat};
 use super::trace::CallTrace;
-use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+use futures_util::{StreamExt as _, stream};
+
+use super::decoder::decode_frames;
+use super::format::Framing;
+use super::ndjson::{MAX_LINE_BYTES, ndjson_frames};
+use super::sse::{MAX_EVENT_BYTES, sse_frames};
+use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ModelStream, ResponseAccumulator};
 
 /// A model behind an HTTP API speaking wire format `W`:
 /// [`Anthropic`](crate::providers::anthropic::Anthropic),
@@ -76,8 +82,9 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     /// The request body for `request`.
-    pub(crate) fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
+    pub(crate) fn body(&self, request: &ModelRequest<'_>, stream: bool) -> serde_json::Result<Vec<u8>> {
         let call = CallSettings {
+            stream,
             model: &self.model,
             max_tokens: request.max_tokens.or(self.max_tokens),
             temperature: request.temperature.or(self.temperature),
@@ -98,10 +105,30 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        if W::must_stream(request.max_tokens.or(self.max_tokens).or(W::DEFAULT_MAX_TOKENS)) {
+            let events = self.open_stream(request).await?;
+            return ResponseAccumulator::new().collect(events).await;
+        }
         let http = &self.shared.http;
-        let body = self.body(&request).map_err(|error| http.body_error(&error))?;
+        let body = self.body(&request, false).map_err(|error| http.body_error(&error))?;
         let wire: W::Response = http.post_json(body).await?;
         self.shared.format.response(wire)
+    }
+}
+
+impl<W: WireFormat> HttpModel<W> {
+    /// Opens a streamed call: the body with streaming on, posted with
+    /// retries until the server answers with success, then its frames
+    /// through the format's decoder.
+    async fn open_stream(&self, request: ModelRequest<'_>) -> Result<ModelStream<'static>, ModelError> {
+        let http = &self.shared.http;
+        let body = self.body(&request, true).map_err(|error| http.body_error(&error))?;
+        let bytes = http.post_stream(body).await?;
+        let frames = match W::FRAMING {
+            Framing::Sse => sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES).boxed(),
+            Framing::Ndjson => ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES).boxed(),
+        };
+        Ok(Box::pin(decode_frames(frames, self.shared.format.stream_decoder())))
     }
 }
 
@@ -116,5 +143,12 @@ impl<W: WireFormat> Model for HttpModel<W> {
 
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         CallTrace::start(W::PROVIDER, &self.model, &request).run(self.call(request))
+    }
+
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        Box::pin(stream::once(self.open_stream(request)).flat_map(|opened| match opened {
+            Ok(events) => events,
+            Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
+        }))
     }
 }

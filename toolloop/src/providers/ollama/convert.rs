@@ -15,7 +15,7 @@ use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, Framing, write_element};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -27,7 +27,14 @@ impl Format for OllamaChat {
     const API_KEY: ApiKey = ApiKey::Optional;
     const BASE_URL_VARIABLE: &'static str = "OLLAMA_HOST";
 
+    const FRAMING: Framing = Framing::Ndjson;
+
     type Response = ChatResponse;
+    type Decoder = super::stream::ChatStreamDecoder;
+
+    fn stream_decoder(&self) -> Self::Decoder {
+        super::stream::ChatStreamDecoder::new(self.sequence.fetch_add(1, Ordering::Relaxed))
+    }
 
     fn base_url_from_env(value: &str) -> String {
         super::host_url(value)
@@ -45,7 +52,7 @@ impl Format for OllamaChat {
         body.messages("messages", system.as_ref())?;
         body.close(&ChatRequestTail {
             tools: tools(request),
-            stream: false,
+            stream: call.stream,
             options: Options { temperature: call.temperature, num_predict: call.max_tokens },
         })
     }

@@ -24,7 +24,8 @@ const FIRST_CALL: usize = 2;
 
 /// Decodes one streamed chat response.
 #[derive(Debug)]
-pub(crate) struct ChatStreamDecoder {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ChatStreamDecoder {
     /// The client's request number, for tool call ids (as in the
     /// non-streamed response).
     sequence: u64,

@@ -16,7 +16,7 @@ pub(super) struct ChatRequest<'a> {
     pub(super) messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tools: Vec<FunctionTool<'a>>,
-    /// Always `false`: one JSON object back, not a stream of them.
+    /// `false` for one JSON object back, `true` for a stream of them.
     pub(super) stream: bool,
     #[serde(skip_serializing_if = "Options::is_empty")]
     pub(super) options: Options,

@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, RequestFunctionCall, RequestMessage, RequestToolCall,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, RequestFunctionCall, RequestMessage,
+    RequestToolCall, StreamOptions,
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
@@ -24,6 +25,11 @@ impl Format for OpenAiChat {
     const BASE_URL_VARIABLE: &'static str = "OPENAI_BASE_URL";
 
     type Response = ChatResponse;
+    type Decoder = super::stream::ChatStreamDecoder;
+
+    fn stream_decoder(&self) -> Self::Decoder {
+        super::stream::ChatStreamDecoder::new()
+    }
 
     /// The same bytes as serialising a `ChatRequest` of the whole request.
     fn write_body(
@@ -42,6 +48,8 @@ impl Format for OpenAiChat {
             max_completion_tokens,
             max_tokens,
             temperature: call.temperature,
+            stream: call.stream,
+            stream_options: call.stream.then_some(StreamOptions { include_usage: true }),
         })
     }
 
@@ -346,6 +354,8 @@ mod body_tests {
             max_completion_tokens,
             max_tokens,
             temperature: request.temperature.or(model.temperature),
+            stream: false,
+            stream_options: None,
         })
         .unwrap()
     }

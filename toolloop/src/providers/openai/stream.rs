@@ -28,7 +28,8 @@ const FIRST_CALL: usize = 3;
 
 /// Decodes one Chat Completions stream.
 #[derive(Debug, Default)]
-pub(crate) struct ChatStreamDecoder {
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub struct ChatStreamDecoder {
     phase: Phase,
     reasoning: bool,
     refused: bool,
