@@ -1,6 +1,7 @@
-//! The requests a tool loop sends as its conversation grows (rendered from the
-//! conversation's wire cache) are byte for byte the requests the same model
-//! sends for the same messages built from scratch, for every provider.
+//! The requests a tool loop sends as its conversation grows (rendered with the
+//! model's cache of the messages it already sent) are byte for byte the
+//! requests the same model sends for copies of the same messages, which it
+//! renders from scratch, for every provider.
 
 #![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
 

@@ -26,10 +26,14 @@
 //!   request offering no tools may use one only when it holds no tool call.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 use std::mem;
 use std::num::NonZeroU64;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use bytes::Bytes;
+
+use super::body::BodyOut;
 use super::format::Format;
 use crate::conversation::{is_foreign, view_for, view_without_tools};
 use crate::message::Message;
@@ -48,8 +52,8 @@ pub(crate) struct BodyCache {
 
 #[derive(Default)]
 struct Generations {
-    current: HashMap<NonZeroU64, Rendered>,
-    previous: HashMap<NonZeroU64, Rendered>,
+    current: HashMap<NonZeroU64, Rendered, StampHasher>,
+    previous: HashMap<NonZeroU64, Rendered, StampHasher>,
     /// The bytes of the entries in `current`.
     current_bytes: usize,
 }
@@ -62,8 +66,10 @@ struct Rendered {
     last: NonZeroU64,
     /// Whether any of them holds a tool call.
     tool_calls: bool,
-    /// Comma-prefixed wire elements.
-    json: Vec<u8>,
+    /// Comma-prefixed wire elements. Requests send them without copying
+    /// ([`Shared`]); appending to them copies them only while a request
+    /// still holds them.
+    json: Arc<Vec<u8>>,
     #[cfg(test)]
     run_renders: usize,
 }
@@ -86,10 +92,10 @@ impl BodyCache {
         format: &W,
         messages: &[Message],
         tools_offered: bool,
-        out: &mut Vec<u8>,
+        out: &mut BodyOut,
     ) -> serde_json::Result<()> {
         let Some(key) = messages.first().and_then(Message::stamp) else {
-            return write_fresh(format, messages, tools_offered, out);
+            return write_fresh(format, messages, tools_offered, out.buf());
         };
         // Taken out while in use, so that requests of other conversations do not wait.
         let entry = self.lock().take(key).filter(|entry| entry.starts(messages));
@@ -103,7 +109,7 @@ impl BodyCache {
             if let Some(entry) = entry {
                 self.lock().put(key, entry);
             }
-            return write_fresh(format, messages, tools_offered, out);
+            return write_fresh(format, messages, tools_offered, out.buf());
         }
 
         let open = open_run_start(messages);
@@ -113,13 +119,14 @@ impl BodyCache {
                 messages: 0,
                 last: key,
                 tool_calls: false,
-                json: Vec::new(),
+                json: Arc::default(),
                 #[cfg(test)]
                 run_renders: 0,
             });
-            let settled = rendered.json.len();
-            if let Err(error) = write_runs(format, messages, covered, open, &mut rendered.json) {
-                rendered.json.truncate(settled);
+            let json = Arc::make_mut(&mut rendered.json);
+            let settled = json.len();
+            if let Err(error) = write_runs(format, messages, covered, open, json) {
+                json.truncate(settled);
                 return Err(error);
             }
             #[cfg(test)]
@@ -132,12 +139,10 @@ impl BodyCache {
             entry = messages[open - 1].stamp().map(|last| Rendered { last, ..rendered });
         }
         if let Some(entry) = entry {
-            // Room for the rest of the body too (tool definitions), so that it is not copied again.
-            out.reserve(entry.json.len() + 4096);
-            out.extend_from_slice(&entry.json);
+            out.push_shared(Bytes::from_owner(Shared(Arc::clone(&entry.json))));
             self.lock().put(key, entry);
         }
-        write_runs(format, messages, open, messages.len(), out)
+        write_runs(format, messages, open, messages.len(), out.buf())
     }
 
     /// The entries. A panic while the lock was held cannot have left an
@@ -155,6 +160,48 @@ impl BodyCache {
         let key = first.stamp()?;
         let entry = generations.current.get(&key).or_else(|| generations.previous.get(&key))?;
         Some((entry.run_renders, entry.messages))
+    }
+}
+
+/// Hashes a stamp with one multiplication (Fibonacci hashing, which spreads
+/// consecutive numbers over all the bits): stamps are counters the crate
+/// hands out, so they need no protection from chosen keys.
+#[derive(Clone, Copy, Default)]
+struct StampHasher(u64);
+
+impl BuildHasher for StampHasher {
+    type Hasher = Self;
+
+    fn build_hasher(&self) -> Self {
+        Self(0)
+    }
+}
+
+impl Hasher for StampHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used (a `NonZeroU64` hashes as its `u64`); anything else still hashes.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Rendered elements lent to a request body. While it lives, appending to
+/// the entry copies the elements first (`Arc::make_mut`), so these bytes
+/// never change.
+struct Shared(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 
@@ -221,12 +268,14 @@ fn open_run_start(messages: &[Message]) -> usize {
 #[cfg(test)]
 mod tests {
     use std::num::NonZeroU64;
+    use std::sync::Arc;
 
     use super::{GENERATION_BYTES, Generations, Rendered, open_run_start};
     use crate::message::Message;
 
     fn entry(bytes: usize) -> Rendered {
-        Rendered { messages: 1, last: NonZeroU64::MIN, tool_calls: false, json: vec![b' '; bytes], run_renders: 0 }
+        let json = Arc::new(vec![b' '; bytes]);
+        Rendered { messages: 1, last: NonZeroU64::MIN, tool_calls: false, json, run_renders: 0 }
     }
 
     fn key(n: u64) -> NonZeroU64 {

@@ -10,6 +10,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::ConfigError;
+use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
@@ -110,8 +111,8 @@ impl HttpClient {
 
     /// POSTs `body`, a JSON document, retrying as the policy says, and
     /// parses the success response as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: Vec<u8>) -> Result<T, ModelError> {
-        let bytes = self.send(Bytes::from(body)).await?;
+    pub(crate) async fn post_json<T: DeserializeOwned>(&self, body: WireBody) -> Result<T, ModelError> {
+        let bytes = self.send(&body).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -123,10 +124,9 @@ impl HttpClient {
     /// consumer has seen events by then.
     pub(crate) async fn post_stream(
         &self,
-        body: Vec<u8>,
+        body: WireBody,
     ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
-        let body = Bytes::from(body);
-        let response = self.with_retries(|| self.open(body.clone(), true)).await?;
+        let response = self.with_retries(|| self.open(body.to_http(), true)).await?;
         let bytes = super::sse::body_bytes(self.provider, response);
         Ok(Box::pin(super::idle::idle_timeout(self.provider, Box::pin(bytes), self.idle_timeout)))
     }
@@ -135,9 +135,9 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: Bytes) -> Result<Bytes, ModelError> {
-        // Cloning `Bytes` shares the buffer: a retry copies nothing.
-        self.with_retries(|| self.attempt(body.clone())).await
+    async fn send(&self, body: &WireBody) -> Result<Bytes, ModelError> {
+        // The body's chunks are shared: a retry copies nothing.
+        self.with_retries(|| self.attempt(body.to_http())).await
     }
 
     async fn with_retries<T, F>(&self, mut attempt: impl FnMut() -> F) -> Result<T, ModelError>
@@ -167,7 +167,7 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
+    async fn attempt(&self, body: reqwest::Body) -> Result<Bytes, Failure> {
         let response = self.open(body, false).await?;
         response.bytes().await.map_err(|e| self.transport(&e))
     }
@@ -178,7 +178,7 @@ impl HttpClient {
 
     /// Sends `body` and waits for a success status; the body of a failure
     /// is read for its error.
-    async fn open(&self, body: Bytes, stream: bool) -> Result<reqwest::Response, Failure> {
+    async fn open(&self, body: reqwest::Body, stream: bool) -> Result<reqwest::Response, Failure> {
         let mut request = self.client.post(self.parsed_url.clone()).headers(self.headers.clone()).body(body);
         if stream {
             request = request.header(ACCEPT, HeaderValue::from_static("text/event-stream, application/x-ndjson"));

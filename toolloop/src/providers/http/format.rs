@@ -1,6 +1,28 @@
 //! What a wire format adds to the shared HTTP model: one API's request and
 //! response shapes, and nothing about retries, timeouts, tracing, secrets or
 //! caching, which [`HttpModel`](super::HttpModel) does once for every format.
+//!
+//! How the next capabilities fit, without copying a provider:
+//! - Another API (OpenAI Responses): a new format type; its `write_body`
+//!   puts the system prompt in its head (`instructions`) and the messages
+//!   under another field (`body.messages("input", None)`), its `render_run`
+//!   writes items (`function_call`, `function_call_output`). Client, builder,
+//!   retries, tracing and the body cache come with `HttpModel<ThatFormat>`.
+//! - Streaming: a format gains a decoder from its frames (SSE, NDJSON) to
+//!   neutral stream events that accumulate to a `ModelResponse`; the client
+//!   gains a streaming post beside `post_json`. `"stream": true` is request
+//!   data, written in the head or tail, never in cached message bytes.
+//! - Reasoning settings: fields of the format value, set by builder setters
+//!   on `HttpModelBuilder<ThatFormat>`. A setting that changes how messages
+//!   render (replaying signed reasoning blocks, say) lives there, so each
+//!   model's cache is right for it by construction; a per-request setting
+//!   goes in the head or tail.
+//! - Prompt-cache breakpoints: on the system prompt and tools, written in the
+//!   head or tail; the one that moves with the end of the conversation falls
+//!   in the open run, which is rendered for every request. A breakpoint in a
+//!   settled run would render that run afresh between two slices of the
+//!   shared cached chunk (slicing `Bytes` copies nothing), so breakpoints
+//!   never enter the cache.
 
 use std::fmt;
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::body::Body;
+use super::body::{Body, BodyOut, WireBody};
 use super::body_cache::BodyCache;
 use super::client::HttpClient;
 use super::format::{CallSettings, WireFormat};
@@ -82,7 +82,7 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     /// The request body for `request`.
-    pub(crate) fn body(&self, request: &ModelRequest<'_>, stream: bool) -> serde_json::Result<Vec<u8>> {
+    pub(crate) fn body(&self, request: &ModelRequest<'_>, stream: bool) -> serde_json::Result<WireBody> {
         let call = CallSettings {
             stream,
             model: &self.model,
@@ -91,10 +91,10 @@ impl<W: WireFormat> HttpModel<W> {
         };
         let Shared { format, bodies, .. } = &*self.shared;
         let tools_offered = !request.tools.is_empty();
-        let mut messages = |out: &mut Vec<u8>| bodies.write(format, request.messages, tools_offered, out);
+        let mut messages = |out: &mut BodyOut| bodies.write(format, request.messages, tools_offered, out);
         let mut body = Body::new(&mut messages);
         format.write_body(call, request, &mut body)?;
-        Ok(body.into_bytes())
+        Ok(body.finish())
     }
 
     /// How many runs the cache rendered for the conversation starting with
