@@ -10,6 +10,7 @@ mod model;
 pub mod providers;
 pub mod run;
 mod stop_reason;
+pub mod stream;
 pub mod testing;
 mod tool;
 mod usage;

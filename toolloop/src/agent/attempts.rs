@@ -16,12 +16,14 @@ use crate::message::Message;
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
 };
+use crate::stream::{EventSink, Progress};
 
 impl<O: AgentOutput, R> Agent<O, R> {
     pub(super) async fn execute(
         &self,
         conversation: &mut Conversation,
         cancel: &CancellationToken,
+        events: Option<EventSink>,
     ) -> Result<RunOutput<O::Value>, RunError> {
         let mut tally = Tally::start();
         let engine = Engine {
@@ -35,6 +37,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             cancel,
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
+            events,
         };
         let span =
             tracing::info_span!("agent_run", model = self.model.name(), typed = self.output_definition.is_some());
@@ -82,6 +85,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
                 LoopEnd::Signal(AgentSignal::Output(proposal)) => {
+                    engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
                     let validation = self.validate(proposal);
                     let checked = tokio::select! {
                         biased;

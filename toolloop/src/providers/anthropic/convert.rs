@@ -30,7 +30,7 @@ impl Format for AnthropicMessages {
     const KEY_HEADER: (&'static str, &'static str) = ("x-api-key", "");
 
     type Response = MessagesResponse;
-    type Decoder = super::stream::MessagesStreamDecoder;
+    type Decoder = super::MessagesStreamDecoder;
 
     /// As the official SDKs, which refuse a non-streamed call that may run
     /// past ten minutes: more than 21,333 output tokens (at the SDKs'
@@ -40,7 +40,7 @@ impl Format for AnthropicMessages {
     }
 
     fn stream_decoder(&self) -> Self::Decoder {
-        super::stream::MessagesStreamDecoder::new()
+        super::MessagesStreamDecoder::new()
     }
 
     fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {

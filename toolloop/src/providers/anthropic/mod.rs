@@ -14,6 +14,8 @@ mod convert;
 // Used by tests until streaming requests are wired into the model.
 #[cfg_attr(not(test), allow(dead_code))]
 mod stream;
+
+use stream::MessagesStreamDecoder;
 mod wire;
 
 use super::http::{HttpModel, HttpModelBuilder};

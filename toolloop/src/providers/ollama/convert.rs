@@ -30,10 +30,10 @@ impl Format for OllamaChat {
     const FRAMING: Framing = Framing::Ndjson;
 
     type Response = ChatResponse;
-    type Decoder = super::stream::ChatStreamDecoder;
+    type Decoder = super::ChatStreamDecoder;
 
     fn stream_decoder(&self) -> Self::Decoder {
-        super::stream::ChatStreamDecoder::new(self.sequence.fetch_add(1, Ordering::Relaxed))
+        super::ChatStreamDecoder::new(self.sequence.fetch_add(1, Ordering::Relaxed))
     }
 
     fn base_url_from_env(value: &str) -> String {

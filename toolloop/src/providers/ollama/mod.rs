@@ -12,6 +12,8 @@ mod convert;
 // Used by tests until streaming requests are wired into the model.
 #[cfg_attr(not(test), allow(dead_code))]
 mod stream;
+
+use stream::ChatStreamDecoder;
 mod wire;
 
 use std::sync::Arc;

@@ -25,10 +25,10 @@ impl Format for OpenAiChat {
     const BASE_URL_VARIABLE: &'static str = "OPENAI_BASE_URL";
 
     type Response = ChatResponse;
-    type Decoder = super::stream::ChatStreamDecoder;
+    type Decoder = super::ChatStreamDecoder;
 
     fn stream_decoder(&self) -> Self::Decoder {
-        super::stream::ChatStreamDecoder::new()
+        super::ChatStreamDecoder::new()
     }
 
     /// The same bytes as serialising a `ChatRequest` of the whole request.

@@ -18,6 +18,8 @@ mod convert;
 mod responses_stream;
 #[cfg_attr(not(test), allow(dead_code))]
 mod stream;
+
+use stream::ChatStreamDecoder;
 mod wire;
 
 use super::http::{HttpModel, HttpModelBuilder};
