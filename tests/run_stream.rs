@@ -206,3 +206,92 @@ proptest! {
         tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(same_run(steps, typed, chunk));
     }
 }
+
+/// Streams one text delta, then nothing more.
+struct StallsAfterDelta;
+
+impl toolloop::Model for StallsAfterDelta {
+    fn provider(&self) -> &'static str {
+        "test"
+    }
+    fn name(&self) -> &'static str {
+        "stalls"
+    }
+    fn complete<'a>(
+        &'a self,
+        _: toolloop::ModelRequest<'a>,
+    ) -> toolloop::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(std::future::pending())
+    }
+    fn stream<'a>(&'a self, _: toolloop::ModelRequest<'a>) -> toolloop::ModelStream<'a> {
+        let delta = toolloop::StreamEvent::TextDelta { index: 0, text: "Hel".into() };
+        Box::pin(futures_util::stream::iter([Ok(delta)]).chain(futures_util::stream::pending()))
+    }
+}
+
+#[tokio::test]
+async fn cancelling_mid_delta_ends_the_run_cancelled_with_nothing_provisional_kept() {
+    let cancel = toolloop::CancellationToken::new();
+    let agent = Agent::builder().model(StallsAfterDelta).cancel_token(cancel.clone()).build().unwrap();
+    let mut conversation = ask("hi");
+    let mut stream = agent.run_stream(&mut conversation);
+    let mut result = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::TextDelta { .. } => cancel.cancel(),
+            RunEvent::Finished(done) => result = Some(done),
+            _ => {}
+        }
+    }
+    drop(stream);
+    let error = result.expect("finished").unwrap_err();
+    assert!(matches!(error.termination(), toolloop::run::Termination::Cancelled { .. }), "{error}");
+    assert_eq!(conversation.messages().len(), 1);
+}
+
+#[tokio::test]
+async fn cancelling_mid_tool_answers_every_call() {
+    let cancel = toolloop::CancellationToken::new();
+    let model = ScriptedModel::new().respond(calls([call("w1", "wait", json!({"millis": 60_000, "label": "late"}))]));
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Wait>(Gauge::default())
+        .cancel_token(cancel.clone())
+        .build()
+        .unwrap();
+    let mut conversation = ask("wait");
+    let (events, result) = {
+        let mut stream = agent.run_stream(&mut conversation);
+        let mut events = Vec::new();
+        let mut result = None;
+        while let Some(event) = stream.next().await {
+            match event {
+                RunEvent::ToolExecutionStarted { .. } => cancel.cancel(),
+                RunEvent::Finished(done) => result = Some(done),
+                other => events.push(other.name()),
+            }
+        }
+        (events, result.expect("finished"))
+    };
+    assert!(events.contains(&"tool_execution_finished"), "{events:?}");
+    assert!(result.is_err());
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn dropping_the_stream_mid_tool_stops_the_run() {
+    let gauge = Gauge::default();
+    let model = ScriptedModel::new().respond(calls([call("w1", "wait", json!({"millis": 60_000, "label": "late"}))]));
+    let agent = Agent::builder().model(model).tool_with_state::<Wait>(gauge.clone()).build().unwrap();
+    let mut conversation = ask("wait");
+    let mut stream = agent.run_stream(&mut conversation);
+    while let Some(event) = stream.next().await {
+        if matches!(event, RunEvent::ToolExecutionStarted { .. }) {
+            break;
+        }
+    }
+    drop(stream);
+    // The tool's future was dropped with the run: it never finished.
+    assert_eq!(gauge.finished.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(conversation.messages().len(), 1, "no half-answered batch is kept");
+}

@@ -1,7 +1,7 @@
 //! Streamed runs: one typed event stream for the whole run.
 //!
 //! A streamed run is the same run as a non-streamed one, driven by the
-//! same engine: the engine reports what happens to an [`EventSink`] when it
+//! same engine: the engine reports what happens to an event sink when it
 //! has one (and streams the model's response instead of waiting for it),
 //! and [`RunStream`] interleaves those events with the run's own progress,
 //! ending with the run's result.
@@ -29,7 +29,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-//! let agent = Agent::builder(ScriptedModel::new().respond(ModelResponse::from_text("Hi there"))).build();
+//! let agent = Agent::builder().model(ScriptedModel::new().respond(ModelResponse::from_text("Hi there"))).build().unwrap();
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Hello");
 //! let mut lines = String::new();
