@@ -5,6 +5,8 @@ pub mod agent;
 mod cancel;
 mod conversation;
 pub mod guide;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod message;
 mod model;
 pub mod providers;

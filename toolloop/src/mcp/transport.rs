@@ -1,0 +1,352 @@
+//! How to reach an MCP server: a child process speaking over stdio, a
+//! Streamable HTTP endpoint, or any byte stream (an in-process pair).
+//!
+//! A transport is a recipe, not a connection: the client keeps it so that
+//! it can connect again after the server went away.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use rmcp::service::RunningService;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::McpError;
+use crate::model::BoxFuture;
+
+/// A byte stream an MCP connection can run over.
+pub trait McpStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> McpStream for T {}
+
+type StreamFactory = dyn Fn() -> BoxFuture<'static, std::io::Result<Box<dyn McpStream>>> + Send + Sync;
+
+/// How to reach an MCP server: build one from a [`ChildProcess`], a
+/// [`StreamableHttp`] endpoint, or [`McpTransport::from_stream_fn`].
+#[derive(Clone)]
+pub struct McpTransport {
+    kind: Kind,
+    label: String,
+}
+
+#[derive(Clone)]
+enum Kind {
+    ChildProcess(ChildProcess),
+    Http(StreamableHttp),
+    Stream(Arc<StreamFactory>),
+}
+
+impl fmt::Debug for McpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &self.kind {
+            Kind::ChildProcess(child) => format!("{child:?}"),
+            Kind::Http(http) => format!("{http:?}"),
+            Kind::Stream(_) => "Stream".to_owned(),
+        };
+        f.debug_struct("McpTransport").field("label", &self.label).field("kind", &kind).finish()
+    }
+}
+
+impl McpTransport {
+    /// A transport over byte streams that `connect` opens, once per
+    /// (re)connection: an in-process pair (`tokio::io::duplex`), a Unix
+    /// socket, a TCP stream. `label` names the server in errors.
+    pub fn from_stream_fn<F, Fut, S>(label: impl Into<String>, connect: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::io::Result<S>> + Send + 'static,
+        S: McpStream,
+    {
+        let factory: Arc<StreamFactory> = Arc::new(move || {
+            let opening = connect();
+            Box::pin(async move { opening.await.map(|stream| Box::new(stream) as Box<dyn McpStream>) })
+        });
+        Self { kind: Kind::Stream(factory), label: label.into() }
+    }
+
+    /// Names the server in errors and logs instead of the default (the
+    /// program's file name, or the URL without its query).
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// The server's name in errors and logs.
+    pub fn name(&self) -> &str {
+        &self.label
+    }
+
+    /// Opens a connection and completes the MCP handshake.
+    pub(crate) async fn connect<H: ClientHandler>(
+        &self,
+        handler: H,
+    ) -> Result<RunningService<RoleClient, H>, McpError> {
+        let connect_error =
+            |error: &dyn fmt::Display| McpError::Connect { server: self.label.clone(), message: error.to_string() };
+        match &self.kind {
+            Kind::ChildProcess(child) => {
+                let process = child.spawn().map_err(|source| McpError::Spawn { server: self.label.clone(), source })?;
+                handler.serve(process).await.map_err(|e| connect_error(&e))
+            }
+            Kind::Http(http) => {
+                let transport = http.transport().map_err(|e| connect_error(&e))?;
+                handler.serve(transport).await.map_err(|e| connect_error(&e))
+            }
+            Kind::Stream(factory) => {
+                let stream = factory().await.map_err(|e| connect_error(&e))?;
+                handler.serve(stream).await.map_err(|e| connect_error(&e))
+            }
+        }
+    }
+}
+
+/// An MCP server started as a child process that speaks MCP over its
+/// stdin and stdout (`npx -y @modelcontextprotocol/server-memory`,
+/// `uvx mcp-server-time`, a binary of yours).
+///
+/// The process is started at connect (and again at reconnect) and stopped
+/// when the client closes or is dropped. Its stderr is inherited unless
+/// [`quiet`](Self::quiet) is set.
+#[derive(Clone)]
+pub struct ChildProcess {
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, Option<OsString>)>,
+    current_dir: Option<PathBuf>,
+    quiet: bool,
+}
+
+impl fmt::Debug for ChildProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Environment values often are keys: show only the names.
+        let env: Vec<_> = self.env.iter().map(|(name, _)| name).collect();
+        f.debug_struct("ChildProcess")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("current_dir", &self.current_dir)
+            .field("quiet", &self.quiet)
+            .finish()
+    }
+}
+
+impl ChildProcess {
+    /// Runs `program` (looked up in `PATH` like a shell would).
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self { program: program.into(), args: Vec::new(), env: Vec::new(), current_dir: None, quiet: false }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the process.
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((name.into(), Some(value.into())));
+        self
+    }
+
+    /// Removes an environment variable from the process's environment.
+    pub fn env_remove(mut self, name: impl Into<OsString>) -> Self {
+        self.env.push((name.into(), None));
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.current_dir = Some(dir.into());
+        self
+    }
+
+    /// Discards the server's stderr instead of passing it through.
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    fn label(&self) -> String {
+        let path = std::path::Path::new(&self.program);
+        path.file_name().unwrap_or(path.as_os_str()).to_string_lossy().into_owned()
+    }
+
+    fn spawn(&self) -> std::io::Result<TokioChildProcess> {
+        let mut command = tokio::process::Command::new(&self.program);
+        command.args(&self.args);
+        for (name, value) in &self.env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        if let Some(dir) = &self.current_dir {
+            command.current_dir(dir);
+        }
+        let stderr = if self.quiet { Stdio::null() } else { Stdio::inherit() };
+        let (process, _stderr) = TokioChildProcess::builder(command).stderr(stderr).spawn()?;
+        Ok(process)
+    }
+}
+
+impl From<ChildProcess> for McpTransport {
+    fn from(child: ChildProcess) -> Self {
+        let label = child.label();
+        Self { kind: Kind::ChildProcess(child), label }
+    }
+}
+
+/// An MCP server behind a Streamable HTTP endpoint (`https://host/mcp`).
+///
+/// Requests go over the same TLS stack as the model providers (rustls with
+/// the `ring` provider and the platform's verifier). Redirects are not
+/// followed, so a token never travels to another origin.
+#[derive(Clone)]
+pub struct StreamableHttp {
+    url: String,
+    bearer_token: Option<String>,
+    headers: Vec<(String, String)>,
+}
+
+impl fmt::Debug for StreamableHttp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("StreamableHttp")
+            .field("url", &redacted_url(&self.url))
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field("headers", &headers)
+            .finish()
+    }
+}
+
+impl StreamableHttp {
+    /// The endpoint's URL.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self { url: url.into(), bearer_token: None, headers: Vec::new() }
+    }
+
+    /// Sends `Authorization: Bearer <token>` (never printed by `Debug`).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Sends a header with every request (its value is never printed).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    fn transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+        let parsed = reqwest::Url::parse(&self.url).map_err(|e| format!("invalid URL: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err("the URL's scheme must be http or https".to_owned());
+        }
+        let mut headers = std::collections::HashMap::new();
+        for (name, value) in &self.headers {
+            let name = reqwest::header::HeaderName::try_from(name.as_str())
+                .map_err(|_| format!("invalid header name `{name}`"))?;
+            let mut value = reqwest::header::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("invalid value for header `{name}`"))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).custom_headers(headers);
+        // rmcp retries a lost event stream forever by default, which leaves
+        // a call to a server that went away pending until its timeout.
+        let mut retry = ExponentialBackoff::default();
+        retry.max_times = Some(2);
+        retry.max_delay = Some(std::time::Duration::from_secs(2));
+        config.retry_config = Arc::new(retry);
+        if let Some(token) = &self.bearer_token {
+            config = config.auth_header(token.as_str());
+        }
+        Ok(StreamableHttpClientTransport::with_client(http_client()?, config))
+    }
+}
+
+impl From<StreamableHttp> for McpTransport {
+    fn from(http: StreamableHttp) -> Self {
+        let label = redacted_url(&http.url);
+        Self { kind: Kind::Http(http), label }
+    }
+}
+
+/// `url` without credentials, query or fragment, for errors and logs.
+fn redacted_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => "<invalid URL>".to_owned(),
+    }
+}
+
+/// A reqwest client for MCP over HTTP: rustls with `ring` and the platform
+/// verifier (the TLS configuration is built once per process), no idle
+/// pooling (rmcp's advice: avoids delayed-ACK stalls on reused
+/// connections), and no redirects.
+fn http_client() -> Result<reqwest::Client, String> {
+    static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
+    let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone()?;
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|error| error.to_string())
+}
+
+fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_platform_verifier()?
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ChildProcess, McpTransport, StreamableHttp};
+
+    #[test]
+    fn labels_and_debug_never_show_secrets() {
+        let http: McpTransport = StreamableHttp::new("https://user:pw@mcp.example.com/mcp?key=secret#x")
+            .bearer_token("tok-123")
+            .header("X-Api-Key", "hdr-456")
+            .into();
+        assert_eq!(http.name(), "https://mcp.example.com/mcp");
+        let debug = format!("{http:?}");
+        for secret in ["pw", "secret", "tok-123", "hdr-456"] {
+            assert!(!debug.contains(secret), "{debug}");
+        }
+
+        let child: McpTransport =
+            ChildProcess::new("/usr/bin/uvx").arg("mcp-server-time").env("TOKEN", "s3cret").into();
+        assert_eq!(child.name(), "uvx");
+        assert!(!format!("{child:?}").contains("s3cret"));
+        assert_eq!(child.label("time").name(), "time");
+    }
+}
