@@ -8,4 +8,4 @@ mod rules;
 mod server;
 
 pub use rules::Rejection;
-pub use server::{RecordedRequest, Reply, TestServer};
+pub use server::{RecordedRequest, Reply, StreamEnd, TestServer};
