@@ -84,10 +84,19 @@ pub(crate) async fn stream_call(
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum AnthropicEvent {
-    MessageStart { message: AnthropicMessage },
-    ContentBlockStart { content_block: AnthropicBlock },
-    ContentBlockDelta { delta: AnthropicDelta },
-    MessageDelta { delta: AnthropicStop, usage: AnthropicUsage },
+    MessageStart {
+        message: AnthropicMessage,
+    },
+    ContentBlockStart {
+        content_block: AnthropicBlock,
+    },
+    ContentBlockDelta {
+        delta: AnthropicDelta,
+    },
+    MessageDelta {
+        delta: AnthropicStop,
+        usage: AnthropicUsage,
+    },
     MessageStop,
     #[serde(other)]
     Other,

@@ -25,7 +25,9 @@ impl Lookup {
 /// The model under test: `base` is the stub's address with the mix's path.
 pub(crate) fn model(base: &str, anthropic: bool) -> Box<dyn Model> {
     if anthropic {
-        Box::new(Anthropic::builder().api_key("sk-bench").base_url(base).model("stub").max_tokens(1024).build().unwrap())
+        Box::new(
+            Anthropic::builder().api_key("sk-bench").base_url(base).model("stub").max_tokens(1024).build().unwrap(),
+        )
     } else {
         Box::new(OpenAi::builder().api_key("sk-bench").base_url(format!("{base}/v1")).model("stub").build().unwrap())
     }

@@ -168,13 +168,13 @@ fn main() {
     println!("| format | bare median | toolloop median | bare p90 | toolloop p90 |");
     println!("|---|---|---|---|---|");
     for (format, bare, framework) in first_text {
-        let at = |times: &[Duration], share: f64| micros(times[((times.len() - 1) as f64 * share).round() as usize]);
+        let at = |times: &[Duration], percent: usize| micros(times[(times.len() - 1) * percent / 100]);
         println!(
             "| {format} | {:.0} | {:.0} | {:.0} | {:.0} |",
-            at(&bare, 0.5),
-            at(&framework, 0.5),
-            at(&bare, 0.9),
-            at(&framework, 0.9)
+            at(&bare, 50),
+            at(&framework, 50),
+            at(&bare, 90),
+            at(&framework, 90)
         );
     }
 }
@@ -182,19 +182,26 @@ fn main() {
 /// Prints one CPU table row per format (interleaved rounds, best of each,
 /// so that noise from the other core hits both loops alike); returns the
 /// first-text times of every round.
-fn cpu_table(server: &StubServer, mix: Mix, pace_ms: u64, calls: usize) -> Vec<(&'static str, Vec<Duration>, Vec<Duration>)> {
-    println!("| format | events per call | bare loop per call | toolloop per call | bare per event | toolloop per event | ratio |");
+fn cpu_table(
+    server: &StubServer,
+    mix: Mix,
+    pace_ms: u64,
+    calls: usize,
+) -> Vec<(&'static str, Vec<Duration>, Vec<Duration>)> {
+    println!(
+        "| format | events per call | bare loop per call | toolloop per call | bare per event | toolloop per event | ratio |"
+    );
     println!("|---|---|---|---|---|---|---|");
     let mut first_text = Vec::new();
     for (format, anthropic) in [("Anthropic", true), ("OpenAI Chat", false)] {
-        let base = server.base(mix, pace_ms);
+        let url = server.base(mix, pace_ms);
         let (mut bare, mut framework) = (Duration::MAX, Duration::MAX);
         let (mut bare_first, mut framework_first) = (Vec::new(), Vec::new());
         for _ in 0..3 {
-            let measured = measure(Loop::Bare, &base, anthropic, calls);
+            let measured = measure(Loop::Bare, &url, anthropic, calls);
             bare = bare.min(measured.cpu_per_call);
             bare_first.extend(measured.first_text);
-            let measured = measure(Loop::Toolloop, &base, anthropic, calls);
+            let measured = measure(Loop::Toolloop, &url, anthropic, calls);
             framework = framework.min(measured.cpu_per_call);
             framework_first.extend(measured.first_text);
         }

@@ -251,8 +251,8 @@ async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> std::io::
             return Ok(None);
         }
     }
-    let body: serde_json::Value = serde_json::from_slice(&buffer[body_start..body_start + length])
-        .expect("stub: the request body is JSON");
+    let body: serde_json::Value =
+        serde_json::from_slice(&buffer[body_start..body_start + length]).expect("stub: the request body is JSON");
     assert_eq!(body["stream"], true, "stub: the request asks for a stream");
     buffer.drain(..body_start + length);
     Ok(Some(path))
