@@ -1,8 +1,11 @@
 //! Ending a streamed body that stalls.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt as _};
+use tokio::time::{Instant, Sleep};
 
 use crate::model::{ModelError, ModelErrorKind};
 
@@ -18,17 +21,58 @@ where
     S: Stream<Item = Result<T, ModelError>> + Send + Unpin,
     T: Send,
 {
-    futures_util::stream::unfold(Some(stream), move |stream| async move {
-        let mut stream = stream?;
-        match tokio::time::timeout(idle, stream.next()).await {
-            Ok(Some(item)) => Some((item, Some(stream))),
-            Ok(None) => None,
-            Err(_) => {
-                let message = format!("the stream sent nothing for {} ms", idle.as_millis());
-                Some((Err(ModelError::new(ModelErrorKind::Timeout, provider, message)), None))
+    let last_item = Instant::now();
+    IdleTimeout {
+        provider,
+        stream: Some(stream),
+        idle,
+        last_item,
+        timer: Box::pin(tokio::time::sleep_until(last_item + idle)),
+    }
+}
+
+/// One timer for the whole stream, pushed back lazily: an item only notes
+/// the time, and the timer, when it fires early, moves to the new deadline.
+/// (A timer per item, as `tokio::time::timeout` around each `next()` makes,
+/// cost more than parsing the item.)
+struct IdleTimeout<S> {
+    provider: &'static str,
+    /// `None` once ended.
+    stream: Option<S>,
+    idle: Duration,
+    last_item: Instant,
+    timer: Pin<Box<Sleep>>,
+}
+
+impl<S, T> Stream for IdleTimeout<S>
+where
+    S: Stream<Item = Result<T, ModelError>> + Unpin,
+{
+    type Item = Result<T, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let Some(stream) = this.stream.as_mut() else { return Poll::Ready(None) };
+        if let Poll::Ready(item) = stream.poll_next_unpin(cx) {
+            if item.is_some() {
+                this.last_item = Instant::now();
+            } else {
+                this.stream = None;
             }
+            return Poll::Ready(item);
         }
-    })
+        while this.timer.as_mut().poll(cx).is_ready() {
+            let deadline = this.last_item + this.idle;
+            if Instant::now() >= deadline {
+                this.stream = None;
+                let message = format!("the stream sent nothing for {} ms", this.idle.as_millis());
+                return Poll::Ready(Some(Err(ModelError::new(ModelErrorKind::Timeout, this.provider, message))));
+            }
+            // Items came since the timer was set: wait for the new deadline.
+            this.timer.as_mut().reset(deadline);
+        }
+        Poll::Pending
+    }
 }
 
 #[cfg(test)]
@@ -55,5 +99,17 @@ mod tests {
         let error = items[2].as_ref().unwrap_err();
         assert_eq!(error.kind(), ModelErrorKind::Timeout);
         assert!(error.message().contains("2000 ms"), "{error}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_stream_of_items_closer_than_the_idle_timeout_never_times_out() {
+        // 10 items 1.5 s apart: 15 s in all, far past the 2 s timeout that
+        // the single timer was first set to.
+        let source = stream::iter(0..10).then(|item| async move {
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            Ok::<_, ModelError>(item)
+        });
+        let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::from_secs(2)).collect().await;
+        assert_eq!(items.into_iter().map(Result::unwrap).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>());
     }
 }

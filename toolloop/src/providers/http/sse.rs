@@ -53,18 +53,7 @@ where
     });
     // The parser copies what follows each line it reads, so a large chunk
     // costs time quadratic in its size: it gets zero-copy slices instead.
-    let sliced = bounded
-        .map(|chunk| {
-            let pieces: Vec<Result<Bytes, ModelError>> = match chunk {
-                Ok(chunk) => (0..chunk.len())
-                    .step_by(PARSER_SLICE)
-                    .map(|at| Ok(chunk.slice(at..chunk.len().min(at + PARSER_SLICE))))
-                    .collect(),
-                Err(error) => vec![Err(error)],
-            };
-            futures_util::stream::iter(pieces)
-        })
-        .flatten();
+    let sliced = bounded.flat_map(|chunk| futures_util::stream::iter(parser_slices(chunk)));
     sliced.eventsource().map(move |item| match item {
         Ok(event) => {
             pending.store(0, Ordering::Relaxed);
@@ -82,6 +71,21 @@ where
             provider,
             format!("the event stream could not be parsed: {error}"),
         )),
+    })
+}
+
+/// `chunk` in zero-copy pieces of at most [`PARSER_SLICE`] bytes (none if
+/// it is empty), or its error. Allocates nothing: this runs for every chunk.
+fn parser_slices(chunk: Result<Bytes, ModelError>) -> impl Iterator<Item = Result<Bytes, ModelError>> {
+    let mut rest = Some(chunk);
+    std::iter::from_fn(move || match rest.take()? {
+        Ok(bytes) if bytes.is_empty() => None,
+        Ok(mut bytes) if bytes.len() > PARSER_SLICE => {
+            let piece = bytes.split_to(PARSER_SLICE);
+            rest = Some(Ok(bytes));
+            Some(Ok(piece))
+        }
+        other => Some(other),
     })
 }
 
