@@ -1,14 +1,20 @@
 //! Streaming a run: `cargo run --example streaming`.
 //!
 //! Prints what the run does as it happens: the model's text as it is
-//! written, a tool call's arguments forming (each delta completed to a JSON
-//! value), the tool running, and the run's result last.
+//! written, a tool call's arguments forming (each fragment, and the
+//! arguments so far completed to a JSON value), the tool running, and the
+//! run's result last. `cargo run --example streaming -- --sse` prints the
+//! same run as the server-sent events a web handler would send a browser
+//! (see `sse_frame`).
 //!
-//! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
-//! and offline on a scripted model otherwise (streamed in small chunks).
+//! It streams from a real model when the environment configures one, as
+//! the other examples pick it (`toolloop::providers::from_env`):
+//! `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`), `OPENAI_API_KEY` or
+//! `OPENAI_BASE_URL` (OpenAI-compatible servers too), `OLLAMA_HOST`; and
+//! offline on a scripted model otherwise, which streams its answers in
+//! small chunks.
 
-use std::io::Write as _;
+use std::io::Write;
 
 use futures_util::StreamExt as _;
 use serde_json::json;
@@ -45,8 +51,11 @@ fn offline_model() -> ScriptedModel {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let sse = std::env::args().any(|arg| arg == "--sse");
     let model = toolloop::providers::from_env_or(offline_model())?;
-    println!("model: {} ({})", model.name(), model.provider());
+    if !sse {
+        println!("model: {} ({})", model.name(), model.provider());
+    }
     let agent = Agent::builder()
         .model(model)
         .system("Answer weather questions with the weather tool. Be brief.")
@@ -58,31 +67,78 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = std::io::stdout();
     let mut stream = agent.run_stream(&mut conversation);
     while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::IterationStarted { iteration, .. } => println!("\n— iteration {iteration}"),
-            RunEvent::TextDelta { text } => {
-                print!("{text}");
-                out.flush()?;
-            }
-            RunEvent::ToolCallStarted { name, id, .. } => println!("\n[tool call {name} ({id})]"),
-            RunEvent::ToolCallArgumentsDelta { partial: Some(partial), .. } => {
-                println!("  arguments so far: {partial}");
-            }
-            RunEvent::ModelCallDiscarded { error, .. } => {
-                println!("\n[model call failed, output above discarded: {error}]");
-            }
-            RunEvent::ToolExecutionFinished { call, result } => {
-                println!("[{} answered: {}]", call.name, result.content);
-            }
-            RunEvent::IterationFinished { usage, stop_reason, .. } => {
-                println!("\n[{stop_reason:?}; {} in / {} out tokens]", usage.input_tokens, usage.output_tokens);
-            }
-            RunEvent::Finished(Ok(done)) => {
-                println!("\nanswer: {}\n{:?}", done.output, done.metadata.termination);
-            }
-            RunEvent::Finished(Err(error)) => println!("\nthe run failed: {error}"),
-            _ => {}
+        if sse {
+            write!(out, "{}", sse_frame(&event))?;
+        } else {
+            show(&event, &mut out)?;
         }
+        // Each delta reaches the terminal (or the client) as it arrives.
+        out.flush()?;
     }
     Ok(())
+}
+
+/// Prints `event` for a person watching the run.
+fn show(event: &RunEvent<String>, out: &mut impl Write) -> std::io::Result<()> {
+    match event {
+        RunEvent::IterationStarted { iteration, .. } => writeln!(out, "\n— iteration {iteration}"),
+        RunEvent::TextDelta { text } => write!(out, "{text}"),
+        RunEvent::ReasoningDelta { text } => write!(out, "\x1b[2m{text}\x1b[0m"),
+        RunEvent::ToolCallStarted { name, id, .. } => writeln!(out, "\n[tool call {name} ({id})]"),
+        RunEvent::ToolCallArgumentsDelta { fragment, partial, .. } => {
+            let so_far = partial.as_ref().map_or_else(|| "…".to_owned(), ToString::to_string);
+            writeln!(out, "  + {:<12} arguments so far: {so_far}", format!("{fragment:?}"))
+        }
+        RunEvent::ToolCallComplete { call, .. } => writeln!(out, "  = {}({})", call.name, call.input),
+        RunEvent::ModelCallDiscarded { error, .. } => {
+            writeln!(out, "\n[model call failed, output above discarded: {error}]")
+        }
+        RunEvent::ToolExecutionFinished { call, result } => {
+            writeln!(out, "[{} answered: {}]", call.name, result.content)
+        }
+        RunEvent::IterationFinished { usage, stop_reason, .. } => {
+            writeln!(out, "\n[{stop_reason:?}; {} in / {} out tokens]", usage.input_tokens, usage.output_tokens)
+        }
+        RunEvent::Finished(Ok(done)) => {
+            writeln!(out, "\nanswer: {}\n(ended: {:?})", done.output, done.metadata.termination)
+        }
+        RunEvent::Finished(Err(error)) => writeln!(out, "\nthe run failed: {error}"),
+        _ => Ok(()),
+    }
+}
+
+/// `event` as one server-sent event: an `event:` line with the event's name
+/// and one `data:` line of JSON (JSON text has no raw line breaks, so one
+/// line always holds it). A web handler writes these to a
+/// `text/event-stream` response (with axum: map the run stream to
+/// `Event::default().event(name).data(json)` items of an `Sse` response);
+/// a browser reads them with `EventSource`.
+fn sse_frame(event: &RunEvent<String>) -> String {
+    let data = match event {
+        RunEvent::AttemptStarted { attempt } => json!({ "attempt": attempt }),
+        RunEvent::IterationStarted { attempt, iteration } => json!({ "attempt": attempt, "iteration": iteration }),
+        RunEvent::TextDelta { text } | RunEvent::ReasoningDelta { text } => json!({ "text": text }),
+        RunEvent::ToolCallStarted { index, id, name } => json!({ "index": index, "id": id, "name": name }),
+        RunEvent::ToolCallArgumentsDelta { index, fragment, partial } => {
+            json!({ "index": index, "fragment": fragment, "arguments": partial })
+        }
+        RunEvent::ToolCallComplete { index, call } => json!({ "index": index, "call": call }),
+        RunEvent::ModelCallDiscarded { attempt, iteration, error } => {
+            json!({ "attempt": attempt, "iteration": iteration, "error": error })
+        }
+        RunEvent::IterationFinished { attempt, iteration, usage, stop_reason } => {
+            json!({ "attempt": attempt, "iteration": iteration, "usage": usage, "stop_reason": stop_reason })
+        }
+        RunEvent::ToolExecutionStarted { call } => json!({ "call": call }),
+        RunEvent::ToolExecutionFinished { call, result } => json!({ "call": call, "result": result }),
+        RunEvent::OutputProposed { attempt, input } => json!({ "attempt": attempt, "input": input }),
+        RunEvent::ValidationFailed { attempt, errors } => json!({ "attempt": attempt, "errors": errors }),
+        RunEvent::Finished(Ok(done)) => json!({ "output": done.output, "metadata": done.metadata }),
+        RunEvent::Finished(Err(error)) => {
+            json!({ "error": error.to_string(), "metadata": error.metadata() })
+        }
+        // Kinds added later: their name is enough to skip them.
+        _ => json!({}),
+    };
+    format!("event: {}\ndata: {data}\n\n", event.name())
 }
