@@ -12,6 +12,7 @@ mod framework;
 #[path = "../loop_overhead/measure.rs"]
 #[allow(dead_code)] // the memory and stamp helpers serve the other bench
 mod measure;
+mod run_partial;
 mod stub;
 
 use std::io::{BufRead, BufReader};
@@ -150,6 +151,10 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
+    if args.iter().any(|a| a == "--run") {
+        run_table(quick);
+        return;
+    }
     let server = StubServer::start();
     let mix = Mix { texts: 100, arguments: 40 };
 
@@ -175,6 +180,32 @@ fn main() {
             at(&framework, 50),
             at(&bare, 90),
             at(&framework, 90)
+        );
+    }
+    println!();
+    run_table(quick);
+}
+
+/// A streamed run against the same run not streamed, as a tool call's
+/// arguments grow (`<bench binary> --run` alone).
+fn run_table(quick: bool) {
+    println!("## A run with one tool call of growing arguments, streamed or not (scripted model, 8-byte deltas)\n");
+    println!("| arguments | argument deltas | `run` | `run_stream` | added per argument delta |");
+    println!("|---|---|---|---|---|");
+    for bytes in [256, 1024, 4096, 16_384] {
+        let runs = if quick { 5 } else { (200_000 / bytes).max(20) };
+        let (mut plain, mut streamed, mut deltas) = (Duration::MAX, Duration::MAX, 0);
+        for _ in 0..3 {
+            plain = plain.min(run_partial::cpu_per_run(bytes, false, runs).0);
+            let (cpu, count) = run_partial::cpu_per_run(bytes, true, runs);
+            streamed = streamed.min(cpu);
+            deltas = count;
+        }
+        println!(
+            "| {bytes} B | {deltas} | {:.1} µs | {:.1} µs | {:.2} µs |",
+            micros(plain),
+            micros(streamed),
+            micros(streamed.saturating_sub(plain)) / deltas as f64
         );
     }
 }
