@@ -441,7 +441,7 @@ async fn ollama_sends_think_and_gives_its_thinking_back() {
         json!({"role": "assistant", "content": "Berlin.", "thinking": "3.7 > 2.1."})
     );
     // Off is sent as `false`, so a thinking model answers straight away.
-    let off = model.with_reasoning(Some(ReasoningConfig::off()));
+    let off = model.with_reasoning(ReasoningEffort::Off);
     let history = [toolloop::Message::user("hi")];
     off.complete(ModelRequest::new(&history)).await.unwrap();
     assert_eq!(server.requests()[2].json()["think"], json!(false));

@@ -473,7 +473,7 @@ mod thinking_tests {
     fn the_body_carries_the_thinking_fields_of_the_setting() {
         let history = [Message::user("hi")];
         let model = Anthropic::builder().api_key("k").model("claude-opus-4-6").max_tokens(4096).build().unwrap();
-        let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
+        let adaptive = ModelRequest::new(&history).with_reasoning(ReasoningEffort::High);
         let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive).unwrap().to_vec()).unwrap();
         assert_eq!(
             (&body["thinking"], &body["output_config"]),
@@ -481,7 +481,7 @@ mod thinking_tests {
         );
 
         let configured = ReasoningConfig::new(ReasoningEffort::Off).with_budget_tokens(2048);
-        let model = model.with_model("claude-sonnet-4-5").with_reasoning(Some(configured));
+        let model = model.with_model("claude-sonnet-4-5").with_reasoning(configured);
         let plain = ModelRequest::new(&history);
         let thinking = thinking_for(model.call_settings(&plain)).unwrap().unwrap();
         assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
@@ -500,11 +500,11 @@ mod thinking_tests {
             thinking_for(model.call_settings(&small)),
             Err(ReasoningError::BudgetNotBelowMaxTokens { .. })
         ));
-        let off = model.clone().with_reasoning(None).with_model("claude-sonnet-4-5");
+        let off = model.clone().with_default_reasoning().with_model("claude-sonnet-4-5");
         let cool = ModelRequest::new(&history).with_temperature(0.3);
         assert_eq!(thinking_for(off.call_settings(&cool)), Ok(None));
         // The request's own setting wins over the model's.
-        let request_off = ModelRequest::new(&history).with_reasoning(Some(ReasoningConfig::off()));
+        let request_off = ModelRequest::new(&history).with_reasoning(ReasoningConfig::off());
         assert_eq!(thinking_for(model.call_settings(&request_off)), Ok(None));
     }
 }

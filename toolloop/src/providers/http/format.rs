@@ -150,6 +150,12 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// The neutral response for a success body.
     fn response(&self, wire: Self::Response) -> Result<ModelResponse, ModelError>;
 
+    /// Sees each success `response` with the request it answers (the
+    /// Responses API remembers a stored response, to continue from it).
+    fn answered(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, response: &ModelResponse) {
+        let _ = (call, request, response);
+    }
+
     /// Parses an error body; `None` when it is not in this API's shape.
     fn error_body(body: &[u8]) -> Option<ApiError>;
 }

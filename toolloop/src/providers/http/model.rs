@@ -73,10 +73,18 @@ impl<W: WireFormat> HttpModel<W> {
         self
     }
 
-    /// The same client with another reasoning setting (`None`: the API's
-    /// default); [`ModelRequest::reasoning`] overrides it per request.
-    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
-        self.reasoning = reasoning;
+    /// The same client with another reasoning setting (an effort or a whole
+    /// [`ReasoningConfig`]; `ReasoningEffort::Off` turns it off);
+    /// [`ModelRequest::reasoning`] overrides it per request.
+    pub fn with_reasoning(mut self, reasoning: impl Into<ReasoningConfig>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
+    /// The same client with no reasoning setting: requests send no
+    /// reasoning field, so the API's default applies.
+    pub fn with_default_reasoning(mut self) -> Self {
+        self.reasoning = None;
         self
     }
 
@@ -111,6 +119,12 @@ impl<W: WireFormat> HttpModel<W> {
         }
     }
 
+    /// The wire format, with its settings and what it keeps.
+    #[cfg(test)]
+    pub(crate) fn format(&self) -> &W {
+        &self.shared.format
+    }
+
     /// How many runs the cache rendered for the conversation starting with
     /// `first`, and how many messages that covers.
     #[cfg(test)]
@@ -126,7 +140,9 @@ impl<W: WireFormat> HttpModel<W> {
         dump_request(W::PROVIDER, http.url(), &body);
         let wire: W::Response = http.post_json(body, &headers).await?;
         self.shared.format.check_prompt(&wire, body_bytes)?;
-        self.shared.format.response(wire)
+        let response = self.shared.format.response(wire)?;
+        self.shared.format.answered(self.call_settings(&request), &request, &response);
+        Ok(response)
     }
 }
 
