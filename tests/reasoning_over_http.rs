@@ -254,7 +254,7 @@ fn responses_answers(rules: &Arc<ResponsesRules>) -> Vec<Answer> {
         .into_iter()
         .map(|(items, tokens)| {
             let rules = Arc::clone(rules);
-            Box::new(move |_: &Value| rules.respond(&items, tokens)) as Answer
+            Box::new(move |request: &Value| rules.respond_to(request, &items, tokens)) as Answer
         })
         .collect()
 }
