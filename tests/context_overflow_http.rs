@@ -2,7 +2,8 @@
 //! local server answering as the real API does: without a context policy the
 //! run ends with a typed `ContextOverflow` carrying the server's numbers and
 //! the conversation intact; with one, the view is compacted (old tool results
-//! elided) and the call made again succeeds. Ollama: `num_ctx` and
+//! elided) and the call made again succeeds (Anthropic, OpenAI Chat and
+//! Responses, Ollama). Ollama: `num_ctx` and
 //! `truncate: false` are sent, and a response to a prompt the server must
 //! have truncated is turned into the same typed error.
 
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
-use toolloop::providers::openai::OpenAi;
+use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::{ContextPolicy, ELIDED_RESULT};
 use toolloop::{Agent, ContentBlock, Conversation, Message, Model, ModelErrorKind, Role, ToolCall, ToolResult};
 use toolloop_workspace::{Reply, TestServer, replies};
@@ -109,6 +110,29 @@ fn openai_overflow() -> Reply {
     )
 }
 
+/// The Responses API's overflow: no numbers in the body.
+fn responses_overflow() -> Reply {
+    Reply::json(
+        400,
+        &json!({"error": {
+            "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"
+        }}),
+    )
+}
+
+fn responses_text(text: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5.1",
+            "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        }),
+    )
+}
+
 fn anthropic(server: &TestServer) -> Anthropic {
     Anthropic::builder().api_key("k").base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap()
 }
@@ -159,6 +183,42 @@ async fn openai_overflow_is_typed_then_compacted() {
     let (_, result) = run(openai(&server), Some(ContextPolicy::new().keep_iterations(1)), "openai").await;
     assert_eq!(result.unwrap(), "They agree.");
     assert_compacted(&server, chat_texts);
+}
+
+fn responses(server: &TestServer) -> OpenAiResponses {
+    OpenAi::responses().api_key("k").base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap()
+}
+
+fn responses_texts(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .filter_map(|item| item["output"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn responses_overflow_is_typed_then_compacted() {
+    let server = TestServer::start([responses_overflow()]).await;
+    let (conversation, result) = run(responses(&server), None, "openai-responses").await;
+    assert_overflow(&result, &conversation, "openai-responses", (None, None));
+
+    let server = TestServer::start([responses_overflow(), responses_text("They agree.")]).await;
+    let (_, result) = run(responses(&server), Some(ContextPolicy::new().keep_iterations(1)), "openai-responses").await;
+    assert_eq!(result.unwrap(), "They agree.");
+    assert_compacted(&server, responses_texts);
+
+    // A response that failed for the same reason (as a streamed `response.failed` reports it).
+    let failed = Reply::json(
+        200,
+        &json!({"id": "resp_2", "object": "response", "status": "failed", "output": [],
+                "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}),
+    );
+    let server = TestServer::start([failed]).await;
+    let (conversation, result) = run(responses(&server), None, "openai-responses").await;
+    assert_overflow(&result, &conversation, "openai-responses", (None, None));
 }
 
 #[tokio::test]

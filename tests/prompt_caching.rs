@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::run::RunMetadata;
@@ -118,6 +118,54 @@ async fn a_one_hour_prefix_is_written_once_at_the_one_hour_price() {
     assert!(bills[0].cache_write_1h >= 2000, "{:?}", bills[0]);
     assert!(bills[1..].iter().all(|bill| bill.cache_write_1h == 0), "{bills:?}");
     assert!(share(sum(&bills[1..])) >= 0.8);
+}
+
+/// OpenAI caches on its own; the Responses API reports the cached part of
+/// the input (`input_tokens_details.cached_tokens`, counted inside
+/// `input_tokens`) and the reasoning part of the output
+/// (`output_tokens_details.reasoning_tokens`, inside `output_tokens`).
+#[tokio::test]
+async fn responses_usage_reports_cached_and_reasoning_tokens_per_call_and_summed() {
+    let answer = |output: Value, cached: u64| {
+        toolloop_workspace::Reply::json(
+            200,
+            &json!({
+                "id": format!("resp_{cached}"), "object": "response", "status": "completed", "model": "gpt-5.1",
+                "output": output,
+                "usage": {
+                    "input_tokens": 2400, "input_tokens_details": {"cached_tokens": cached},
+                    "output_tokens": 300, "output_tokens_details": {"reasoning_tokens": 256},
+                    "total_tokens": 2700
+                }
+            }),
+        )
+    };
+    let call =
+        json!([{"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{\"key\":\"k1\"}"}]);
+    let text = json!([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}]);
+    let server = TestServer::start([answer(call, 0), answer(text, 2048)]).await;
+    let model = toolloop::providers::openai::OpenAi::responses()
+        .api_key("k")
+        .base_url(server.url())
+        .prompt_cache_key("records-v1")
+        .retry_policy(RetryPolicy::none())
+        .build()
+        .unwrap();
+    let agent = Agent::builder().model(model).system("Records.").tool::<Lookup>().build().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Look up k1.");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output, "done");
+    let usage = done.metadata.usage;
+    // Cached tokens are cache reads, taken out of the input; reasoning stays part of the output.
+    assert_eq!(
+        (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens),
+        (2400 + (2400 - 2048), 2048, 0)
+    );
+    assert_eq!((usage.output_tokens, usage.reasoning_tokens), (600, 512));
+    assert!((done.metadata.cache_hit_share().unwrap() - 2048.0 / 4800.0).abs() < 1e-9);
+    let requests = server.requests();
+    assert!(requests.iter().all(|request| request.json()["prompt_cache_key"] == "records-v1"));
 }
 
 /// The billed-token table of BENCHMARKS.md.

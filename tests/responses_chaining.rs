@@ -66,7 +66,10 @@ fn turns() -> Vec<Vec<Item<'static>>> {
             Item::FunctionCall("call_1", "population", json!({"city": "Paris"})),
             Item::FunctionCall("call_2", "population", json!({"city": "Berlin"})),
         ],
-        vec![Item::Reasoning("Paris first."), Item::FunctionCall("call_3", "final_output", json!({"largest": "Paris"}))],
+        vec![
+            Item::Reasoning("Paris first."),
+            Item::FunctionCall("call_3", "final_output", json!({"largest": "Paris"})),
+        ],
         vec![
             Item::Reasoning(""),
             Item::Message("Checking Rome."),
@@ -154,8 +157,7 @@ async fn a_switch_to_another_provider_or_model_sends_the_conversation_whole() {
     answers.remove(1);
     let responses_server = fake(&rules, answers).await;
     let anthropic_server =
-        TestServer::start([replies::anthropic::tool_use(&[("toolu_9", "population", json!({"city": "Rome"}))])])
-            .await;
+        TestServer::start([replies::anthropic::tool_use(&[("toolu_9", "population", json!({"city": "Rome"}))])]).await;
     let responses = chained(&responses_server);
     let anthropic = Anthropic::builder().api_key("k").base_url(anthropic_server.url()).build().unwrap();
 

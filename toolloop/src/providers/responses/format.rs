@@ -10,7 +10,7 @@ use crate::message::Message;
 use crate::model::reasoning::openai::{ResponsesReasoning, responses_reasoning};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
-use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesBuilder};
+use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesBuilder, PromptCacheRetention};
 
 /// The OpenAI Responses API wire format (`POST {base}/responses`): the `W`
 /// of [`OpenAiResponses`](crate::providers::openai::OpenAiResponses).
@@ -26,6 +26,8 @@ use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesB
 pub struct OpenAiResponsesApi {
     /// `Some` when responses are stored and continued.
     chains: Option<ResponseChains>,
+    prompt_cache_key: Option<String>,
+    prompt_cache_retention: Option<PromptCacheRetention>,
 }
 
 impl OpenAiResponsesBuilder {
@@ -53,6 +55,24 @@ impl OpenAiResponsesBuilder {
     /// are the same (the stored input counts as input again, cached or not).
     pub fn chain_responses(mut self, chain: bool) -> Self {
         self.format.chains = chain.then(ResponseChains::default);
+        self
+    }
+
+    /// Sets `prompt_cache_key`: as for Chat Completions
+    /// ([`OpenAiBuilder::prompt_cache_key`](crate::providers::openai::OpenAiBuilder::prompt_cache_key)),
+    /// OpenAI caches prompts of 1,024 tokens or more on its own, and one
+    /// key per workload that shares a long prefix raises the hit rate.
+    /// Request bodies keep their prefixes byte-stable from call to call.
+    /// Cached input is reported as [`Usage::cache_read_tokens`](crate::Usage::cache_read_tokens).
+    pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.format.prompt_cache_key = Some(key.into());
+        self
+    }
+
+    /// Sets how long cached prompt prefixes are kept (`prompt_cache_retention`;
+    /// default: the API's).
+    pub fn prompt_cache_retention(mut self, retention: PromptCacheRetention) -> Self {
+        self.format.prompt_cache_retention = Some(retention);
         self
     }
 }
@@ -89,6 +109,10 @@ struct Tail<'a> {
     reasoning: Option<ResponsesReasoning>,
     store: bool,
     include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
 }
 
 impl Format for OpenAiResponsesApi {
@@ -133,6 +157,8 @@ impl Format for OpenAiResponsesApi {
             reasoning: call.reasoning.and_then(|config| responses_reasoning(config, call.model)),
             store: self.chains.is_some(),
             include: [INCLUDE_ENCRYPTED_REASONING],
+            prompt_cache_key: self.prompt_cache_key.as_deref(),
+            prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
         })
     }
 
