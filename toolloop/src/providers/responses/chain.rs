@@ -168,7 +168,8 @@ mod tests {
         };
         assert!(refused("other", conversation.messages(), true));
         assert!(refused("m", conversation.clone().messages(), true), "a clone restamps");
-        assert!(refused("m", &conversation.messages().to_vec(), true), "copies have no stamps");
+        let copies = conversation.messages().to_vec();
+        assert!(refused("m", &copies, true), "copies have no stamps");
         assert!(refused("m", conversation.messages(), false));
 
         // The next answer moves the link on.
