@@ -13,7 +13,7 @@ use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
-use crate::conversation::{CompactionReason, Conversation, rewritten_messages};
+use crate::conversation::{CompactionReason, Conversation};
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::telemetry::spans;
@@ -224,7 +224,7 @@ impl Engine<'_> {
     /// see why the model saw text instead of tool calls.
     fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally) {
         let provider = self.model.provider();
-        let messages = rewritten_messages(request.messages, provider, !request.tools.is_empty());
+        let messages = tally.rewrite_scan.rewritten(request.messages, provider, !request.tools.is_empty());
         if messages == 0 {
             return;
         }
