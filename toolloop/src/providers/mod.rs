@@ -63,5 +63,6 @@ pub use detect::{from_env, from_env_or};
 pub use fallback::Fallback;
 #[cfg(feature = "http")]
 pub use http::{
-    ConfigError, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder, RetryPolicy, WireFormat,
+    ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder,
+    RetryPolicy, WireFormat,
 };

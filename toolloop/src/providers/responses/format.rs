@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::chain::ResponseChains;
 use super::convert::{INCLUDE_ENCRYPTED_REASONING, error_body, function_tool, input_items};
+use super::stream::ResponsesStreamDecoder;
 use super::wire::{FunctionTool, InputItem, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
@@ -49,7 +50,8 @@ impl OpenAiResponsesBuilder {
     /// and kept in the conversation, so a request sent whole works even
     /// once the stored response is gone. A chained request that fails (say
     /// the stored response was deleted: `previous_response_not_found`)
-    /// makes the next one go whole.
+    /// makes the next one go whole. Streamed calls (`run_stream`) are sent
+    /// whole (and stored) for now.
     ///
     /// Saves the bytes of resending a long conversation; the tokens billed
     /// are the same (the stored input counts as input again, cached or not).
@@ -113,6 +115,8 @@ struct Tail<'a> {
     prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_retention: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
 }
 
 impl Format for OpenAiResponsesApi {
@@ -124,6 +128,7 @@ impl Format for OpenAiResponsesApi {
     const BASE_URL_VARIABLE: &'static str = "OPENAI_BASE_URL";
 
     type Response = ResponsesResponse;
+    type Decoder = ResponsesStreamDecoder;
 
     /// The same bytes as [`render`](super::convert::render) of the request:
     /// the whole conversation, or only what is new since the stored
@@ -135,9 +140,11 @@ impl Format for OpenAiResponsesApi {
         body: &mut Body<'_>,
     ) -> serde_json::Result<()> {
         let instructions = request.system.filter(|s| !s.is_empty());
+        // A streamed response is not remembered (see `chain_responses`), so a streamed call is sent whole.
         let continuation = self
             .chains
             .as_ref()
+            .filter(|_| !call.stream)
             .and_then(|chains| chains.continuation(call.model, request.messages, !request.tools.is_empty()));
         if let Some(continuation) = &continuation {
             body.open(&ChainedHead {
@@ -159,6 +166,7 @@ impl Format for OpenAiResponsesApi {
             include: [INCLUDE_ENCRYPTED_REASONING],
             prompt_cache_key: self.prompt_cache_key.as_deref(),
             prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
+            stream: call.stream,
         })
     }
 
@@ -174,6 +182,10 @@ impl Format for OpenAiResponsesApi {
         if let Some(chains) = &self.chains {
             chains.record(call.model, request.messages, response);
         }
+    }
+
+    fn stream_decoder(&self) -> ResponsesStreamDecoder {
+        ResponsesStreamDecoder::new()
     }
 
     fn error_body(body: &[u8]) -> Option<ApiError> {
@@ -229,7 +241,7 @@ mod tests {
             ))
             .unwrap();
             assert_eq!(
-                String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap(),
+                String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap(),
                 String::from_utf8(reference).unwrap()
             );
             conversation.push_user("and tomorrow?");
@@ -244,7 +256,7 @@ mod tests {
         let mut conversation = Conversation::new();
         conversation.push_user("weather?");
         let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
-        let first = String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap();
+        let first = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
         let whole = render(&ResponsesInputs {
             store: true,
             ..ResponsesInputs::from_request("gpt-5.1", None, None, None, &request)
@@ -255,12 +267,12 @@ mod tests {
         let answer = crate::ModelResponse::from_tool_calls([ToolCall::new("call_1", "weather", json!({}))])
             .with_id("resp_1")
             .with_provider("openai-responses");
-        let call = model.call_settings(&request);
+        let call = model.call_settings(&request, false);
         crate::providers::http::Format::answered(model.format(), call, &request, &answer);
         conversation.push(answer.to_message("openai-responses"));
         conversation.push(Message::from_tool_results([ToolResult::success("call_1", "sunny")]));
         let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
-        let chained = String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap();
+        let chained = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
         let reference = render(&ResponsesInputs {
             messages: &conversation.messages()[2..],
             previous_response_id: Some("resp_1"),
