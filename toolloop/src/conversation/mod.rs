@@ -42,7 +42,7 @@ pub struct Conversation {
 
 impl std::fmt::Debug for Conversation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Conversation").field("messages", &self.messages).finish()
+        f.debug_struct("Conversation").field("messages", &self.messages).finish_non_exhaustive()
     }
 }
 
