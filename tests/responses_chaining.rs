@@ -4,8 +4,9 @@
 //! send again an item the stored conversation holds ("Duplicate item
 //! found"), and its new items must fit the stored ones (reasoning before
 //! its calls, every output answering a call). A chained loop sends only
-//! the new items; a resumed, switched or re-modelled conversation is sent
-//! whole and chained again from there.
+//! the new items; a resumed, switched or re-modelled conversation, and the
+//! call after one whose stored response was deleted, is sent whole and
+//! chained again from there.
 
 #![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
 
@@ -230,4 +231,32 @@ async fn a_response_that_was_not_stored_cannot_be_continued() {
             {"type": "function_call_output", "call_id": "call_2", "output": "3.7"}
         ]}))
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_deleted_stored_response_fails_one_call_and_the_next_is_sent_whole() {
+    let rules = Arc::new(ResponsesRules::new());
+    let server = fake(&rules, turns()).await;
+    let model = chained(&server);
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    assert!(agent(model.clone(), Some(1)).run(&mut conversation).await.is_err());
+    rules.delete("resp_fake_1");
+    let before = conversation.clone();
+
+    let error = agent(model.clone(), None).run(&mut conversation).await.unwrap_err();
+    let model_error = error.model_error().unwrap();
+    assert_eq!(model_error.kind(), ModelErrorKind::InvalidRequest);
+    assert_eq!(model_error.error_type(), Some("previous_response_not_found"));
+    assert!(conversation == before, "the conversation is intact and sendable");
+
+    // Sent whole, stored again, and chained from there.
+    let done = agent(model, None).run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.largest, "Berlin");
+    let requests: Vec<Value> = server.requests().iter().map(RecordedRequest::json).collect();
+    assert_eq!(requests.len(), 5, "one answered, the failed one, three answered");
+    assert_eq!(requests[1]["previous_response_id"], "resp_fake_1");
+    assert!(requests[2].get("previous_response_id").is_none());
+    assert_eq!(types(&requests[2])[..2], ["message", "reasoning"]);
+    assert_eq!(requests[3]["previous_response_id"], "resp_fake_2");
 }

@@ -144,6 +144,12 @@ impl ResponsesRules {
         response
     }
 
+    /// Deletes stored response `id` (as `DELETE /v1/responses/{id}`, or
+    /// the end of its retention, would).
+    pub fn delete(&self, id: &str) {
+        self.stored.lock().unwrap().remove(id);
+    }
+
     /// Whether the fake holds response `id`.
     pub fn is_stored(&self, id: &str) -> bool {
         self.stored.lock().unwrap().contains_key(id)
