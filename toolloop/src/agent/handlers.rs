@@ -34,6 +34,18 @@ where
     }
 }
 
+/// What a reflection handler returns: the text the model reviews (a
+/// `String`, or anything that converts into one, such as `&'static str`).
+#[diagnostic::on_unimplemented(
+    message = "the reflection handler must return a `String`, not `{Self}`",
+    label = "this handler returns `{Self}`",
+    note = "the handler renders the proposed output as text for the model to review: return a `String`, e.g. `format!(\"{{output:?}}\")`"
+)]
+pub trait ReflectionText: Into<String> {}
+
+#[diagnostic::do_not_recommend]
+impl<S: Into<String>> ReflectionText for S {}
+
 /// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`.
 #[diagnostic::on_unimplemented(
     message = "a validator must be a `Fn(&{O}) -> Result<(), E>` with `E: Display`, `Send + Sync + 'static`",
