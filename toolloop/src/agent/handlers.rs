@@ -46,7 +46,8 @@ pub trait ReflectionText: Into<String> {}
 #[diagnostic::do_not_recommend]
 impl<S: Into<String>> ReflectionText for S {}
 
-/// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`.
+/// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`
+/// (see [`Verdict`]).
 #[diagnostic::on_unimplemented(
     message = "a validator must be a `Fn(&{O}) -> Result<(), E>` with `E: Display`, `Send + Sync + 'static`",
     label = "not a validator for `{O}`",
@@ -58,15 +59,51 @@ pub trait Validator<O>: Send + Sync + 'static {
 }
 
 #[diagnostic::do_not_recommend]
-impl<O, F, E> Validator<O> for F
+impl<O, F, V> Validator<O> for F
 where
-    F: Fn(&O) -> Result<(), E> + Send + Sync + 'static,
-    E: std::fmt::Display,
+    F: Fn(&O) -> V + Send + Sync + 'static,
+    V: Verdict,
 {
     fn check(&self, output: &O) -> Result<(), String> {
-        self(output).map_err(|error| error.to_string())
+        self(output).into_result()
     }
 }
+
+/// What a validator returns: `Ok(())` when the output is valid, `Err(reason)`
+/// otherwise (the reason, any `Display`, is fed back to the model).
+///
+/// The builder's validator methods take closures returning a `Verdict`
+/// rather than `Result<(), E>` itself, so that a closure returning something
+/// else (a `bool`) is told what to return instead of being offered
+/// `Err(..)` around its value by rustc.
+#[diagnostic::on_unimplemented(
+    message = "a validator must return `Result<(), E>`, not `{Self}`",
+    label = "this validator returns `{Self}`",
+    note = "return `Ok(())` when the output is valid and `Err(reason)` when it is not: the reason (a `String`, `&str` or any `Display`) is fed back to the model",
+    note = "for example: `if output.score > 0 {{ Ok(()) }} else {{ Err(\"the score must be positive\") }}`"
+)]
+pub trait Verdict {
+    /// The verdict with its reason rendered.
+    #[doc(hidden)]
+    fn into_result(self) -> Result<(), String>;
+}
+
+impl<E: VerdictReason> Verdict for Result<(), E> {
+    fn into_result(self) -> Result<(), String> {
+        self.map_err(|reason| reason.to_string())
+    }
+}
+
+/// Why a validator rejected an output: shown to the model, so `Display`.
+#[diagnostic::on_unimplemented(
+    message = "a validator's error must implement `Display`: `{Self}` does not",
+    label = "the model is shown this error, so it must be `Display`",
+    note = "return `Err(format!(..))` or `Err(\"reason\")`, or implement `std::fmt::Display` for `{Self}`"
+)]
+pub trait VerdictReason: std::fmt::Display {}
+
+#[diagnostic::do_not_recommend]
+impl<E: std::fmt::Display> VerdictReason for E {}
 
 /// An async validator for output type `O`: `Fn(&O) -> impl Future<Output = Result<(), E>>`.
 /// The future must own what it needs (clone fields out of the output).
@@ -81,14 +118,35 @@ pub trait AsyncValidator<O>: Send + Sync + 'static {
 }
 
 #[diagnostic::do_not_recommend]
-impl<O, F, Fut, E> AsyncValidator<O> for F
+impl<O, F, Fut> AsyncValidator<O> for F
 where
     F: Fn(&O) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), E>> + Send + 'static,
-    E: std::fmt::Display,
+    Fut: VerdictFuture,
 {
     fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>> {
         let future = self(output);
-        Box::pin(async move { future.await.map_err(|error| error.to_string()) })
+        Box::pin(async move { future.await.into_result() })
     }
+}
+
+/// What an async validator returns: a future of a [`Verdict`] that owns
+/// what it needs (`Send + 'static`), such as an `async move` block.
+#[diagnostic::on_unimplemented(
+    message = "an async validator must return a `Send` future of `Result<(), E>`, such as `async move {{ .. }}`, not `{Self}`",
+    label = "this validator returns `{Self}`",
+    note = "for a check that does not wait on anything, use `.validator(..)`; otherwise clone what the check needs out of the output and return `async move {{ .. }}`",
+    note = "the future must be `Send`: do not hold an `Rc` or a `RefCell` borrow across an `.await`"
+)]
+pub trait VerdictFuture: Future<Output = Self::Verdict> + Send + 'static {
+    /// What the future resolves to.
+    type Verdict: Verdict;
+}
+
+#[diagnostic::do_not_recommend]
+impl<Fut> VerdictFuture for Fut
+where
+    Fut: Future + Send + 'static,
+    Fut::Output: Verdict,
+{
+    type Verdict = Fut::Output;
 }

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::handlers::{AsyncValidator, NoReflection, ReflectionHandler, Reflective, Validator};
-pub use super::handlers::ReflectionText;
+pub use super::handlers::{ReflectionText, Verdict, VerdictFuture, VerdictReason};
 pub use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
 use super::output::{AgentOutput, OutputType, Text};
 use super::sealed::Sealed;
