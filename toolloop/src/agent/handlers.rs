@@ -1,6 +1,8 @@
 //! The user's callbacks on a typed output: the reflection handler and
-//! validators. The builder takes closures; these traits name what they must
-//! be, so a wrong closure gets a message that says so.
+//! validators. The builder takes closures (so that their argument types are
+//! inferred); what the closures return is bounded by traits of its own
+//! ([`ReflectionText`], [`Verdict`], [`VerdictFuture`]), so that a wrong
+//! return type gets a message that says what to return.
 
 /// No reflection handler: the output tool call ends the iteration loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -13,11 +15,6 @@ pub struct Reflective;
 
 /// A reflection handler for output type `O`: renders a proposed output for
 /// the model to review.
-#[diagnostic::on_unimplemented(
-    message = "a reflection handler must be a `Fn(&{O}) -> String` that is `Send + Sync + 'static`",
-    label = "not a reflection handler for `{O}`",
-    note = "the handler renders the proposed output for the model: `.reflection(|output: &{O}| format!(\"{{output:?}}\"))`"
-)]
 pub trait ReflectionHandler<O>: Send + Sync + 'static {
     /// Renders `output`.
     fn render(&self, output: &O) -> String;
@@ -48,11 +45,6 @@ impl<S: Into<String>> ReflectionText for S {}
 
 /// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`
 /// (see [`Verdict`]).
-#[diagnostic::on_unimplemented(
-    message = "a validator must be a `Fn(&{O}) -> Result<(), E>` with `E: Display`, `Send + Sync + 'static`",
-    label = "not a validator for `{O}`",
-    note = "a validator receives the output: `.validator(|output: &{O}| if ok {{ Ok(()) }} else {{ Err(\"why\") }})`"
-)]
 pub trait Validator<O>: Send + Sync + 'static {
     /// Checks `output`.
     fn check(&self, output: &O) -> Result<(), String>;
@@ -107,11 +99,6 @@ impl<E: std::fmt::Display> VerdictReason for E {}
 
 /// An async validator for output type `O`: `Fn(&O) -> impl Future<Output = Result<(), E>>`.
 /// The future must own what it needs (clone fields out of the output).
-#[diagnostic::on_unimplemented(
-    message = "an async validator must be a `Fn(&{O}) -> impl Future<Output = Result<(), E>>` with `E: Display`",
-    label = "expected `Fn(&{O}) -> impl Future<Output = Result<(), E>> + Send + 'static`",
-    note = "clone what the check needs, then return an `async move` block"
-)]
 pub trait AsyncValidator<O>: Send + Sync + 'static {
     /// Checks `output`.
     fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>>;
