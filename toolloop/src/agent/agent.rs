@@ -108,12 +108,15 @@ impl<O, R> fmt::Debug for Agent<O, R> {
 }
 
 impl<O: AgentOutput, R> Agent<O, R> {
-    /// Runs the agent on `conversation`, which should end with the caller's
-    /// message. Everything the run does is appended to it, also when it
-    /// fails: partial work is never lost, and every tool call is answered.
+    /// Runs the agent on `conversation`, which must end with the caller's
+    /// message (an empty conversation, or one ending with the model's
+    /// message, is rejected before any model call with
+    /// [`Termination::NothingToAnswer`](crate::run::Termination::NothingToAnswer)).
+    /// Everything the run does is appended to it, also when it fails:
+    /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel).await
+        self.run_with_cancel(conversation, &cancel).await
     }
 
     /// Like [`run`](Self::run), cancelled through `cancel` (instead of the
@@ -123,6 +126,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
+        if let Some(error) = RunError::nothing_to_answer(conversation) {
+            return Err(error);
+        }
         self.execute(conversation, cancel).await
     }
 

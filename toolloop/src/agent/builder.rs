@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::agent::Agent;
 use super::error::BuildError;
-use super::handlers::{NoReflection, ReflectionText, Reflective, Verdict, VerdictFuture};
+use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
 use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
@@ -336,7 +336,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 
     /// Adds a validator run on every output that deserialised and met its
     /// schema; its error is fed back to the model.
-    pub fn validator<T: 'static, V: Verdict>(
+    pub fn validator<T: 'static, V: ValidationResult>(
         mut self,
         validator: impl Fn(&T) -> V + Send + Sync + 'static,
     ) -> Self
@@ -348,7 +348,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Adds an async validator (for checks against a database or a service).
-    pub fn async_validator<T: 'static, F: VerdictFuture>(
+    pub fn async_validator<T: 'static, F: ValidationFuture>(
         mut self,
         validator: impl Fn(&T) -> F + Send + Sync + 'static,
     ) -> Self

@@ -1,7 +1,7 @@
 //! The user's callbacks on a typed output: the reflection handler and
 //! validators. The builder takes closures (so that their argument types are
 //! inferred); what the closures return is bounded by traits of its own
-//! ([`ReflectionText`], [`Verdict`], [`VerdictFuture`]), so that a wrong
+//! ([`ReflectionText`], [`ValidationResult`], [`ValidationFuture`]), so that a wrong
 //! return type gets a message that says what to return.
 
 /// No reflection handler: the output tool call ends the iteration loop.
@@ -44,7 +44,7 @@ pub trait ReflectionText: Into<String> {}
 impl<S: Into<String>> ReflectionText for S {}
 
 /// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`
-/// (see [`Verdict`]).
+/// (see [`ValidationResult`]).
 pub trait Validator<O>: Send + Sync + 'static {
     /// Checks `output`.
     fn check(&self, output: &O) -> Result<(), String>;
@@ -54,7 +54,7 @@ pub trait Validator<O>: Send + Sync + 'static {
 impl<O, F, V> Validator<O> for F
 where
     F: Fn(&O) -> V + Send + Sync + 'static,
-    V: Verdict,
+    V: ValidationResult,
 {
     fn check(&self, output: &O) -> Result<(), String> {
         self(output).into_result()
@@ -64,7 +64,7 @@ where
 /// What a validator returns: `Ok(())` when the output is valid, `Err(reason)`
 /// otherwise (the reason, any `Display`, is fed back to the model).
 ///
-/// The builder's validator methods take closures returning a `Verdict`
+/// The builder's validator methods take closures returning a `ValidationResult`
 /// rather than `Result<(), E>` itself, so that a closure returning something
 /// else (a `bool`) is told what to return instead of being offered
 /// `Err(..)` around its value by rustc.
@@ -74,13 +74,13 @@ where
     note = "return `Ok(())` when the output is valid and `Err(reason)` when it is not: the reason (a `String`, `&str` or any `Display`) is fed back to the model",
     note = "for example: `if output.score > 0 {{ Ok(()) }} else {{ Err(\"the score must be positive\") }}`"
 )]
-pub trait Verdict {
-    /// The verdict with its reason rendered.
+pub trait ValidationResult {
+    /// The result, with the reason rendered as text.
     #[doc(hidden)]
     fn into_result(self) -> Result<(), String>;
 }
 
-impl<E: VerdictReason> Verdict for Result<(), E> {
+impl<E: ValidationError> ValidationResult for Result<(), E> {
     fn into_result(self) -> Result<(), String> {
         self.map_err(|reason| reason.to_string())
     }
@@ -92,10 +92,10 @@ impl<E: VerdictReason> Verdict for Result<(), E> {
     label = "the model is shown this error, so it must be `Display`",
     note = "return `Err(format!(..))` or `Err(\"reason\")`, or implement `std::fmt::Display` for `{Self}`"
 )]
-pub trait VerdictReason: std::fmt::Display {}
+pub trait ValidationError: std::fmt::Display {}
 
 #[diagnostic::do_not_recommend]
-impl<E: std::fmt::Display> VerdictReason for E {}
+impl<E: std::fmt::Display> ValidationError for E {}
 
 /// An async validator for output type `O`: `Fn(&O) -> impl Future<Output = Result<(), E>>`.
 /// The future must own what it needs (clone fields out of the output).
@@ -108,7 +108,7 @@ pub trait AsyncValidator<O>: Send + Sync + 'static {
 impl<O, F, Fut> AsyncValidator<O> for F
 where
     F: Fn(&O) -> Fut + Send + Sync + 'static,
-    Fut: VerdictFuture,
+    Fut: ValidationFuture,
 {
     fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>> {
         let future = self(output);
@@ -116,24 +116,29 @@ where
     }
 }
 
-/// What an async validator returns: a future of a [`Verdict`] that owns
+/// What an async validator returns: a future of a [`ValidationResult`] that owns
 /// what it needs (`Send + 'static`), such as an `async move` block.
+///
+/// A future that borrows the output (`async move { output.score > 0 }` on
+/// the `&Report` itself) is rejected by rustc with "lifetime may not live
+/// long enough", which no message of ours can replace: clone the fields the
+/// check needs before the `async move` block.
 #[diagnostic::on_unimplemented(
     message = "an async validator must return a `Send` future of `Result<(), E>`, such as `async move {{ .. }}`, not `{Self}`",
     label = "this validator returns `{Self}`",
     note = "for a check that does not wait on anything, use `.validator(..)`; otherwise clone what the check needs out of the output and return `async move {{ .. }}`",
     note = "the future must be `Send`: do not hold an `Rc` or a `RefCell` borrow across an `.await`"
 )]
-pub trait VerdictFuture: Future<Output = Self::Verdict> + Send + 'static {
+pub trait ValidationFuture: Future<Output = Self::Outcome> + Send + 'static {
     /// What the future resolves to.
-    type Verdict: Verdict;
+    type Outcome: ValidationResult;
 }
 
 #[diagnostic::do_not_recommend]
-impl<Fut> VerdictFuture for Fut
+impl<Fut> ValidationFuture for Fut
 where
     Fut: Future + Send + 'static,
-    Fut::Output: Verdict,
+    Fut::Output: ValidationResult,
 {
-    type Verdict = Fut::Output;
+    type Outcome = Fut::Output;
 }

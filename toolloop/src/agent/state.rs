@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use super::handlers::{AsyncValidator, NoReflection, ReflectionHandler, Reflective, Validator};
-pub use super::handlers::{ReflectionText, Verdict, VerdictFuture, VerdictReason};
-pub use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
+pub use super::handlers::{ReflectionText, ValidationError, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, OutputType, Text};
+pub use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
 use super::sealed::Sealed;
 
 /// A text agent on which a text-only option was set, so its output can no
