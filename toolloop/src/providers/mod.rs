@@ -66,3 +66,6 @@ pub use http::{
     ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder,
     RetryPolicy, WireFormat,
 };
+/// MCP's HTTP transport builds its client as the providers do.
+#[cfg(feature = "mcp")]
+pub(crate) use http::client_builder;
