@@ -8,14 +8,16 @@
 
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::run::{ContextPolicy, ELIDED_RESULT};
+use toolloop::stream::RunEvent;
 use toolloop::{Agent, ContentBlock, Conversation, Message, Model, ModelErrorKind, Role, ToolCall, ToolResult};
-use toolloop_workspace::{Reply, TestServer, replies};
+use toolloop_workspace::{Reply, TestServer, replies, streamed};
 
 /// Fetches a page.
 #[derive(toolloop::Tool)]
@@ -245,5 +247,34 @@ async fn an_ollama_server_that_truncates_anyway_is_caught() {
     let model_error = error.model_error().unwrap();
     assert_eq!(model_error.kind(), ModelErrorKind::ContextOverflow);
     assert_eq!(model_error.context_overflow().unwrap().limit, Some(4096));
+    assert!(conversation == history("ollama"), "the conversation changed");
+}
+
+#[tokio::test]
+async fn a_streamed_ollama_answer_to_a_truncated_prompt_is_caught_too() {
+    let truncated = json!({
+        "model": "llama3.2", "created_at": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": "The pages are about filler."},
+        "done": true, "done_reason": "stop", "prompt_eval_count": 4096, "eval_count": 7
+    });
+    let server = TestServer::start([streamed::reply("application/x-ndjson", streamed::ollama(&truncated))]).await;
+    let agent =
+        Agent::builder().model(ollama(&server)).system("Answer from the pages.").tool::<Fetch>().build().unwrap();
+    let mut conversation = history("ollama");
+    let mut stream = agent.run_stream(&mut conversation);
+    let mut discarded = false;
+    let mut result = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::ModelCallDiscarded { .. } => discarded = true,
+            RunEvent::Finished(finished) => result = Some(finished),
+            _ => {}
+        }
+    }
+    drop(stream);
+    let error = result.expect("a final event").unwrap_err();
+    assert_eq!(error.model_error().unwrap().kind(), ModelErrorKind::ContextOverflow);
+    assert!(discarded, "the deltas shown are to be dropped");
+    assert_eq!(server.requests()[0].json()["stream"], json!(true));
     assert!(conversation == history("ollama"), "the conversation changed");
 }

@@ -5,7 +5,9 @@
 mod common;
 
 use common::*;
+use futures_util::StreamExt as _;
 use toolloop::run::{Termination, ToolLoop};
+use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, Message, ModelResponse, ToolSet};
 
@@ -54,4 +56,16 @@ async fn a_typed_agent_and_a_tool_loop_apply_the_same_rule() {
     let error = tool_loop.run(&mut conversation).await.unwrap_err();
     assert_eq!(error.termination(), &Termination::NothingToAnswer);
     assert_eq!(conversation.len(), 1);
+}
+
+#[tokio::test]
+async fn a_streamed_run_ends_with_the_same_error_and_streams_nothing_else() {
+    let model = ScriptedModel::new().respond(ModelResponse::from_text("hello"));
+    let agent = Agent::builder().model(model.clone()).build().unwrap();
+    let mut conversation = Conversation::new();
+    let events: Vec<_> = agent.run_stream(&mut conversation).collect().await;
+    assert_eq!(events.len(), 1, "only `Finished`: {events:?}");
+    let RunEvent::Finished(Err(error)) = &events[0] else { panic!("expected a failed `Finished`: {events:?}") };
+    assert_eq!(error.termination(), &Termination::NothingToAnswer);
+    assert!(model.requests().is_empty());
 }

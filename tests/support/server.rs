@@ -59,6 +59,20 @@ enum Action {
     Hang,
     /// Send the body with chunked transfer encoding: no `content-length`.
     Chunked,
+    /// Send the body in chunked transfer encoding, piece by piece, each
+    /// after its delay; then end it, close mid-body, or stall.
+    Chunks(Vec<(Duration, Vec<u8>)>, StreamEnd),
+}
+
+/// How a chunked body ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The terminating zero-length chunk.
+    Complete,
+    /// The connection closes without it.
+    Cut,
+    /// Nothing more is sent until the client goes away.
+    Stall,
 }
 
 /// What the server does with one request.
@@ -96,6 +110,12 @@ impl Reply {
     /// Never answers.
     pub fn hang() -> Self {
         Self { action: Action::Hang, ..Self::raw(200, "text/plain", "") }
+    }
+
+    /// A streamed response: `pieces` sent one by one as chunks of a
+    /// chunked body (each after its delay), ended as `end` says.
+    pub fn stream(content_type: &str, pieces: Vec<(Duration, Vec<u8>)>, end: StreamEnd) -> Self {
+        Self { action: Action::Chunks(pieces, end), ..Self::raw(200, content_type, "") }
     }
 
     /// Adds a response header.
@@ -274,6 +294,47 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
             bytes.extend_from_slice(b"0\r\n\r\n");
             stream.write_all(&bytes).await
         }
+        Action::Chunks(pieces, end) => {
+            let mut head =
+                format!("HTTP/1.1 {} Scripted\r\ntransfer-encoding: chunked\r\nconnection: close\r\n", reply.status);
+            for (name, value) in &reply.headers {
+                let _ = write!(head, "{name}: {value}\r\n");
+            }
+            head.push_str("\r\n");
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let _ = stream.flush().await;
+            for (delay, piece) in pieces {
+                if !sleep_or_hang_up(&mut stream, delay).await {
+                    shared.disconnects.send_modify(|n| *n += 1);
+                    return;
+                }
+                let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+                chunk.extend_from_slice(&piece);
+                chunk.extend_from_slice(b"\r\n");
+                if stream.write_all(&chunk).await.is_err() || stream.flush().await.is_err() {
+                    shared.disconnects.send_modify(|n| *n += 1);
+                    return;
+                }
+            }
+            match end {
+                StreamEnd::Complete => stream.write_all(b"0\r\n\r\n").await,
+                StreamEnd::Cut => Ok(()),
+                StreamEnd::Stall => {
+                    // Wait for the client to hang up (reads see EOF or an error).
+                    let mut buf = [0u8; 64];
+                    loop {
+                        match tokio::io::AsyncReadExt::read(&mut stream, &mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    shared.disconnects.send_modify(|n| *n += 1);
+                    return;
+                }
+            }
+        }
         Action::Drop | Action::Hang => Ok(()),
     };
     let _ = stream.flush().await;
@@ -287,6 +348,19 @@ impl std::fmt::Write for HexLen<'_> {
     fn write_str(&mut self, text: &str) -> std::fmt::Result {
         self.0.extend_from_slice(text.as_bytes());
         Ok(())
+    }
+}
+
+/// Sleeps for `delay` unless the client hangs up first; returns whether the
+/// client is still there.
+async fn sleep_or_hang_up(stream: &mut TcpStream, delay: Duration) -> bool {
+    if delay.is_zero() {
+        return true;
+    }
+    let mut buf = [0u8; 64];
+    tokio::select! {
+        () = tokio::time::sleep(delay) => true,
+        read = tokio::io::AsyncReadExt::read(stream, &mut buf) => matches!(read, Ok(n) if n > 0),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod providers;
 mod reasoning;
 pub mod run;
 mod stop_reason;
+pub mod stream;
 pub mod telemetry;
 pub mod testing;
 mod tool;
@@ -29,8 +30,9 @@ pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::{Conversation, RequestView, ViewRewrites};
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{
-    BoxFuture, CacheTtl, ContextOverflow, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, PromptCache,
-    ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary,
+    BoxFuture, CacheTtl, ContextOverflow, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream,
+    PromptCache, ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary, ResponseAccumulator, StreamEvent,
+    parse_partial_json,
 };
 pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 pub use run::outcome::{RunError, RunOutput};

@@ -11,6 +11,7 @@ use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
 use crate::run::{Governance, Hooks, LoopOptions, RunError, RunOutput};
+use crate::stream::RunStream;
 use crate::tool::{ToolDefinition, ToolSet};
 
 /// An agent: a model, tools, and either a text answer or a typed output
@@ -116,7 +117,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.run_with_cancel(conversation, &cancel).await
+        self.execute(conversation, &cancel, None).await
     }
 
     /// Like [`run`](Self::run), cancelled through `cancel` (instead of the
@@ -126,10 +127,22 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        if let Some(error) = RunError::nothing_to_answer(conversation) {
-            return Err(error);
-        }
-        self.execute(conversation, cancel).await
+        self.execute(conversation, cancel, None).await
+    }
+
+    /// Runs the agent as [`run`](Self::run) does, streaming what happens:
+    /// the model's deltas as they arrive (a tool call's arguments forming,
+    /// the output being written), tool calls running, validation, and last
+    /// [`RunEvent::Finished`](crate::stream::RunEvent::Finished) with what
+    /// `run` would return. See [`stream`](crate::stream).
+    pub fn run_stream<'a>(&'a self, conversation: &'a mut Conversation) -> RunStream<'a, O::Value>
+    where
+        O::Value: Send,
+    {
+        RunStream::new(move |sink| async move {
+            let cancel = self.cancel.clone().unwrap_or_default();
+            self.execute(conversation, &cancel, Some(sink)).await
+        })
     }
 
     /// The tools the model is offered, in order (helpers, then the output

@@ -16,6 +16,7 @@ use crate::message::{FailureKind, Message, ToolResult};
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
 };
+use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
 
 impl<O: AgentOutput, R> Agent<O, R> {
@@ -23,7 +24,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
         &self,
         conversation: &mut Conversation,
         cancel: &CancellationToken,
+        events: Option<EventSink>,
     ) -> Result<RunOutput<O::Value>, RunError> {
+        if let Some(error) = RunError::nothing_to_answer(conversation) {
+            return Err(error);
+        }
         let mut tally = Tally::start();
         let engine = Engine {
             model: &*self.model,
@@ -36,6 +41,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             cancel,
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
+            events,
         };
         let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
         let mut failures = Vec::new();
@@ -90,6 +96,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 LoopEnd::Signal(AgentSignal::Output(proposal)) => {
                     let call_id = proposal.call_id.clone();
                     let parsed = proposal.parsed.is_ok();
+                    engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
                     let validation = self.validate(proposal);
                     let checked = tokio::select! {
                         biased;

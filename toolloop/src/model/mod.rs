@@ -1,20 +1,34 @@
 //! The provider-neutral model interface.
 
 mod error;
+mod partial_json;
 mod prompt_cache;
 pub(crate) mod reasoning;
 mod request;
 mod response;
+pub(crate) mod stream;
 
 use std::sync::Arc;
 
 pub use error::{ContextOverflow, ModelError, ModelErrorKind};
+pub use partial_json::parse_partial_json;
 pub use prompt_cache::{CacheTtl, PromptCache};
 pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
+pub use stream::{ResponseAccumulator, StreamEvent, chunk_response};
 
 pub use crate::cancel::BoxFuture;
+
+/// A model's streamed response, as returned by [`Model::stream`]: events in
+/// order, then the end of the stream. A failure (before the first byte or
+/// mid-stream) is the last item.
+pub type ModelStream<'a> =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<StreamEvent, ModelError>> + Send + 'a>>;
+
+/// How many characters of text (or argument JSON) each delta of the default
+/// [`Model::stream`] carries.
+const DEFAULT_CHUNK: usize = 64;
 
 /// A language model that can call tools: one request in, one response out.
 ///
@@ -55,6 +69,29 @@ pub trait Model: Send + Sync {
 
     /// Sends one request and waits for the whole response.
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// Sends one request and streams the response as it arrives: collecting
+    /// the events with a [`ResponseAccumulator`] gives what
+    /// [`complete`](Self::complete) returns.
+    ///
+    /// The default waits for [`complete`](Self::complete) and replays its
+    /// response in chunks ([`chunk_response`]), so every model streams; the
+    /// HTTP providers stream from the wire.
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        replay(self.complete(request))
+    }
+}
+
+/// The stream of a whole response once `complete` gives it.
+pub(crate) fn replay(complete: BoxFuture<'_, Result<ModelResponse, ModelError>>) -> ModelStream<'_> {
+    use futures_util::StreamExt as _;
+    Box::pin(futures_util::stream::once(complete).flat_map(|outcome| {
+        let events: Vec<Result<StreamEvent, ModelError>> = match outcome {
+            Ok(response) => chunk_response(&response, DEFAULT_CHUNK).into_iter().map(Ok).collect(),
+            Err(error) => vec![Err(error)],
+        };
+        futures_util::stream::iter(events)
+    }))
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
@@ -66,6 +103,9 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
+    }
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        (**self).stream(request)
     }
 }
 
@@ -79,6 +119,9 @@ impl<M: Model + ?Sized> Model for Box<M> {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        (**self).stream(request)
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -90,5 +133,8 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
+    }
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        (**self).stream(request)
     }
 }

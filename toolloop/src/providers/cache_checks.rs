@@ -209,7 +209,7 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
                 let model = &models[index % models.len()];
                 let request = variant.request(conversation.messages(), &tools);
                 let expected = reference(model, &request);
-                let cached = model.body(&request).unwrap().to_vec();
+                let cached = model.body(&request, false).unwrap().to_vec();
                 assert_eq!(
                     String::from_utf8_lossy(&cached),
                     String::from_utf8_lossy(&expected),
@@ -217,7 +217,7 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
                 );
                 // Copies carry no stamp: rendered from scratch.
                 assert_eq!(
-                    model.body(&variant.request(&copies, &tools)).unwrap().to_vec(),
+                    model.body(&variant.request(&copies, &tools), false).unwrap().to_vec(),
                     expected,
                     "{name}, step {step}"
                 );
@@ -229,7 +229,7 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
         for model in models {
             // A request offering tools renders every settled run into the cache.
             let request = Variant { index: 0 }.request(conversation.messages(), &tools);
-            assert_eq!(model.body(&request).unwrap().to_vec(), reference(model, &request));
+            assert_eq!(model.body(&request, false).unwrap().to_vec(), reference(model, &request));
             let stats = model.cache_stats(&conversation.messages()[0]);
             if runs.len() == 1 {
                 assert_eq!(stats, None, "{name}: nothing settled, nothing kept");
@@ -249,7 +249,7 @@ pub(crate) fn check_no_stale_bytes<W: WireFormat>(model: &HttpModel<W>, referenc
     let check = |messages: &[Message], what: &str| {
         for index in 0..4 {
             let request = Variant { index }.request(messages, &tools);
-            let body = model.body(&request).unwrap().to_vec();
+            let body = model.body(&request, false).unwrap().to_vec();
             assert_eq!(
                 String::from_utf8_lossy(&body),
                 String::from_utf8_lossy(&reference(model, &request)),

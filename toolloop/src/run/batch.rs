@@ -168,7 +168,7 @@ impl Engine<'_> {
         hook_errors: &Mutex<Vec<HookError>>,
         At { attempt, iteration }: At,
     ) {
-        self.hooks.fire(&Event::ToolResult { attempt, iteration, call, result, elapsed }, hook_errors);
+        self.fire_into(&Event::ToolResult { attempt, iteration, call, result, elapsed }, hook_errors);
         let record = AuditRecord {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -177,7 +177,7 @@ impl Engine<'_> {
             failure: result.failure,
             elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         };
-        self.hooks.fire(&Event::Audit(&record), hook_errors);
+        self.fire_into(&Event::Audit(&record), hook_errors);
     }
 
     /// Reports a call the run stopped before it ran; returns its synthetic result.
@@ -260,7 +260,7 @@ impl Engine<'_> {
         at: At,
     ) -> CallOutcome {
         let At { attempt, iteration } = at;
-        self.hooks.fire(&Event::ToolCall { attempt, iteration, call }, hook_errors);
+        self.fire_into(&Event::ToolCall { attempt, iteration, call }, hook_errors);
         // Once the tool-call hook has fired, every way out reports a result
         // and an audit record, interrupted calls included.
         let interrupted = |stop: Stop, verdict: Option<Verdict>| {

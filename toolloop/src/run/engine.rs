@@ -2,12 +2,13 @@
 
 use std::future::pending;
 
+use futures_util::StreamExt as _;
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
 use super::context::{ContextPolicy, ContextView};
 use super::governance::Governance;
-use super::hooks::{Event, Hooks};
+use super::hooks::{Event, HookError, Hooks};
 use super::metadata::{AnsweredBy, Tally, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
@@ -15,9 +16,11 @@ use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation, rewritten_messages};
 use crate::message::{ContentBlock, Message};
-use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent};
+use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
+use crate::usage::Usage;
 
 /// Everything one loop run reads; borrowed, so runs share an agent's setup.
 pub(crate) struct Engine<'a> {
@@ -35,6 +38,9 @@ pub(crate) struct Engine<'a> {
     pub(crate) deadline: Option<Instant>,
     /// The double-confirmation prompt, when that is on.
     pub(crate) confirmation: Option<&'a str>,
+    /// Where a streamed run reports its events; `None` for a non-streamed
+    /// run, whose model calls then wait for whole responses.
+    pub(crate) events: Option<EventSink>,
 }
 
 /// Waits for the deadline, or forever when there is none.
@@ -48,7 +54,25 @@ pub(crate) async fn deadline_passed(deadline: Option<Instant>) {
 impl Engine<'_> {
     /// Fires `event` at every hook.
     pub(crate) fn fire(&self, event: &Event<'_>, tally: &Tally) {
-        self.hooks.fire(event, &tally.hook_errors);
+        self.fire_into(event, &tally.hook_errors);
+    }
+
+    /// Fires `event` at every hook, recording their failures in `errors`,
+    /// and reports it to a streamed run's consumer.
+    pub(crate) fn fire_into(&self, event: &Event<'_>, errors: &std::sync::Mutex<Vec<HookError>>) {
+        self.hooks.fire(event, errors);
+        if let Some(sink) = &self.events
+            && let Some(progress) = progress(event)
+        {
+            sink.send(progress);
+        }
+    }
+
+    /// Reports `event` to a streamed run's consumer.
+    pub(crate) fn stream_event(&self, event: impl FnOnce() -> Progress) {
+        if let Some(sink) = &self.events {
+            sink.send(event());
+        }
     }
 
     /// The stops checked before each model call.
@@ -174,23 +198,37 @@ impl Engine<'_> {
         tally.model_calls += 1;
         self.note_view_rewrites(&request, tally);
         let chat = spans::Chat::start(self.model, &request);
-        let call = self.model.complete(request).instrument(chat.span());
+        // The usage a streamed call cut short had reported, for its
+        // `ModelCallDiscarded` event. The run's usage counts answered calls
+        // only, as a non-streamed run's does.
+        let partial = std::sync::Mutex::new(Usage::default());
+        let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
         let outcome = tokio::select! {
             biased;
             () = self.cancel.cancelled() => {
                 let stop = Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall });
-                chat.fail(&stop.termination.name());
-                return Err(stop);
+                Err(stop)
             }
-            () = deadline_passed(self.deadline) => {
-                let stop = self.deadline_stop();
-                chat.fail(&stop.termination.name());
-                return Err(stop);
-            }
-            outcome = call => outcome,
+            () = deadline_passed(self.deadline) => Err(self.deadline_stop()),
+            outcome = call => Ok(outcome),
         };
-        chat.finish(&outcome);
-        Ok(outcome)
+        match outcome {
+            Ok(outcome) => {
+                chat.finish(&outcome);
+                Ok(outcome)
+            }
+            Err(stop) => {
+                chat.fail(&stop.termination.name());
+                // A streamed call cut short may have shown deltas.
+                self.stream_event(|| Progress::ModelCallDiscarded {
+                    attempt,
+                    iteration,
+                    error: stop.termination.to_string(),
+                    usage: partial.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner),
+                });
+                Err(stop)
+            }
+        }
     }
 
     /// Compacts the view one step, records it and tells the hooks; whether
@@ -239,6 +277,91 @@ impl Engine<'_> {
             messages,
         });
     }
+
+    /// The model's response: waited for whole, or streamed (reporting its
+    /// deltas) when the run is.
+    /// A streamed call keeps the usage reported so far in `partial`.
+    async fn request(
+        &self,
+        request: ModelRequest<'_>,
+        attempt: u32,
+        iteration: u32,
+        partial: &std::sync::Mutex<Usage>,
+    ) -> Result<ModelResponse, ModelError> {
+        let Some(sink) = &self.events else {
+            return self.model.complete(request).await;
+        };
+        let mut accumulator = ResponseAccumulator::new();
+        let mut stream = self.model.stream(request);
+        let mut failure = None;
+        while let Some(event) = stream.next().await {
+            let pushed = event.and_then(|event| {
+                accumulator.push(&event)?;
+                Ok(event)
+            });
+            match pushed {
+                Ok(StreamEvent::Usage(usage)) => {
+                    *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
+                }
+                Ok(event) => report_delta(sink, &accumulator, event),
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            }
+        }
+        let outcome = match failure {
+            Some(error) => Err(error),
+            None => accumulator.finish(),
+        };
+        if let Err(error) = &outcome {
+            let usage = *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            sink.send(Progress::ModelCallDiscarded { attempt, iteration, error: error.to_string(), usage });
+        }
+        outcome
+    }
+}
+
+/// The run event for a model stream event, when there is one.
+fn report_delta(sink: &EventSink, accumulator: &ResponseAccumulator, event: StreamEvent) {
+    let progress = match event {
+        StreamEvent::TextDelta { text, .. } => Progress::TextDelta { text },
+        StreamEvent::ReasoningDelta { text, .. } => Progress::ReasoningDelta { text },
+        StreamEvent::ToolCallStarted { index, id, name } => Progress::ToolCallStarted { index, id, name },
+        StreamEvent::ToolCallArgumentsDelta { index, fragment } => {
+            Progress::ToolCallArgumentsDelta { index, fragment, partial: accumulator.partial_input(index) }
+        }
+        StreamEvent::ToolCallFinished { index, .. } => match accumulator.tool_call(index) {
+            Some(call) => Progress::ToolCallComplete { index, call },
+            None => return,
+        },
+        _ => return,
+    };
+    sink.send(progress);
+}
+
+/// The run event a hook event stands for, when there is one.
+fn progress(event: &Event<'_>) -> Option<Progress> {
+    Some(match event {
+        Event::AttemptStart { attempt } => Progress::AttemptStarted { attempt: *attempt },
+        Event::ModelRequest { attempt, iteration, .. } => {
+            Progress::IterationStarted { attempt: *attempt, iteration: *iteration }
+        }
+        Event::ModelResponse { attempt, iteration, response } => Progress::IterationFinished {
+            attempt: *attempt,
+            iteration: *iteration,
+            usage: response.usage,
+            stop_reason: response.stop_reason.clone(),
+        },
+        Event::ToolCall { call, .. } => Progress::ToolExecutionStarted { call: (*call).clone() },
+        Event::ToolResult { call, result, .. } => {
+            Progress::ToolExecutionFinished { call: (*call).clone(), result: (*result).clone() }
+        }
+        Event::ValidationFailure { attempt, errors } => {
+            Progress::ValidationFailed { attempt: *attempt, errors: errors.to_vec() }
+        }
+        Event::Compaction { .. } | Event::Audit(_) | Event::Stop { .. } => return None,
+    })
 }
 
 /// Roles, block kinds, call ids and names; never text or arguments.

@@ -18,6 +18,7 @@ use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
+use crate::stream::{EventSink, RunStream};
 use crate::telemetry::spans;
 use crate::tool::ToolSet;
 
@@ -221,6 +222,25 @@ impl<S: Send> ToolLoop<S> {
     /// An empty conversation, or one ending with the model's message, is
     /// rejected before any model call ([`Termination::NothingToAnswer`]).
     pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+        self.execute(conversation, None).await
+    }
+
+    /// Runs the loop as [`run`](Self::run) does, streaming what happens:
+    /// the model's deltas as they arrive, tool calls forming and running,
+    /// and last [`RunEvent::Finished`](crate::stream::RunEvent::Finished)
+    /// with what `run` would return. See [`stream`](crate::stream).
+    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopEnd<S>>
+    where
+        S: Send,
+    {
+        RunStream::new(move |sink| self.execute(conversation, Some(sink)))
+    }
+
+    async fn execute(
+        &mut self,
+        conversation: &mut Conversation,
+        events: Option<EventSink>,
+    ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
         if let Some(error) = RunError::nothing_to_answer(conversation) {
             return Err(error);
         }
@@ -237,6 +257,7 @@ impl<S: Send> ToolLoop<S> {
             cancel: &self.cancel,
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.confirmation.as_deref(),
+            events,
         };
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
         // A bare loop is an unnamed agent with one attempt.

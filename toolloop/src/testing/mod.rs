@@ -23,6 +23,8 @@ pub use function::FunctionModel;
 pub use recorded::RecordedRequest;
 pub use scripted::ScriptedModel;
 
+pub use crate::model::chunk_response;
+
 /// The provider name test models report (`"test"`). Tool calls they produce
 /// are tagged with it, so a conversation built by a test model is sent back
 /// to a test model unchanged.

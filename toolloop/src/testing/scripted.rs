@@ -5,7 +5,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use super::{RecordedRequest, TEST_PROVIDER};
-use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use futures_util::StreamExt as _;
+
+use crate::model::{
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, StreamEvent, chunk_response,
+};
 
 /// A model that answers from a queue of scripted steps, in order.
 ///
@@ -19,6 +23,7 @@ use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, M
 pub struct ScriptedModel {
     inner: Arc<Inner>,
     provider: Option<Arc<str>>,
+    chunk_size: Option<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -32,6 +37,12 @@ enum Step {
     Respond(ModelResponse),
     RespondAfter(Duration, ModelResponse),
     Fail(ModelError),
+    /// Streams the first `after` events of the response, then fails.
+    FailMidStream {
+        response: ModelResponse,
+        after: usize,
+        error: ModelError,
+    },
     Hang,
 }
 
@@ -60,6 +71,20 @@ impl ScriptedModel {
     /// Adds a failed call.
     pub fn fail(self, error: ModelError) -> Self {
         self.push(Step::Fail(error))
+    }
+
+    /// Adds a call that fails part-way: streamed
+    /// ([`Model::stream`]), it sends the first `after` events of `response`
+    /// in chunks, then `error`; not streamed, it fails with `error`.
+    pub fn fail_mid_stream(self, response: ModelResponse, after: usize, error: ModelError) -> Self {
+        self.push(Step::FailMidStream { response, after, error })
+    }
+
+    /// Streams each response's text and tool-call arguments in deltas of
+    /// `chunk_size` characters (default 64): see [`chunk_response`].
+    pub fn with_chunk_size(mut self, chunk_size: usize) -> Self {
+        self.chunk_size = Some(chunk_size.max(1));
+        self
     }
 
     /// Adds a call that never answers, for testing cancellation and deadlines.
@@ -118,28 +143,54 @@ impl Model for ScriptedModel {
     }
 
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let (number, step) = self.take(&request);
+        Box::pin(self.answer(number, step))
+    }
+
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        let (number, step) = self.take(&request);
+        let chunk = self.chunk_size.unwrap_or(64);
+        if let Some(Step::FailMidStream { response, after, error }) = step {
+            let mut events: Vec<_> = chunk_response(&response, chunk).into_iter().take(after).map(Ok).collect();
+            events.push(Err(error));
+            return Box::pin(futures_util::stream::iter(events));
+        }
+        Box::pin(futures_util::stream::once(self.answer(number, step)).flat_map(move |outcome| {
+            let events: Vec<Result<StreamEvent, ModelError>> = match outcome {
+                Ok(response) => chunk_response(&response, chunk).into_iter().map(Ok).collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures_util::stream::iter(events)
+        }))
+    }
+}
+
+impl ScriptedModel {
+    /// Records `request` and takes the next step, with the request's number.
+    fn take(&self, request: &ModelRequest<'_>) -> (usize, Option<Step>) {
         let number = {
             let mut requests = lock(&self.inner.requests);
-            requests.push(RecordedRequest::sent_to(self.provider(), &request));
+            requests.push(RecordedRequest::sent_to(self.provider(), request));
             requests.len()
         };
-        let step = lock(&self.inner.steps).pop_front();
-        Box::pin(async move {
-            match step {
-                Some(Step::Respond(response)) => Ok(response),
-                Some(Step::RespondAfter(delay, response)) => {
-                    tokio::time::sleep(delay).await;
-                    Ok(response)
-                }
-                Some(Step::Fail(error)) => Err(error),
-                Some(Step::Hang) => std::future::pending().await,
-                None => Err(ModelError::new(
-                    ModelErrorKind::ScriptExhausted,
-                    self.provider().to_owned(),
-                    format!("the scripted model was asked for response #{number} but the script has no more"),
-                )),
+        (number, lock(&self.inner.steps).pop_front())
+    }
+
+    async fn answer(&self, number: usize, step: Option<Step>) -> Result<ModelResponse, ModelError> {
+        match step {
+            Some(Step::Respond(response)) => Ok(response),
+            Some(Step::RespondAfter(delay, response)) => {
+                tokio::time::sleep(delay).await;
+                Ok(response)
             }
-        })
+            Some(Step::Fail(error) | Step::FailMidStream { error, .. }) => Err(error),
+            Some(Step::Hang) => std::future::pending().await,
+            None => Err(ModelError::new(
+                ModelErrorKind::ScriptExhausted,
+                self.provider().to_owned(),
+                format!("the scripted model was asked for response #{number} but the script has no more"),
+            )),
+        }
     }
 }
 
@@ -176,5 +227,32 @@ mod tests {
         assert_eq!(ScriptedModel::new().provider(), TEST_PROVIDER);
         let model = ScriptedModel::new().with_provider("anthropic");
         assert_eq!(model.clone().provider(), "anthropic");
+    }
+
+    #[tokio::test]
+    async fn streams_responses_in_chunks_and_fails_mid_stream() {
+        use crate::model::ResponseAccumulator;
+        let response = ModelResponse::from_text("hello world");
+        let model = ScriptedModel::new().with_chunk_size(3).respond(response.clone()).fail_mid_stream(
+            response.clone(),
+            3,
+            ModelError::new(ModelErrorKind::Connection, "test", "cut"),
+        );
+        let messages = [crate::Message::user("hi")];
+        let request = ModelRequest::new(&messages);
+        let events: Vec<_> = model.stream(request).collect().await;
+        let deltas = events.iter().filter(|e| matches!(e, Ok(StreamEvent::TextDelta { .. }))).count();
+        assert_eq!(deltas, 4, "{events:?}");
+        let mut accumulator = ResponseAccumulator::new();
+        for event in &events {
+            accumulator.push(event.as_ref().unwrap()).unwrap();
+        }
+        assert_eq!(accumulator.finish().unwrap(), response);
+
+        let events: Vec<_> = model.stream(request).collect().await;
+        assert_eq!(events.len(), 4);
+        assert!(events[..3].iter().all(Result::is_ok));
+        assert_eq!(events[3].as_ref().unwrap_err().kind(), ModelErrorKind::Connection);
+        model.assert_consumed();
     }
 }

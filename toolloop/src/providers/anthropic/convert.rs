@@ -18,6 +18,9 @@ use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
+/// The most output tokens the official SDKs ask for without streaming.
+const NON_STREAMING_MAX_TOKENS: u32 = 21_333;
+
 impl Format for AnthropicMessages {
     const PROVIDER: &'static str = PROVIDER;
     const PATH: &'static str = "/v1/messages";
@@ -31,6 +34,18 @@ impl Format for AnthropicMessages {
     const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::MAX;
 
     type Response = MessagesResponse;
+    type Decoder = super::MessagesStreamDecoder;
+
+    /// As the official SDKs, which refuse a non-streamed call that may run
+    /// past ten minutes: more than 21,333 output tokens (at the SDKs'
+    /// assumed 128,000 tokens an hour).
+    fn must_stream(max_tokens: Option<u32>) -> bool {
+        max_tokens.is_some_and(|max| max > NON_STREAMING_MAX_TOKENS)
+    }
+
+    fn stream_decoder(&self) -> Self::Decoder {
+        super::MessagesStreamDecoder::new()
+    }
 
     fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
         vec![(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(API_VERSION))]
@@ -90,6 +105,7 @@ impl Format for AnthropicMessages {
             temperature: call.temperature,
             thinking: thinking.as_ref().map(thinking_param),
             output_config: thinking.and_then(|t| t.effort).map(|effort| OutputConfig { effort }),
+            stream: call.stream,
         })
     }
 
@@ -248,9 +264,9 @@ fn thinking_block(reasoning: &Reasoning) -> Option<InputBlock<'_>> {
 
 /// A thinking block of a response in neutral form, its signature (or
 /// redacted data) kept for the next request.
-fn reasoning_from(model: Option<&String>, state: ReasoningState, text: Vec<String>) -> ContentBlock {
+pub(super) fn reasoning_from(model: Option<&String>, state: ReasoningState, text: Vec<String>) -> Reasoning {
     let opaque = OpaqueReasoning::new(PROVIDER, model.cloned(), state);
-    ContentBlock::Reasoning(Reasoning::new(text, Vec::new(), Some(opaque)))
+    Reasoning::new(text, Vec::new(), Some(opaque))
 }
 
 impl TryFrom<MessagesResponse> for ModelResponse {
@@ -269,11 +285,13 @@ impl TryFrom<MessagesResponse> for ModelResponse {
                     let id = if id.is_empty() { synthetic_call_id("toolu_", index, &name) } else { id };
                     Some(ContentBlock::ToolCall(ToolCall { id, name, input }))
                 }
-                OutputBlock::Thinking { thinking, signature } => {
-                    Some(reasoning_from(model, ReasoningState::Signed { signature }, vec![thinking]))
-                }
+                OutputBlock::Thinking { thinking, signature } => Some(ContentBlock::Reasoning(reasoning_from(
+                    model,
+                    ReasoningState::Signed { signature },
+                    vec![thinking],
+                ))),
                 OutputBlock::RedactedThinking { data } => {
-                    Some(reasoning_from(model, ReasoningState::Redacted { data }, Vec::new()))
+                    Some(ContentBlock::Reasoning(reasoning_from(model, ReasoningState::Redacted { data }, Vec::new())))
                 }
                 OutputBlock::Other => None,
             })
@@ -300,7 +318,7 @@ impl TryFrom<MessagesResponse> for ModelResponse {
     }
 }
 
-fn stop_reason_from(reason: &str) -> StopReason {
+pub(super) fn stop_reason_from(reason: &str) -> StopReason {
     match reason {
         "end_turn" => StopReason::EndTurn,
         "tool_use" => StopReason::ToolUse,
@@ -474,7 +492,7 @@ mod thinking_tests {
         let history = [Message::user("hi")];
         let model = Anthropic::builder().api_key("k").model("claude-opus-4-6").max_tokens(4096).build().unwrap();
         let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
-        let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive).unwrap().to_vec()).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive, false).unwrap().to_vec()).unwrap();
         assert_eq!(
             (&body["thinking"], &body["output_config"]),
             (&json!({"type": "adaptive"}), &json!({"effort": "high"}))
@@ -483,29 +501,29 @@ mod thinking_tests {
         let configured = ReasoningConfig::new(ReasoningEffort::Off).with_budget_tokens(2048);
         let model = model.with_model("claude-sonnet-4-5").with_reasoning(Some(configured));
         let plain = ModelRequest::new(&history);
-        let thinking = thinking_for(model.call_settings(&plain)).unwrap().unwrap();
+        let thinking = thinking_for(model.call_settings(&plain, false)).unwrap().unwrap();
         assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
-        let body: serde_json::Value = serde_json::from_slice(&model.body(&plain).unwrap().to_vec()).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&model.body(&plain, false).unwrap().to_vec()).unwrap();
         assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
         assert!(body.get("output_config").is_none());
 
         // The request's overrides are what is checked.
         let hot = ModelRequest::new(&history).with_temperature(0.5);
         assert_eq!(
-            thinking_for(model.call_settings(&hot)),
+            thinking_for(model.call_settings(&hot, false)),
             Err(ReasoningError::TemperatureWithThinking { temperature: 0.5 })
         );
         let small = ModelRequest::new(&history).with_max_tokens(2048);
         assert!(matches!(
-            thinking_for(model.call_settings(&small)),
+            thinking_for(model.call_settings(&small, false)),
             Err(ReasoningError::BudgetNotBelowMaxTokens { .. })
         ));
         let off = model.clone().with_reasoning(None).with_model("claude-sonnet-4-5");
         let cool = ModelRequest::new(&history).with_temperature(0.3);
-        assert_eq!(thinking_for(off.call_settings(&cool)), Ok(None));
+        assert_eq!(thinking_for(off.call_settings(&cool, false)), Ok(None));
         // The request's own setting wins over the model's.
         let request_off = ModelRequest::new(&history).with_reasoning(Some(ReasoningConfig::off()));
-        assert_eq!(thinking_for(model.call_settings(&request_off)), Ok(None));
+        assert_eq!(thinking_for(model.call_settings(&request_off, false)), Ok(None));
     }
 }
 
@@ -560,6 +578,7 @@ mod body_tests {
             temperature: request.temperature.or(model.temperature),
             thinking: None,
             output_config: None,
+            stream: false,
         };
         let mut body = serde_json::to_value(&plain).unwrap();
         let prefix_mark = match model.model.as_str() {
@@ -602,7 +621,7 @@ mod body_tests {
         let tools = vec![ToolDefinition::from_schema("a", "A.", json!({"type": "object"}))];
         let history = [Message::user("hi")];
         let body = |request: ModelRequest<'_>| {
-            serde_json::from_slice::<serde_json::Value>(&model.body(&request).unwrap().to_vec()).unwrap()
+            serde_json::from_slice::<serde_json::Value>(&model.body(&request, false).unwrap().to_vec()).unwrap()
         };
         let off =
             body(ModelRequest::new(&history).with_system("S").with_tools(&tools).with_prompt_cache(PromptCache::off()));
@@ -644,7 +663,7 @@ mod body_tests {
         for turn in 0..6 {
             conversation.push_user(format!("question {turn}"));
             let request = ModelRequest::new(conversation.messages()).with_system("Be brief.").with_tools(&tools);
-            let body = String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap();
+            let body = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
             assert!(body.matches("cache_control").count() <= 4, "{body}");
             assert_eq!(body.matches("cache_control").count(), 2, "{body}");
             let system_start = body.find(r#""system":"#).unwrap();

@@ -11,6 +11,9 @@
 //! ```
 
 mod convert;
+mod stream;
+
+use stream::MessagesStreamDecoder;
 mod wire;
 
 use super::http::{HttpModel, HttpModelBuilder};

@@ -24,6 +24,8 @@ pub(super) struct MessagesRequest<'a> {
     pub(super) thinking: Option<ThinkingParam>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) output_config: Option<OutputConfig>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) stream: bool,
 }
 
 /// The fields of the request body before `messages`.
@@ -74,6 +76,8 @@ pub(super) struct MessagesRequestTail<'a> {
     pub(super) thinking: Option<ThinkingParam>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) output_config: Option<OutputConfig>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) stream: bool,
 }
 
 /// The `thinking` field: extended thinking with a budget, or adaptive.

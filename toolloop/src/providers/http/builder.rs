@@ -12,7 +12,7 @@ use super::format::{ApiKey, WireFormat};
 use super::model::{HttpModel, Shared};
 use super::retry::RetryPolicy;
 use super::secret::Secret;
-use super::{ConfigError, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
+use super::{ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
 use crate::model::ReasoningConfig;
 
 /// Configures an [`HttpModel`]; made by [`HttpModel::builder`] (for example
@@ -38,6 +38,7 @@ impl<W: WireFormat> Default for HttpModelBuilder<W> {
                 base_url: None,
                 timeout: DEFAULT_TIMEOUT,
                 retry: RetryPolicy::default(),
+                idle_timeout: DEFAULT_IDLE_TIMEOUT,
                 headers: Vec::new(),
                 max_response_bytes: super::DEFAULT_MAX_RESPONSE_BYTES,
             },
@@ -149,7 +150,18 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         self
     }
 
+    /// Sets the idle timeout of streamed calls ([`Model::stream`](crate::Model::stream)):
+    /// how long the body may send nothing once the server answered, before
+    /// the call fails with [`ModelErrorKind::Timeout`](crate::ModelErrorKind::Timeout)
+    /// (default: [`DEFAULT_IDLE_TIMEOUT`](super::DEFAULT_IDLE_TIMEOUT)).
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.http.idle_timeout = idle;
+        self
+    }
+
     /// Sets how failed requests are retried (default: [`RetryPolicy::default`]).
+    /// A streamed call is retried until the server answers with success,
+    /// never after its first byte.
     pub fn retry_policy(mut self, retry: RetryPolicy) -> Self {
         self.http.retry = retry;
         self

@@ -28,6 +28,8 @@ pub(crate) struct HttpSettings {
     pub(crate) base_url: Option<String>,
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
+    /// How long a streamed body may send nothing.
+    pub(crate) idle_timeout: Duration,
     /// Extra headers for every request (gateways, proxies).
     pub(crate) headers: Vec<(String, Secret)>,
     pub(crate) max_response_bytes: u64,
@@ -41,6 +43,7 @@ impl fmt::Debug for HttpSettings {
             .field("base_url", &self.base_url.as_deref().map(redact_userinfo))
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
+            .field("idle_timeout", &self.idle_timeout)
             .field("headers", &self.headers)
             .field("max_response_bytes", &self.max_response_bytes)
             .finish()
@@ -73,6 +76,7 @@ pub(crate) struct HttpClient {
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
+    idle_timeout: Duration,
     max_response_bytes: u64,
     parse_error: ErrorBodyParser,
 }
@@ -134,6 +138,7 @@ impl HttpClient {
             headers: map,
             timeout: settings.timeout,
             retry: settings.retry,
+            idle_timeout: settings.idle_timeout,
             max_response_bytes: settings.max_response_bytes,
             parse_error,
         })
@@ -157,17 +162,45 @@ impl HttpClient {
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
+    /// Posts `body` for a streamed response: retries as for
+    /// [`post_json`](Self::post_json) until a success status, then hands
+    /// over the body's bytes, each wait for the next bounded by the idle
+    /// timeout. Failures after the first byte are not retried here: the
+    /// consumer has seen events by then.
+    pub(crate) async fn post_stream(
+        &self,
+        body: WireBody,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
+        let response = self.with_retries(|| self.open(body.to_http(), extra, true)).await?;
+        let bytes = super::sse::body_bytes(self.provider, response);
+        Ok(Box::pin(super::idle::idle_timeout(self.provider, Box::pin(bytes), self.idle_timeout)))
+    }
+
     /// The error for a request body that could not be written.
     pub(crate) fn body_error(&self, error: &serde_json::Error) -> ModelError {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
     async fn send(&self, body: &WireBody, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
+        // The body's chunks are shared: a retry copies nothing.
+        self.with_retries(|| async {
+            let response = self.open(body.to_http(), extra, false).await?;
+            self.read_body(response).await
+        })
+        .await
+    }
+
+    /// Runs `attempt` until it succeeds or fails for good, waiting between
+    /// tries as the retry policy (and the server) says.
+    async fn with_retries<T, F>(&self, mut attempt: impl FnMut() -> F) -> Result<T, ModelError>
+    where
+        F: Future<Output = Result<T, Failure>>,
+    {
         let mut retry = 0;
         loop {
-            // The body's chunks are shared: a retry copies nothing.
-            let failure = match self.attempt(body.to_http(), extra).await {
-                Ok(bytes) => return Ok(bytes),
+            let failure = match attempt().await {
+                Ok(success) => return Ok(success),
                 Err(failure) => failure,
             };
             if !failure.retryable || retry >= self.retry.max_retries() {
@@ -187,7 +220,15 @@ impl HttpClient {
         }
     }
 
-    async fn attempt(&self, body: reqwest::Body, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, Failure> {
+    /// Sends `body` and waits for a success status, whose response (body
+    /// unread) it returns; the body of a failure is read for its error.
+    /// `stream` asks for an event stream.
+    async fn open(
+        &self,
+        body: reqwest::Body,
+        extra: &[(HeaderName, HeaderValue)],
+        stream: bool,
+    ) -> Result<reqwest::Response, Failure> {
         let transport = |error: &reqwest::Error| {
             let error = error::transport_error(self.provider, error);
             Failure { retryable: error.kind() != ModelErrorKind::Redirect, error, server_wait: None }
@@ -195,6 +236,9 @@ impl HttpClient {
         let mut request_headers = self.headers.clone();
         for (name, value) in extra {
             request_headers.append(name.clone(), value.clone());
+        }
+        if stream {
+            request_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream, application/x-ndjson"));
         }
         let response = self
             .client
@@ -206,15 +250,15 @@ impl HttpClient {
             .await
             .map_err(|e| transport(&e))?;
         let status = response.status().as_u16();
-        let headers = response.headers().clone();
         if (300..400).contains(&status) {
             let error = redirect_error(self.provider, status, response.headers());
             return Err(Failure { error, retryable: false, server_wait: None });
         }
-        let bytes = self.read_body(response).await?;
         if (200..300).contains(&status) {
-            return Ok(bytes);
+            return Ok(response);
         }
+        let headers = response.headers().clone();
+        let bytes = self.read_body(response).await?;
         let server_wait = retry::server_wait(&headers);
         let request_id =
             ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);
@@ -293,15 +337,19 @@ fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
 /// provider and the platform's certificate verifier. The TLS configuration is
 /// built once per process; each provider gets its own client (and connection
 /// pool), because pooled connections belong to the runtime that opened them.
-fn new_client() -> Result<reqwest::Client, ConfigError> {
+pub(super) fn new_client() -> Result<reqwest::Client, ConfigError> {
+    client_builder()?.build().map_err(|error| ConfigError::Client(error.to_string()))
+}
+
+/// The builder of every HTTP client this crate makes (providers, MCP): the
+/// shared TLS configuration, toolloop's user agent, and no redirects.
+pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, ConfigError> {
     static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
     let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone().map_err(ConfigError::Client)?;
-    reqwest::Client::builder()
+    Ok(reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
-        .redirect(redirect_policy())
-        .build()
-        .map_err(|error| ConfigError::Client(error.to_string()))
+        .redirect(redirect_policy()))
 }
 
 fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {

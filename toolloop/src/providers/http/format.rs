@@ -30,6 +30,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::body::Body;
+use super::decoder::StreamDecoder;
 use super::error::ApiError;
 use crate::message::Message;
 use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig};
@@ -71,6 +72,18 @@ pub struct CallSettings<'a> {
     pub(crate) max_tokens: Option<u32>,
     pub(crate) temperature: Option<f32>,
     pub(crate) reasoning: Option<&'a ReasoningConfig>,
+    /// Whether the response is asked for as a stream of events.
+    pub(crate) stream: bool,
+}
+
+/// How a streamed response body is framed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub enum Framing {
+    /// Server-sent events (`event:`/`data:` lines).
+    Sse,
+    /// One JSON object a line.
+    Ndjson,
 }
 
 /// The format's side of [`WireFormat`], out of users' reach: it names
@@ -104,8 +117,14 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// SDK's rule (OpenAI's SDK honours up to 120 s).
     const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
+    /// How a streamed body is framed.
+    const FRAMING: Framing = Framing::Sse;
+
     /// The success response body.
     type Response: DeserializeOwned;
+
+    /// Decodes the frames of one streamed response.
+    type Decoder: StreamDecoder + 'static;
 
     /// The base URL an environment variable's `value` stands for.
     fn base_url_from_env(value: &str) -> String {
@@ -140,15 +159,27 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// formats that look back (Ollama names a tool result after its call).
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()>;
 
-    /// Checks a success body against the request's size (`body_bytes`), for
-    /// servers that answer a prompt they could not take whole with a
-    /// success (Ollama truncating to its context window).
-    fn check_prompt(&self, _wire: &Self::Response, _body_bytes: usize) -> Result<(), ModelError> {
+    /// Checks the prompt tokens a success reported (its usage's input
+    /// tokens, 0 when not reported) against the request's size
+    /// (`body_bytes`), for servers that answer a prompt they could not take
+    /// whole with a success (Ollama truncating to its context window).
+    /// Streamed responses are checked when their usage arrives.
+    fn check_prompt(&self, _prompt_tokens: u64, _body_bytes: usize) -> Result<(), ModelError> {
         Ok(())
     }
 
     /// The neutral response for a success body.
     fn response(&self, wire: Self::Response) -> Result<ModelResponse, ModelError>;
+
+    /// Whether a call asking for up to `max_tokens` output tokens must be
+    /// streamed even when not streamed by the caller (Anthropic refuses
+    /// long non-streamed calls); the response is then collected.
+    fn must_stream(_max_tokens: Option<u32>) -> bool {
+        false
+    }
+
+    /// A decoder for one streamed response.
+    fn stream_decoder(&self) -> Self::Decoder;
 
     /// Parses an error body; `None` when it is not in this API's shape.
     fn error_body(body: &[u8]) -> Option<ApiError>;

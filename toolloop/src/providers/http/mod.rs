@@ -12,12 +12,16 @@ mod body;
 mod body_cache;
 mod builder;
 mod client;
+mod decoder;
 mod error;
 mod format;
+mod idle;
 mod model;
+mod ndjson;
 mod overflow;
 mod retry;
 mod secret;
+mod sse;
 mod trace;
 
 use std::time::Duration;
@@ -25,19 +29,36 @@ use std::time::Duration;
 pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
 pub use client::DEFAULT_MAX_RESPONSE_BYTES;
-pub(crate) use error::ApiError;
-pub use format::WireFormat;
-pub(crate) use format::{ApiKey, CallSettings, Format};
+#[cfg(feature = "mcp")]
+pub(crate) use client::client_builder;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
+pub(crate) use error::{ApiError, kind_for_status};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]
 pub(crate) use format::RequestHeaders;
+pub use format::WireFormat;
+pub(crate) use format::{ApiKey, CallSettings, Format, Framing};
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;
 
+#[cfg(test)]
+pub(crate) use decoder::testing;
+#[allow(unused_imports)] // some are named by tests only
+pub(crate) use {
+    decoder::{Frame, StreamDecoder, decode_frames, ended_early, malformed_frame},
+    idle::idle_timeout,
+    ndjson::{LineSplitter, MAX_LINE_BYTES, ndjson_frames},
+    sse::{MAX_EVENT_BYTES, body_bytes, sse_frames},
+};
+
 /// How long one HTTP attempt may take by default (as in the official SDKs):
 /// see [`HttpModelBuilder::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a streamed response may send nothing (not even a keep-alive
+/// ping) before the call fails with a timeout: see
+/// [`HttpModelBuilder::idle_timeout`].
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A provider could not be configured.
 #[derive(Debug, thiserror::Error)]

@@ -3,12 +3,21 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures_util::{StreamExt as _, stream};
+use tracing::Instrument as _;
+
 use super::body::{Body, BodyOut, WireBody};
 use super::body_cache::BodyCache;
 use super::client::HttpClient;
-use super::format::{CallSettings, WireFormat};
+use super::decoder::decode_frames;
+use super::format::{CallSettings, Framing, WireFormat};
+use super::ndjson::{MAX_LINE_BYTES, ndjson_frames};
+use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
-use crate::model::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ReasoningConfig};
+use crate::model::{
+    BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ModelStream, ReasoningConfig, ResponseAccumulator,
+    StreamEvent,
+};
 
 /// A model behind an HTTP API speaking wire format `W`:
 /// [`Anthropic`](crate::providers::anthropic::Anthropic),
@@ -91,8 +100,8 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     /// The request body for `request`.
-    pub(crate) fn body(&self, request: &ModelRequest<'_>) -> serde_json::Result<WireBody> {
-        let call = self.call_settings(request);
+    pub(crate) fn body(&self, request: &ModelRequest<'_>, stream: bool) -> serde_json::Result<WireBody> {
+        let call = self.call_settings(request, stream);
         let Shared { format, bodies, .. } = &*self.shared;
         let tools_offered = !request.tools.is_empty();
         let mut messages = |out: &mut BodyOut| bodies.write(format, request.messages, tools_offered, out);
@@ -102,8 +111,9 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     /// This model's settings, overridden by `request`'s.
-    pub(crate) fn call_settings<'s>(&'s self, request: &'s ModelRequest<'_>) -> CallSettings<'s> {
+    pub(crate) fn call_settings<'s>(&'s self, request: &'s ModelRequest<'_>, stream: bool) -> CallSettings<'s> {
         CallSettings {
+            stream,
             model: &self.model,
             max_tokens: request.max_tokens.or(self.max_tokens),
             temperature: request.temperature.or(self.temperature),
@@ -119,14 +129,46 @@ impl<W: WireFormat> HttpModel<W> {
     }
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        if W::must_stream(request.max_tokens.or(self.max_tokens).or(W::DEFAULT_MAX_TOKENS)) {
+            let events = self.open_stream(request).await?;
+            return ResponseAccumulator::new().collect(events).await;
+        }
         let http = &self.shared.http;
-        let headers = self.shared.format.prepare(self.call_settings(&request), &request)?;
-        let body = self.body(&request).map_err(|error| http.body_error(&error))?;
+        let headers = self.shared.format.prepare(self.call_settings(&request, false), &request)?;
+        let body = self.body(&request, false).map_err(|error| http.body_error(&error))?;
         let body_bytes = body.len();
         dump_request(W::PROVIDER, http.url(), &body);
         let wire: W::Response = http.post_json(body, &headers).await?;
-        self.shared.format.check_prompt(&wire, body_bytes)?;
-        self.shared.format.response(wire)
+        let response = self.shared.format.response(wire)?;
+        self.shared.format.check_prompt(response.usage.input_tokens, body_bytes)?;
+        Ok(response)
+    }
+
+    /// Opens a streamed call: the body with streaming on, posted with
+    /// retries until the server answers with success, then its frames
+    /// through the format's decoder.
+    async fn open_stream(&self, request: ModelRequest<'_>) -> Result<ModelStream<'static>, ModelError> {
+        let http = &self.shared.http;
+        let headers = self.shared.format.prepare(self.call_settings(&request, true), &request)?;
+        let body = self.body(&request, true).map_err(|error| http.body_error(&error))?;
+        let body_bytes = body.len();
+        dump_request(W::PROVIDER, http.url(), &body);
+        let bytes = http.post_stream(body, &headers).await?;
+        let frames = match W::FRAMING {
+            Framing::Sse => sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES).boxed(),
+            Framing::Ndjson => ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES).boxed(),
+        };
+        let shared = Arc::clone(&self.shared);
+        let events = decode_frames(frames, self.shared.format.stream_decoder()).map(move |event| match event {
+            // The prompt is checked as for a whole response: a truncated
+            // prompt fails the call instead of being answered.
+            Ok(StreamEvent::Usage(usage)) => match shared.format.check_prompt(usage.input_tokens, body_bytes) {
+                Ok(()) => Ok(StreamEvent::Usage(usage)),
+                Err(error) => Err(error),
+            },
+            other => other,
+        });
+        Ok(Box::pin(events))
     }
 }
 
@@ -157,5 +199,15 @@ impl<W: WireFormat> Model for HttpModel<W> {
 
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         CallTrace::start(W::PROVIDER, &self.model, &request).run(self.call(request))
+    }
+
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        let trace = CallTrace::start(W::PROVIDER, &self.model, &request);
+        let opened = self.open_stream(request).instrument(trace.span());
+        let events = stream::once(opened).flat_map(|opened| match opened {
+            Ok(events) => events,
+            Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
+        });
+        Box::pin(events.inspect(move |event| trace.observe(event)))
     }
 }

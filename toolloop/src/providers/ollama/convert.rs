@@ -16,7 +16,7 @@ use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::ollama::ollama_think;
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, Framing, write_element};
 use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -29,7 +29,14 @@ impl Format for OllamaChat {
     const API_KEY: ApiKey = ApiKey::Optional;
     const BASE_URL_VARIABLE: &'static str = "OLLAMA_HOST";
 
+    const FRAMING: Framing = Framing::Ndjson;
+
     type Response = ChatResponse;
+    type Decoder = super::ChatStreamDecoder;
+
+    fn stream_decoder(&self) -> Self::Decoder {
+        super::ChatStreamDecoder::new(self.sequence.fetch_add(1, Ordering::Relaxed))
+    }
 
     fn base_url_from_env(value: &str) -> String {
         super::host_url(value)
@@ -47,7 +54,7 @@ impl Format for OllamaChat {
         body.messages("messages", system.as_ref())?;
         body.close(&ChatRequestTail {
             tools: tools(request),
-            stream: false,
+            stream: call.stream,
             truncate: false,
             options: Options { temperature: call.temperature, num_predict: call.max_tokens, num_ctx: self.num_ctx },
             think: call.reasoning.map(|reasoning| ollama_think(reasoning.effort, call.model)),
@@ -60,11 +67,12 @@ impl Format for OllamaChat {
 
     /// A server that truncated anyway reports a prompt no longer than the
     /// window for a body that cannot have fit it.
-    fn check_prompt(&self, wire: &ChatResponse, body_bytes: usize) -> Result<(), ModelError> {
+    fn check_prompt(&self, prompt_tokens: u64, body_bytes: usize) -> Result<(), ModelError> {
         let Some(window) = self.num_ctx.map(u64::from) else { return Ok(()) };
         let at_least = u64::try_from(body_bytes / 6).unwrap_or(u64::MAX);
-        match wire.prompt_eval_count {
-            Some(counted) if at_least > window && counted <= window => Err(ModelError::new(
+        match prompt_tokens {
+            // 0: the server did not say (`prompt_eval_count` missing).
+            counted if counted > 0 && at_least > window && counted <= window => Err(ModelError::new(
                 ModelErrorKind::ContextOverflow,
                 PROVIDER,
                 format!(
@@ -169,12 +177,7 @@ pub(super) fn response(wire: ChatResponse, sequence: u64) -> ModelResponse {
         content.push(ContentBlock::Text { text: wire.message.content });
     }
     for (index, call) in wire.message.tool_calls.unwrap_or_default().into_iter().enumerate() {
-        let input = match call.function.arguments {
-            // Some models send the arguments as a JSON string.
-            Value::String(raw) => serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
-            Value::Null => Value::Object(serde_json::Map::new()),
-            other => other,
-        };
+        let input = tool_input(call.function.arguments);
         let id = match call.id.filter(|id| !id.is_empty()) {
             Some(id) => id,
             None => synthetic_id(wire.created_at.as_deref(), sequence, index, &call.function.name, &input),
@@ -182,19 +185,33 @@ pub(super) fn response(wire: ChatResponse, sequence: u64) -> ModelResponse {
         content.push(ContentBlock::ToolCall(ToolCall { id, name: call.function.name, input }));
     }
     let has_calls = content.iter().any(|block| matches!(block, ContentBlock::ToolCall(_)));
-    let stop_reason = match wire.done_reason.as_deref() {
-        _ if has_calls => StopReason::ToolUse,
-        Some("stop") | None => StopReason::EndTurn,
-        Some("length") => StopReason::MaxTokens,
-        Some(other) => StopReason::Other(other.to_owned()),
-    };
+    let stop_reason = stop_reason(wire.done_reason.as_deref(), has_calls);
     let usage = Usage::new(wire.prompt_eval_count.unwrap_or(0), wire.eval_count.unwrap_or(0));
     let mut response = ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage);
     response.model = wire.model;
     response.with_provider(PROVIDER)
 }
 
-fn synthetic_id(created_at: Option<&str>, sequence: u64, index: usize, name: &str, input: &Value) -> String {
+/// A call's arguments: an object as sent; a JSON string (some models)
+/// parsed, or kept raw when it is not JSON; nothing at all an empty object.
+pub(super) fn tool_input(arguments: Value) -> Value {
+    match arguments {
+        Value::String(raw) => serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => other,
+    }
+}
+
+pub(super) fn stop_reason(done_reason: Option<&str>, has_calls: bool) -> StopReason {
+    match done_reason {
+        _ if has_calls => StopReason::ToolUse,
+        Some("stop") | None => StopReason::EndTurn,
+        Some("length") => StopReason::MaxTokens,
+        Some(other) => StopReason::Other(other.to_owned()),
+    }
+}
+
+pub(super) fn synthetic_id(created_at: Option<&str>, sequence: u64, index: usize, name: &str, input: &Value) -> String {
     // DefaultHasher::new() has fixed keys, so the same inputs give the same id.
     let mut hasher = DefaultHasher::new();
     (created_at, sequence, index, name, input.to_string()).hash(&mut hasher);

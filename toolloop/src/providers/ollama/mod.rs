@@ -9,6 +9,9 @@
 //! ```
 
 mod convert;
+mod stream;
+
+use stream::ChatStreamDecoder;
 mod wire;
 
 use std::sync::Arc;

@@ -17,7 +17,7 @@ pub(super) struct ChatRequest<'a> {
     pub(super) messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tools: Vec<FunctionTool<'a>>,
-    /// Always `false`: one JSON object back, not a stream of them.
+    /// `false` for one JSON object back, `true` for a stream of them.
     pub(super) stream: bool,
     /// Always `false`: fail with an error rather than drop the start of a
     /// prompt that does not fit the context window (older servers ignore it).

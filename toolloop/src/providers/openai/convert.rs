@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::wire::{
     ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, MessageContent, RequestFunctionCall, RequestMessage,
-    RequestToolCall,
+    RequestToolCall, StreamOptions,
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
@@ -27,6 +27,11 @@ impl Format for OpenAiChat {
     const BASE_URL_VARIABLE: &'static str = "OPENAI_BASE_URL";
 
     type Response = ChatResponse;
+    type Decoder = super::ChatStreamDecoder;
+
+    fn stream_decoder(&self) -> Self::Decoder {
+        super::ChatStreamDecoder::new()
+    }
 
     /// The same bytes as serialising a `ChatRequest` of the whole request.
     fn write_body(
@@ -48,6 +53,8 @@ impl Format for OpenAiChat {
             prompt_cache_key: self.prompt_cache_key.as_deref(),
             prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
             reasoning_effort: call.reasoning.and_then(|reasoning| openai_effort(reasoning.effort, call.model)),
+            stream: call.stream,
+            stream_options: call.stream.then_some(StreamOptions { include_usage: true }),
         })
     }
 
@@ -187,7 +194,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
 /// Usage with cached prompt tokens reported as cache reads and taken out of
 /// the input tokens (OpenAI counts them in `prompt_tokens`), so that
 /// [`Usage::total`] does not count them twice.
-fn usage(wire: Option<super::wire::Usage>) -> Usage {
+pub(super) fn usage(wire: Option<super::wire::Usage>) -> Usage {
     let Some(wire) = wire else { return Usage::default() };
     let cached = wire.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
     let reasoning_tokens = wire.completion_tokens_details.and_then(|d| d.reasoning_tokens).unwrap_or(0);
@@ -200,7 +207,7 @@ fn usage(wire: Option<super::wire::Usage>) -> Usage {
     }
 }
 
-fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
+pub(super) fn stop_reason_from(reason: Option<&str>, has_calls: bool) -> StopReason {
     match reason {
         // Some compatible servers say "stop" after tool calls.
         // Compatible servers' spellings: llama.cpp/TGI "eos", "eos_token",
@@ -364,6 +371,8 @@ mod body_tests {
             max_tokens,
             temperature: request.temperature.or(model.temperature),
             reasoning_effort: None,
+            stream: false,
+            stream_options: None,
         })
         .unwrap()
     }

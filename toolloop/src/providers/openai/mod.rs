@@ -13,9 +13,13 @@
 //! ```
 
 mod convert;
+mod stream;
 mod wire;
 
+use stream::ChatStreamDecoder;
+
 pub(crate) use convert::error_body;
+pub(crate) use stream::error_kind;
 
 use super::http::{HttpModel, HttpModelBuilder};
 

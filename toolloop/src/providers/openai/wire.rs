@@ -24,6 +24,17 @@ pub(super) struct ChatRequest<'a> {
     pub(super) temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) stream: bool,
+    /// `{"include_usage": true}` when streaming: usage arrives in a last chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) stream_options: Option<StreamOptions>,
+}
+
+/// Chat Completions' streaming options.
+#[derive(Debug, Serialize)]
+pub(super) struct StreamOptions {
+    pub(super) include_usage: bool,
 }
 
 /// The fields of the request body before `messages`.
@@ -50,6 +61,10 @@ pub(super) struct ChatRequestTail<'a> {
     /// How hard a reasoning model thinks (`low`, `medium`, `high`…).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) stream_options: Option<StreamOptions>,
 }
 
 #[derive(Debug, PartialEq, Serialize)]

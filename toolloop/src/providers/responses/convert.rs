@@ -202,8 +202,9 @@ pub(crate) fn parse_with_id(body: &[u8]) -> Result<(ModelResponse, Option<String
             format!("the response body could not be parsed ({error})"),
         )
     })?;
-    let id = wire.id.clone();
-    Ok((ModelResponse::try_from(wire)?, id))
+    let response = ModelResponse::try_from(wire)?;
+    let id = response.id.clone();
+    Ok((response, id))
 }
 
 impl TryFrom<ResponsesResponse> for ModelResponse {
@@ -219,15 +220,12 @@ impl TryFrom<ResponsesResponse> for ModelResponse {
         for item in wire.output {
             match item {
                 OutputItem::Reasoning { id, summary, content: text, encrypted_content } => {
-                    let opaque = OpaqueReasoning::new(
-                        PROVIDER,
+                    content.push(ContentBlock::Reasoning(reasoning_from(
                         wire.model.clone(),
-                        ReasoningState::Item { id, encrypted_content },
-                    );
-                    content.push(ContentBlock::Reasoning(Reasoning::new(
+                        id,
                         text.unwrap_or_default().into_iter().map(|part| part.text).collect(),
                         summary.into_iter().map(|part| part.text).collect(),
-                        Some(opaque),
+                        encrypted_content,
                     )));
                 }
                 OutputItem::Message { content: parts } => {
@@ -262,8 +260,22 @@ impl TryFrom<ResponsesResponse> for ModelResponse {
         let mut response =
             ModelResponse::new(content).with_stop_reason(stop_reason).with_usage(usage(wire.usage.as_ref()));
         response.model = wire.model;
+        response.id = wire.id;
         Ok(response.with_provider(PROVIDER))
     }
+}
+
+/// A reasoning item in neutral form, its id and encrypted content kept for
+/// the next request (to this provider, for this model).
+pub(super) fn reasoning_from(
+    model: Option<String>,
+    id: String,
+    text: Vec<String>,
+    summary: Vec<String>,
+    encrypted_content: Option<String>,
+) -> Reasoning {
+    let opaque = OpaqueReasoning::new(PROVIDER, model, ReasoningState::Item { id, encrypted_content });
+    Reasoning::new(text, summary, Some(opaque))
 }
 
 /// A call's arguments from the JSON string the API sends. Text that is not
@@ -277,7 +289,12 @@ fn parse_arguments(arguments: Value) -> Value {
     }
 }
 
-fn stop_reason_from(status: Option<&str>, incomplete: Option<&str>, has_calls: bool, refused: bool) -> StopReason {
+pub(super) fn stop_reason_from(
+    status: Option<&str>,
+    incomplete: Option<&str>,
+    has_calls: bool,
+    refused: bool,
+) -> StopReason {
     match (status, incomplete) {
         (Some("incomplete"), Some("max_output_tokens")) => StopReason::MaxTokens,
         (Some("incomplete"), Some("content_filter")) => StopReason::ContentFilter,
@@ -292,7 +309,7 @@ fn stop_reason_from(status: Option<&str>, incomplete: Option<&str>, has_calls: b
 /// Usage with cached input tokens reported as cache reads and taken out of
 /// the input tokens (the API counts them in `input_tokens`), and reasoning
 /// tokens as the part of the output they are.
-fn usage(wire: Option<&WireUsage>) -> Usage {
+pub(super) fn usage(wire: Option<&WireUsage>) -> Usage {
     let Some(wire) = wire else { return Usage::default() };
     let cached = wire.input_tokens_details.as_ref().and_then(|d| d.cached_tokens).unwrap_or(0);
     Usage {

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::convert::{INCLUDE_ENCRYPTED_REASONING, error_body, function_tool, input_items};
+use super::stream::ResponsesStreamDecoder;
 use super::wire::{FunctionTool, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
@@ -43,6 +44,8 @@ struct Tail<'a> {
     reasoning: Option<ResponsesReasoning>,
     store: bool,
     include: [&'static str; 1],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
 }
 
 impl Format for OpenAiResponsesApi {
@@ -54,6 +57,7 @@ impl Format for OpenAiResponsesApi {
     const BASE_URL_VARIABLE: &'static str = "OPENAI_BASE_URL";
 
     type Response = ResponsesResponse;
+    type Decoder = ResponsesStreamDecoder;
 
     /// The same bytes as [`render`](super::convert::render) of the whole,
     /// stateless request.
@@ -72,6 +76,7 @@ impl Format for OpenAiResponsesApi {
             reasoning: call.reasoning.and_then(|config| responses_reasoning(config, call.model)),
             store: false,
             include: [INCLUDE_ENCRYPTED_REASONING],
+            stream: call.stream,
         })
     }
 
@@ -81,6 +86,10 @@ impl Format for OpenAiResponsesApi {
 
     fn response(&self, wire: ResponsesResponse) -> Result<ModelResponse, ModelError> {
         ModelResponse::try_from(wire)
+    }
+
+    fn stream_decoder(&self) -> ResponsesStreamDecoder {
+        ResponsesStreamDecoder::new()
     }
 
     fn error_body(body: &[u8]) -> Option<ApiError> {
@@ -136,7 +145,7 @@ mod tests {
             ))
             .unwrap();
             assert_eq!(
-                String::from_utf8(model.body(&request).unwrap().to_vec()).unwrap(),
+                String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap(),
                 String::from_utf8(reference).unwrap()
             );
             conversation.push_user("and tomorrow?");

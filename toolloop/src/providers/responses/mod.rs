@@ -18,6 +18,7 @@
 
 pub(crate) mod convert;
 mod format;
+mod stream;
 mod wire;
 
 pub use format::OpenAiResponsesApi;

@@ -95,9 +95,8 @@ pub(super) struct FunctionTool<'a> {
 #[derive(Debug, Deserialize)]
 #[allow(unreachable_pub)] // named by the sealed `Format`
 pub struct ResponsesResponse {
-    /// For chaining with `previous_response_id`.
+    /// The response's id (for telemetry, and chaining with `previous_response_id`).
     #[serde(default)]
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) id: Option<String>,
     #[serde(default)]
     pub(super) model: Option<String>,

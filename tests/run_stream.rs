@@ -1,0 +1,317 @@
+//! Streamed runs: the events of a run in order, provisional deltas
+//! discarded when a model call fails part-way, and the property that a
+//! streamed run and a non-streamed one of the same script end the same.
+
+mod common;
+
+use common::*;
+use futures_util::StreamExt as _;
+use proptest::prelude::*;
+use serde_json::json;
+use toolloop::stream::RunEvent;
+use toolloop::testing::ScriptedModel;
+use toolloop::{Agent, ModelError, ModelErrorKind, ModelResponse, RunError, RunOutput, StopReason, ToolCall, Usage};
+
+/// Every event of a streamed run, and its result.
+async fn collect<T>(
+    mut stream: impl futures_util::Stream<Item = RunEvent<T>> + Unpin,
+) -> (Vec<RunEvent<T>>, Result<RunOutput<T>, RunError>) {
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        if let RunEvent::Finished(result) = event {
+            assert!(stream.next().await.is_none(), "nothing after `Finished`");
+            return (events, result);
+        }
+        events.push(event);
+    }
+    panic!("the stream ended without `Finished`");
+}
+
+fn names<T>(events: &[RunEvent<T>]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = events.iter().map(RunEvent::name).collect();
+    names.dedup();
+    names
+}
+
+#[tokio::test]
+async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
+    let model = ScriptedModel::new()
+        .with_chunk_size(4)
+        .respond(calls([call("s1", "search", json!({"query": "rust streams"}))]).with_usage(usage(10, 3)))
+        .respond(output("o1", "Streams", 7).with_usage(usage(20, 5)));
+    let agent = Agent::builder().model(model).tool::<Search>().output::<Report>().build().unwrap();
+    let mut conversation = ask("report");
+    let (events, result) = collect(agent.run_stream(&mut conversation)).await;
+    let done = result.unwrap();
+    assert_eq!(done.output.title, "Streams");
+    assert_eq!(done.metadata.usage, Usage::new(30, 8));
+    assert_eq!(
+        names(&events),
+        [
+            "attempt_started",
+            "iteration_started",
+            "tool_call_started",
+            "tool_call_arguments_delta",
+            "tool_call_complete",
+            "iteration_finished",
+            "tool_execution_started",
+            "tool_execution_finished",
+            "iteration_started",
+            "tool_call_started",
+            "tool_call_arguments_delta",
+            "tool_call_complete",
+            "iteration_finished",
+            // The output tool's call is answered by the agent, then proposed.
+            "tool_execution_started",
+            "tool_execution_finished",
+            "output_proposed",
+        ]
+    );
+    // The arguments form: each partial value is the arguments so far.
+    let partials: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolCallArgumentsDelta { partial: Some(partial), .. } => Some(partial.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(partials.contains(&json!({"query": "rust s"})), "{partials:?}");
+    assert!(partials.contains(&json!({"title": "Stream"})), "the output forming: {partials:?}");
+    assert!(partials.contains(&json!({"query": "rust streams"})));
+    assert!(events.iter().any(|event| matches!(event,
+        RunEvent::ToolExecutionFinished { result, .. } if result.call_id == "s1" && result.failure.is_none())));
+    assert!(events.iter().any(|event| matches!(event,
+        RunEvent::OutputProposed { attempt: 1, input } if input["title"] == "Streams")));
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn a_failure_mid_stream_discards_the_deltas_and_ends_the_run_with_the_error() {
+    let error = ModelError::new(ModelErrorKind::Connection, "test", "connection reset");
+    let model =
+        ScriptedModel::new().with_chunk_size(2).fail_mid_stream(ModelResponse::from_text("partial answer"), 4, error);
+    let agent = Agent::builder().model(model).build().unwrap();
+    let mut conversation = ask("hi");
+    let (events, result) = collect(agent.run_stream(&mut conversation)).await;
+    assert_eq!(names(&events), ["attempt_started", "iteration_started", "text_delta", "model_call_discarded"]);
+    let error = result.unwrap_err();
+    assert_eq!(error.metadata().model_calls, 1);
+
+    // The usage a call reported before failing comes with the discard.
+    let response = ModelResponse::from_text("ok").with_usage(usage(12, 3));
+    let events = toolloop::testing::chunk_response(&response, 64);
+    let before_finish = events.len() - 1;
+    let model = ScriptedModel::new().fail_mid_stream(
+        response,
+        before_finish,
+        ModelError::new(ModelErrorKind::Connection, "test", "reset"),
+    );
+    let agent = Agent::builder().model(model).build().unwrap();
+    let (events, _) = collect(agent.run_stream(&mut ask("hi"))).await;
+    let discarded = events.iter().find_map(|event| match event {
+        RunEvent::ModelCallDiscarded { usage, .. } => Some(*usage),
+        _ => None,
+    });
+    assert_eq!(discarded, Some(usage(12, 3)));
+    // Nothing provisional reached the conversation.
+    assert_eq!(conversation.messages().len(), 1);
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    Text,
+    Calls(Vec<u8>),
+    Output(u32),
+    Fail,
+    FailMidStream(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        2 => Just(Step::Text),
+        4 => prop::collection::vec(0u8..4, 1..4).prop_map(Step::Calls),
+        2 => (0u32..12).prop_map(Step::Output),
+        1 => Just(Step::Fail),
+        1 => (0usize..6).prop_map(Step::FailMidStream),
+    ]
+}
+
+fn script(steps: &[(Step, u64)], chunk: usize) -> ScriptedModel {
+    let mut model = ScriptedModel::new().with_chunk_size(chunk);
+    for (index, (step, tokens)) in steps.iter().enumerate() {
+        let usage = Usage::new(*tokens, tokens / 2);
+        model = match step {
+            Step::Text => model.respond(ModelResponse::from_text("the answer").with_usage(usage)),
+            Step::Calls(kinds) => model.respond(
+                ModelResponse::from_tool_calls(kinds.iter().enumerate().map(|(i, kind)| {
+                    let id = format!("c{index}_{i}");
+                    match kind {
+                        0 => ToolCall::new(id, "search", json!({"query": "q"})),
+                        1 => ToolCall::new(id, "lookup", json!({"key": "missing"})),
+                        2 => ToolCall::new(id, "nope", json!({})),
+                        _ => ToolCall::new(id, "search", json!({"query": 3})),
+                    }
+                }))
+                .with_usage(usage),
+            ),
+            Step::Output(score) => model.respond(output(&format!("o{index}"), "t", *score).with_usage(usage)),
+            Step::Fail => model.fail(ModelError::new(ModelErrorKind::Server, "test", "boom")),
+            Step::FailMidStream(after) => model.fail_mid_stream(
+                ModelResponse::from_text("cut short").with_usage(usage).with_stop_reason(StopReason::EndTurn),
+                *after,
+                ModelError::new(ModelErrorKind::Connection, "test", "reset"),
+            ),
+        };
+    }
+    model
+}
+
+/// What must agree: the conversation, the output (or error), and the
+/// metadata but for elapsed time.
+fn summary<T: std::fmt::Debug>(result: Result<RunOutput<T>, RunError>) -> String {
+    match result {
+        Ok(mut done) => {
+            done.metadata.elapsed = std::time::Duration::ZERO;
+            format!("ok {:?} {:?}", done.output, done.metadata)
+        }
+        Err(error) => {
+            let mut metadata = error.metadata().clone();
+            metadata.elapsed = std::time::Duration::ZERO;
+            format!("err {error} {:?} {metadata:?}", error.attempt_failures())
+        }
+    }
+}
+
+async fn same_run(steps: Vec<(Step, u64)>, typed: bool, chunk: usize) {
+    let build = || {
+        Agent::builder()
+            .model(script(&steps, chunk))
+            .tool::<Search>()
+            .tool_with_state::<Lookup>(Db::default())
+            .max_iterations(4)
+    };
+    let (plain, streamed) = if typed {
+        let agent = build().output::<Report>().max_attempts(2).build().unwrap();
+        let mut plain = ask("go");
+        let result = summary(agent.run(&mut plain).await);
+        let agent = build().output::<Report>().max_attempts(2).build().unwrap();
+        let mut streamed = ask("go");
+        let (_, streamed_result) = collect(agent.run_stream(&mut streamed)).await;
+        ((plain, result), (streamed, summary(streamed_result)))
+    } else {
+        let agent = build().build().unwrap();
+        let mut plain = ask("go");
+        let result = summary(agent.run(&mut plain).await);
+        let agent = build().build().unwrap();
+        let mut streamed = ask("go");
+        let (_, streamed_result) = collect(agent.run_stream(&mut streamed)).await;
+        ((plain, result), (streamed, summary(streamed_result)))
+    };
+    assert_eq!(plain.1, streamed.1);
+    assert_eq!(plain.0.messages(), streamed.0.messages());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn streamed_and_non_streamed_runs_end_the_same(
+        steps in prop::collection::vec((step(), 0u64..100), 0..7),
+        typed in any::<bool>(),
+        chunk in 1usize..9,
+    ) {
+        tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(same_run(steps, typed, chunk));
+    }
+}
+
+/// Streams one text delta, then nothing more.
+struct StallsAfterDelta;
+
+impl toolloop::Model for StallsAfterDelta {
+    fn provider(&self) -> &'static str {
+        "test"
+    }
+    fn name(&self) -> &'static str {
+        "stalls"
+    }
+    fn complete<'a>(
+        &'a self,
+        _: toolloop::ModelRequest<'a>,
+    ) -> toolloop::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(std::future::pending())
+    }
+    fn stream<'a>(&'a self, _: toolloop::ModelRequest<'a>) -> toolloop::ModelStream<'a> {
+        let delta = toolloop::StreamEvent::TextDelta { index: 0, text: "Hel".into() };
+        Box::pin(futures_util::stream::iter([Ok(delta)]).chain(futures_util::stream::pending()))
+    }
+}
+
+#[tokio::test]
+async fn cancelling_mid_delta_ends_the_run_cancelled_with_nothing_provisional_kept() {
+    let cancel = toolloop::CancellationToken::new();
+    let agent = Agent::builder().model(StallsAfterDelta).cancel_token(cancel.clone()).build().unwrap();
+    let mut conversation = ask("hi");
+    let mut stream = agent.run_stream(&mut conversation);
+    let mut result = None;
+    let mut discarded = false;
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::TextDelta { .. } => cancel.cancel(),
+            RunEvent::ModelCallDiscarded { .. } => discarded = true,
+            RunEvent::Finished(done) => result = Some(done),
+            _ => {}
+        }
+    }
+    drop(stream);
+    assert!(discarded, "the delta shown is to be dropped");
+    let error = result.expect("finished").unwrap_err();
+    assert!(matches!(error.termination(), toolloop::run::Termination::Cancelled { .. }), "{error}");
+    assert_eq!(conversation.messages().len(), 1);
+}
+
+#[tokio::test]
+async fn cancelling_mid_tool_answers_every_call() {
+    let cancel = toolloop::CancellationToken::new();
+    let model = ScriptedModel::new().respond(calls([call("w1", "wait", json!({"millis": 60_000, "label": "late"}))]));
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Wait>(Gauge::default())
+        .cancel_token(cancel.clone())
+        .build()
+        .unwrap();
+    let mut conversation = ask("wait");
+    let (events, result) = {
+        let mut stream = agent.run_stream(&mut conversation);
+        let mut events = Vec::new();
+        let mut result = None;
+        while let Some(event) = stream.next().await {
+            match event {
+                RunEvent::ToolExecutionStarted { .. } => cancel.cancel(),
+                RunEvent::Finished(done) => result = Some(done),
+                other => events.push(other.name()),
+            }
+        }
+        (events, result.expect("finished"))
+    };
+    assert!(events.contains(&"tool_execution_finished"), "{events:?}");
+    assert!(result.is_err());
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn dropping_the_stream_mid_tool_stops_the_run() {
+    let gauge = Gauge::default();
+    let model = ScriptedModel::new().respond(calls([call("w1", "wait", json!({"millis": 60_000, "label": "late"}))]));
+    let agent = Agent::builder().model(model).tool_with_state::<Wait>(gauge.clone()).build().unwrap();
+    let mut conversation = ask("wait");
+    let mut stream = agent.run_stream(&mut conversation);
+    while let Some(event) = stream.next().await {
+        if matches!(event, RunEvent::ToolExecutionStarted { .. }) {
+            break;
+        }
+    }
+    drop(stream);
+    // The tool's future was dropped with the run: it never finished.
+    assert_eq!(gauge.finished.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(conversation.messages().len(), 1, "no half-answered batch is kept");
+}

@@ -1,0 +1,168 @@
+//! The seam between a streamed body and a wire format: frames (SSE events or
+//! NDJSON lines) in, neutral [`StreamEvent`]s out.
+
+use std::collections::VecDeque;
+
+use futures_util::{Stream, StreamExt as _};
+
+use crate::model::ModelError;
+use crate::model::StreamEvent;
+
+/// One frame of a streamed body: an SSE event's name (`None` for the
+/// default `message`) and data, or one NDJSON line (no name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Frame {
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
+}
+
+/// Turns one wire format's stream into neutral events. Pure: it never does
+/// I/O, so every transcript can be tested without a server.
+#[allow(unreachable_pub)] // named by the sealed `Format`
+pub trait StreamDecoder: Send {
+    /// Decodes one frame, appending the events it says to `out`. Error
+    /// events of the API and data that cannot be understood are errors.
+    fn decode(&mut self, event: Option<&str>, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+
+    /// Whether the final event has arrived; nothing after it is read.
+    fn is_done(&self) -> bool;
+
+    /// The body ended: an error unless the final event arrived (a few
+    /// lenient cases may still append the events that close the response).
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+}
+
+/// The events `decoder` makes of `frames`. The stream ends after the
+/// decoder's final event (without reading further), at the end of the
+/// frames, or with the first error.
+pub(crate) fn decode_frames<F, D>(frames: F, decoder: D) -> impl Stream<Item = Result<StreamEvent, ModelError>> + Send
+where
+    F: Stream<Item = Result<Frame, ModelError>> + Send + Unpin,
+    D: StreamDecoder,
+{
+    struct State<F, D> {
+        frames: F,
+        decoder: D,
+        ready: VecDeque<StreamEvent>,
+        scratch: Vec<StreamEvent>,
+        ended: bool,
+    }
+
+    let state = State { frames, decoder, ready: VecDeque::new(), scratch: Vec::new(), ended: false };
+    futures_util::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(event) = state.ready.pop_front() {
+                return Some((Ok(event), state));
+            }
+            if state.ended {
+                return None;
+            }
+            if state.decoder.is_done() {
+                state.ended = true;
+                continue;
+            }
+            let result = match state.frames.next().await {
+                Some(Ok(frame)) => state.decoder.decode(frame.event.as_deref(), &frame.data, &mut state.scratch),
+                Some(Err(error)) => Err(error),
+                None => {
+                    state.ended = true;
+                    state.decoder.finish(&mut state.scratch)
+                }
+            };
+            if let Err(error) = result {
+                // `ready` was empty before this frame: only the frame's own
+                // events are dropped, never one already handed out.
+                state.scratch.clear();
+                state.ended = true;
+                return Some((Err(error), state));
+            }
+            state.ready.extend(state.scratch.drain(..));
+        }
+    })
+}
+
+/// The error for frame data a decoder could not parse.
+pub(crate) fn malformed_frame(provider: &'static str, what: &str, error: &serde_json::Error, data: &str) -> ModelError {
+    const LIMIT: usize = 200;
+    let excerpt = match data.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &data[..cut]),
+        None => data.to_owned(),
+    };
+    ModelError::new(
+        crate::model::ModelErrorKind::MalformedResponse,
+        provider,
+        format!("{what} could not be parsed ({error}): {excerpt}"),
+    )
+}
+
+/// The error for a stream that ended before its final event: the
+/// connection was cut, so trying again may succeed.
+pub(crate) fn ended_early(provider: &'static str, final_event: &str) -> ModelError {
+    ModelError::new(
+        crate::model::ModelErrorKind::Connection,
+        provider,
+        format!("the stream ended before its final event ({final_event})"),
+    )
+}
+
+/// Running whole transcripts through a decoder, as the HTTP layer will.
+#[cfg(test)]
+pub(crate) mod testing {
+    use bytes::Bytes;
+    use futures_util::{StreamExt as _, stream};
+
+    use super::{StreamDecoder, decode_frames};
+    use crate::model::{ModelError, ModelResponse, ResponseAccumulator, StreamEvent};
+
+    /// What a transcript decoded to.
+    #[derive(Debug)]
+    pub(crate) struct Decoded {
+        pub(crate) events: Vec<StreamEvent>,
+        /// The accumulated response, or the first error.
+        pub(crate) result: Result<ModelResponse, ModelError>,
+    }
+
+    /// Decodes `body` (SSE when `sse`, else NDJSON) fed in pieces of
+    /// `chunk` bytes, and accumulates the events.
+    pub(crate) async fn decode<D: StreamDecoder>(decoder: D, body: &str, sse: bool, chunk: usize) -> Decoded {
+        let pieces: Vec<Result<Bytes, ModelError>> =
+            body.as_bytes().chunks(chunk.max(1)).map(|piece| Ok(Bytes::copy_from_slice(piece))).collect();
+        let bytes = stream::iter(pieces);
+        let frames = if sse {
+            super::super::sse_frames("test", bytes, 1 << 20).boxed()
+        } else {
+            super::super::ndjson_frames("test", bytes, 1 << 20).boxed()
+        };
+        let mut events = Vec::new();
+        let mut accumulator = ResponseAccumulator::new();
+        let mut stream = Box::pin(decode_frames(frames, decoder));
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(event) => {
+                    if let Err(error) = accumulator.push(&event) {
+                        return Decoded { events, result: Err(error) };
+                    }
+                    events.push(event);
+                }
+                Err(error) => return Decoded { events, result: Err(error) },
+            }
+        }
+        Decoded { events, result: accumulator.finish() }
+    }
+
+    /// Decodes `body` at several chunk sizes, checks every size gives the
+    /// same events and result, and returns them.
+    pub(crate) async fn decode_all_splits<D: StreamDecoder>(new: impl Fn() -> D, body: &str, sse: bool) -> Decoded {
+        let whole = decode(new(), body, sse, usize::MAX).await;
+        for chunk in [1, 2, 7, 64] {
+            let split = decode(new(), body, sse, chunk).await;
+            assert_eq!(split.events, whole.events, "chunks of {chunk} bytes");
+            match (&split.result, &whole.result) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "chunks of {chunk} bytes"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "chunks of {chunk} bytes"),
+                (a, b) => panic!("chunks of {chunk} bytes: {a:?} but whole: {b:?}"),
+            }
+        }
+        whole
+    }
+}
