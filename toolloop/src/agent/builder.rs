@@ -314,6 +314,28 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     {
         std::future::pending()
     }
+
+    /// Not available: an agent builder must be built before it runs.
+    #[doc(hidden)]
+    pub fn run_with_cancel(
+        &self,
+        _conversation: &mut Conversation,
+        _cancel: &CancellationToken,
+    ) -> std::future::Pending<()>
+    where
+        Self: Built,
+    {
+        std::future::pending()
+    }
+
+    /// Not available: an agent builder must be built before it runs.
+    #[doc(hidden)]
+    pub fn run_stream(&self, _conversation: &mut Conversation) -> std::future::Pending<()>
+    where
+        Self: Built,
+    {
+        std::future::pending()
+    }
 }
 
 /// Options of typed agents.

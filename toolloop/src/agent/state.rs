@@ -111,7 +111,7 @@ impl HasModel for WithModel {
 #[diagnostic::on_unimplemented(
     message = "an agent builder cannot run: it must be built first",
     label = "this is an `AgentBuilder`, not an `Agent`",
-    note = "finish the builder with `.build()?` and call `.run(..)` on the `Agent` it returns"
+    note = "finish the builder with `.build()?` and run the `Agent` it returns (`.run(..)`, `.run_stream(..)`)"
 )]
 pub trait Built {}
 
