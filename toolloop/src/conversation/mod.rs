@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role, ToolResult};
 
-#[cfg(feature = "http")]
 pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
+#[cfg(feature = "http")]
 pub(crate) use view::needs_view;
 pub use view::{RequestView, ViewRewrites};
 pub(crate) use view::{RewriteScan, view_for, view_without_tools};
