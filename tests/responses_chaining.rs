@@ -260,3 +260,26 @@ async fn a_deleted_stored_response_fails_one_call_and_the_next_is_sent_whole() {
     assert_eq!(types(&requests[2])[..2], ["message", "reasoning"]);
     assert_eq!(requests[3]["previous_response_id"], "resp_fake_2");
 }
+
+#[tokio::test]
+async fn behind_a_fallback_the_answering_model_chains_its_own_responses() {
+    // The primary is overloaded on every call; the chained Responses model answers the whole loop.
+    let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let down = TestServer::start_with(move |_| Reply::json(529, &overloaded)).await;
+    let rules = Arc::new(ResponsesRules::new());
+    let up = fake(&rules, turns()).await;
+    let primary =
+        Anthropic::builder().api_key("k").base_url(down.url()).retry_policy(RetryPolicy::none()).build().unwrap();
+    let model = toolloop::providers::Fallback::new(primary).then(chained(&up));
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let done = agent(model, None).run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.largest, "Berlin");
+    let requests: Vec<Value> = up.requests().iter().map(RecordedRequest::json).collect();
+    assert_eq!(requests.len(), 4, "every request passed the fake's rules");
+    assert!(requests[0].get("previous_response_id").is_none());
+    for (index, request) in requests.iter().enumerate().skip(1) {
+        assert_eq!(request["previous_response_id"], format!("resp_fake_{index}"));
+        assert!(types(request).iter().all(|kind| kind == "function_call_output"));
+    }
+}
