@@ -369,7 +369,7 @@ async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
         .output_tool_name("search")
         .build()
         .unwrap_err();
-    assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
+    assert_eq!(error, toolloop::BuildError::OutputToolNameTaken("search".into()));
     let error = Agent::builder().model(ScriptedModel::new()).tool::<Search>().tool::<Search>().build().unwrap_err();
     assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
 
@@ -381,7 +381,7 @@ async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
         .reflection(|r: &Report| r.title.clone())
         .build()
         .unwrap_err();
-    assert_eq!(error, toolloop::BuildError::DuplicateToolName("submit".into()));
+    assert_eq!(error, toolloop::BuildError::SubmitNameTaken { output_tool: false });
     assert!(Agent::builder().model(ScriptedModel::new()).tool_dyn(submit()).output::<Report>().build().is_ok());
 }
 

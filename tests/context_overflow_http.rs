@@ -2,20 +2,23 @@
 //! local server answering as the real API does: without a context policy the
 //! run ends with a typed `ContextOverflow` carrying the server's numbers and
 //! the conversation intact; with one, the view is compacted (old tool results
-//! elided) and the call made again succeeds. Ollama: `num_ctx` and
+//! elided) and the call made again succeeds (Anthropic, OpenAI Chat and
+//! Responses, Ollama). Ollama: `num_ctx` and
 //! `truncate: false` are sent, and a response to a prompt the server must
 //! have truncated is turned into the same typed error.
 
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
-use toolloop::providers::openai::OpenAi;
+use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::{ContextPolicy, ELIDED_RESULT};
+use toolloop::stream::RunEvent;
 use toolloop::{Agent, ContentBlock, Conversation, Message, Model, ModelErrorKind, Role, ToolCall, ToolResult};
-use toolloop_workspace::{Reply, TestServer, replies};
+use toolloop_workspace::{Reply, TestServer, replies, streamed};
 
 /// Fetches a page.
 #[derive(toolloop::Tool)]
@@ -109,6 +112,29 @@ fn openai_overflow() -> Reply {
     )
 }
 
+/// The Responses API's overflow: no numbers in the body.
+fn responses_overflow() -> Reply {
+    Reply::json(
+        400,
+        &json!({"error": {
+            "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"
+        }}),
+    )
+}
+
+fn responses_text(text: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5.1",
+            "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        }),
+    )
+}
+
 fn anthropic(server: &TestServer) -> Anthropic {
     Anthropic::builder().api_key("k").base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap()
 }
@@ -159,6 +185,42 @@ async fn openai_overflow_is_typed_then_compacted() {
     let (_, result) = run(openai(&server), Some(ContextPolicy::new().keep_iterations(1)), "openai").await;
     assert_eq!(result.unwrap(), "They agree.");
     assert_compacted(&server, chat_texts);
+}
+
+fn responses(server: &TestServer) -> OpenAiResponses {
+    OpenAi::responses().api_key("k").base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap()
+}
+
+fn responses_texts(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .filter_map(|item| item["output"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn responses_overflow_is_typed_then_compacted() {
+    let server = TestServer::start([responses_overflow()]).await;
+    let (conversation, result) = run(responses(&server), None, "openai-responses").await;
+    assert_overflow(&result, &conversation, "openai-responses", (None, None));
+
+    let server = TestServer::start([responses_overflow(), responses_text("They agree.")]).await;
+    let (_, result) = run(responses(&server), Some(ContextPolicy::new().keep_iterations(1)), "openai-responses").await;
+    assert_eq!(result.unwrap(), "They agree.");
+    assert_compacted(&server, responses_texts);
+
+    // A response that failed for the same reason (as a streamed `response.failed` reports it).
+    let failed = Reply::json(
+        200,
+        &json!({"id": "resp_2", "object": "response", "status": "failed", "output": [],
+                "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}),
+    );
+    let server = TestServer::start([failed]).await;
+    let (conversation, result) = run(responses(&server), None, "openai-responses").await;
+    assert_overflow(&result, &conversation, "openai-responses", (None, None));
 }
 
 #[tokio::test]
@@ -245,5 +307,34 @@ async fn an_ollama_server_that_truncates_anyway_is_caught() {
     let model_error = error.model_error().unwrap();
     assert_eq!(model_error.kind(), ModelErrorKind::ContextOverflow);
     assert_eq!(model_error.context_overflow().unwrap().limit, Some(4096));
+    assert!(conversation == history("ollama"), "the conversation changed");
+}
+
+#[tokio::test]
+async fn a_streamed_ollama_answer_to_a_truncated_prompt_is_caught_too() {
+    let truncated = json!({
+        "model": "llama3.2", "created_at": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": "The pages are about filler."},
+        "done": true, "done_reason": "stop", "prompt_eval_count": 4096, "eval_count": 7
+    });
+    let server = TestServer::start([streamed::reply("application/x-ndjson", streamed::ollama(&truncated))]).await;
+    let agent =
+        Agent::builder().model(ollama(&server)).system("Answer from the pages.").tool::<Fetch>().build().unwrap();
+    let mut conversation = history("ollama");
+    let mut stream = agent.run_stream(&mut conversation);
+    let mut discarded = false;
+    let mut result = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::ModelCallDiscarded { .. } => discarded = true,
+            RunEvent::Finished(finished) => result = Some(finished),
+            _ => {}
+        }
+    }
+    drop(stream);
+    let error = result.expect("a final event").unwrap_err();
+    assert_eq!(error.model_error().unwrap().kind(), ModelErrorKind::ContextOverflow);
+    assert!(discarded, "the deltas shown are to be dropped");
+    assert_eq!(server.requests()[0].json()["stream"], json!(true));
     assert!(conversation == history("ollama"), "the conversation changed");
 }

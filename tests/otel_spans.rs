@@ -268,3 +268,33 @@ async fn a_tool_loop_is_an_unnamed_agent_run() {
     assert_eq!(trace.path(search), ["execute_tool search", "iteration 1", "invoke_agent"].map(String::from));
     assert_eq!(string(trace.one("invoke_agent"), "toolloop.termination"), "answer");
 }
+
+#[tokio::test]
+async fn a_streamed_run_is_the_same_trace() {
+    let model = ScriptedModel::new()
+        .with_chunk_size(3)
+        .respond(calls([call("s1", "search", json!({"query": "rust"}))]).with_usage(usage(10, 5)).with_id("resp_1"))
+        .respond(output("o1", "Rust", 7).with_usage(usage(20, 4)));
+    let agent = Agent::builder().name("streamer").model(model).tool::<Search>().output::<Report>().build().unwrap();
+    let (done, trace) = traced(|| async {
+        let mut conversation = ask("Write the report");
+        let mut stream = agent.run_stream(&mut conversation);
+        let mut last = None;
+        while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
+            last = Some(event);
+        }
+        last
+    })
+    .await;
+    assert!(matches!(done, Some(toolloop::stream::RunEvent::Finished(Ok(_)))));
+
+    let run = trace.one("invoke_agent streamer");
+    assert_eq!(int(run, "gen_ai.usage.input_tokens"), 30);
+    assert_eq!(int(run, "gen_ai.usage.output_tokens"), 9);
+    let chats = trace.all("chat scripted");
+    assert_eq!(chats.len(), 2);
+    assert_eq!(trace.path(chats[0]), ["chat scripted", "iteration 1", "attempt 1", "invoke_agent streamer"]);
+    assert_eq!(int(chats[0], "gen_ai.usage.input_tokens"), 10);
+    assert_eq!(string(chats[0], "gen_ai.response.id"), "resp_1");
+    assert_eq!(trace.all("execute_tool search").len(), 1);
+}

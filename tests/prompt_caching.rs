@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::run::RunMetadata;
@@ -118,6 +118,124 @@ async fn a_one_hour_prefix_is_written_once_at_the_one_hour_price() {
     assert!(bills[0].cache_write_1h >= 2000, "{:?}", bills[0]);
     assert!(bills[1..].iter().all(|bill| bill.cache_write_1h == 0), "{bills:?}");
     assert!(share(sum(&bills[1..])) >= 0.8);
+}
+
+/// Reads a short record.
+#[derive(toolloop::Tool)]
+struct Record {
+    /// The record's key.
+    key: String,
+}
+
+impl Record {
+    async fn run(self) -> Result<String, String> {
+        // About 50 tokens (200 bytes).
+        Ok(format!("record {}: {}", self.key, "field=value; ".repeat(14)))
+    }
+}
+
+/// A loop of `CALLS` model calls each asking for `parallel` records at once
+/// (the last answers), billed by the caching fake; the bills and the bodies.
+async fn run_wide(parallel: usize) -> (Vec<Billed>, Vec<serde_json::Value>) {
+    let fake = Arc::new(Mutex::new(AnthropicCache::default()));
+    let billing = Arc::clone(&fake);
+    let mut calls = 0;
+    let server = TestServer::respond_with(move |request| {
+        calls += 1;
+        let mut cache = billing.lock().unwrap();
+        cache.advance(Duration::from_secs(30));
+        if calls < CALLS {
+            let content: Vec<Value> = (0..parallel)
+                .map(|n| json!({"type": "tool_use", "id": format!("toolu_{calls}_{n}"), "name": "record", "input": {"key": format!("k{calls}.{n}")}}))
+                .collect();
+            cache.respond(request, &Value::Array(content), "tool_use")
+        } else {
+            cache.respond(request, &json!([{"type": "text", "text": "done"}]), "end_turn")
+        }
+    })
+    .await;
+    let model =
+        Anthropic::builder().api_key("k").base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap();
+    let system = format!("You are a records assistant. {}", "Follow the house rules for every answer. ".repeat(195));
+    let agent = Agent::builder().model(model).system(system).tool::<Record>().max_iterations(20).build().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Read every record and summarise them.");
+    assert_eq!(agent.run(&mut conversation).await.unwrap().output, "done");
+    let bills = fake.lock().unwrap().bills.clone();
+    assert_eq!(bills.len(), CALLS);
+    (bills, server.requests().iter().map(toolloop_workspace::RecordedRequest::json).collect())
+}
+
+/// Iterations of 12 parallel tool calls add 24 blocks, more than the 20 the
+/// API looks back from a breakpoint: a second moving mark, where the
+/// previous call had its last one, reads everything the previous call sent.
+#[tokio::test]
+async fn wide_iterations_still_read_the_whole_previous_call_from_the_cache() {
+    let (bills, bodies) = run_wide(12).await;
+    let later = sum(&bills[1..]);
+    let total = sum(&bills);
+    println!(
+        "12 parallel calls per iteration: read share (calls 2-10) {:.1}%, price-weighted input {:.0} of {} prompt tokens",
+        100.0 * share(later),
+        total.weighted(),
+        total.prompt()
+    );
+    for (call, pair) in bills.windows(2).enumerate() {
+        assert_eq!(pair[1].cache_read, pair[0].prompt(), "call {}: {bills:?}", call + 2);
+    }
+    assert!(share(later) >= 0.8, "cache-read share from the second call: {:.3}; {bills:?}", share(later));
+    for (call, body) in bodies.iter().enumerate() {
+        let marks = body.to_string().matches("cache_control").count();
+        assert_eq!(marks, if call == 0 { 2 } else { 3 }, "call {}", call + 1);
+    }
+}
+
+/// OpenAI caches on its own; the Responses API reports the cached part of
+/// the input (`input_tokens_details.cached_tokens`, counted inside
+/// `input_tokens`) and the reasoning part of the output
+/// (`output_tokens_details.reasoning_tokens`, inside `output_tokens`).
+#[tokio::test]
+async fn responses_usage_reports_cached_and_reasoning_tokens_per_call_and_summed() {
+    let answer = |output: Value, cached: u64| {
+        toolloop_workspace::Reply::json(
+            200,
+            &json!({
+                "id": format!("resp_{cached}"), "object": "response", "status": "completed", "model": "gpt-5.1",
+                "output": output,
+                "usage": {
+                    "input_tokens": 2400, "input_tokens_details": {"cached_tokens": cached},
+                    "output_tokens": 300, "output_tokens_details": {"reasoning_tokens": 256},
+                    "total_tokens": 2700
+                }
+            }),
+        )
+    };
+    let call =
+        json!([{"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{\"key\":\"k1\"}"}]);
+    let text = json!([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}]);
+    let server = TestServer::start([answer(call, 0), answer(text, 2048)]).await;
+    let model = toolloop::providers::openai::OpenAi::responses()
+        .api_key("k")
+        .base_url(server.url())
+        .prompt_cache_key("records-v1")
+        .retry_policy(RetryPolicy::none())
+        .build()
+        .unwrap();
+    let agent = Agent::builder().model(model).system("Records.").tool::<Lookup>().build().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Look up k1.");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output, "done");
+    let usage = done.metadata.usage;
+    // Cached tokens are cache reads, taken out of the input; reasoning stays part of the output.
+    assert_eq!(
+        (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens),
+        (2400 + (2400 - 2048), 2048, 0)
+    );
+    assert_eq!((usage.output_tokens, usage.reasoning_tokens), (600, 512));
+    assert!((done.metadata.cache_hit_share().unwrap() - 2048.0 / 4800.0).abs() < 1e-9);
+    let requests = server.requests();
+    assert!(requests.iter().all(|request| request.json()["prompt_cache_key"] == "records-v1"));
 }
 
 /// The billed-token table of BENCHMARKS.md.

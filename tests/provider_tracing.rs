@@ -5,10 +5,11 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use futures_util::StreamExt as _;
 use serde_json::json;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::{ContentBlock, Message, Model, ModelRequest, Role, ToolCall, ToolResult};
-use toolloop_workspace::{Reply, TestServer};
+use toolloop_workspace::{Reply, TestServer, streamed};
 
 /// Collects what the subscriber writes.
 #[derive(Clone, Default)]
@@ -114,6 +115,56 @@ async fn the_opt_in_trace_dump_shows_contents_and_parameters_but_never_keys() {
         assert!(logs.contains(expected), "missing {expected:?} in:\n{logs}");
     }
     for secret in ["sk-ant-very-secret", "gateway-secret", "url-password"] {
+        assert!(!logs.contains(secret), "{secret:?} leaked into:\n{logs}");
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_model_call_is_traced_with_its_usage_and_stop_reason() {
+    let message = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "fine"}], "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": 11, "output_tokens": 3}});
+    let server = TestServer::start([
+        Reply::json(529, &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})),
+        streamed::reply("text/event-stream", streamed::anthropic(&message)),
+    ])
+    .await;
+    let model = Anthropic::builder()
+        .api_key("sk-ant-very-secret")
+        .base_url(server.url())
+        .model("claude-test")
+        .retry_policy(
+            toolloop::providers::RetryPolicy::default().with_initial_backoff(std::time::Duration::from_millis(1)),
+        )
+        .build()
+        .unwrap();
+    let messages = [Message::user("top secret question")];
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let mut stream = model.stream(ModelRequest::new(&messages));
+    while let Some(event) = stream.next().await {
+        event.unwrap();
+    }
+    drop(stream);
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    for expected in [
+        "model_call{provider=\"anthropic\" model=\"claude-test\"",
+        "model call failed; retrying",
+        "input_tokens=11",
+        "output_tokens=3",
+        "stop_reason=EndTurn",
+    ] {
+        assert!(logs.contains(expected), "missing {expected:?} in:\n{logs}");
+    }
+    for secret in ["sk-ant-very-secret", "top secret question"] {
         assert!(!logs.contains(secret), "{secret:?} leaked into:\n{logs}");
     }
 }

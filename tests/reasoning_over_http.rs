@@ -11,16 +11,18 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::stream::RunEvent;
 use toolloop::{
     Agent, Conversation, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary,
 };
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
-use toolloop_workspace::{Reply, TestServer, replies};
+use toolloop_workspace::{Reply, TestServer, replies, streamed};
 
 /// Look up the population of a city, in millions.
 #[derive(toolloop::Tool)]
@@ -85,6 +87,16 @@ fn fake(
     check: impl Fn(&Value) -> Result<(), Reply> + Send + Sync + 'static,
     answers: Vec<Answer>,
 ) -> impl Fn(&toolloop_workspace::RecordedRequest) -> Reply + Send + Sync + 'static {
+    streaming_fake(check, answers, |_| panic!("this fake does not stream"))
+}
+
+/// [`fake`], answering a request that asks for a stream (`"stream": true`)
+/// with the API's stream of the same answer (`events`).
+fn streaming_fake(
+    check: impl Fn(&Value) -> Result<(), Reply> + Send + Sync + 'static,
+    answers: Vec<Answer>,
+    events: fn(&Value) -> Vec<Vec<u8>>,
+) -> impl Fn(&toolloop_workspace::RecordedRequest) -> Reply + Send + Sync + 'static {
     let answers = Mutex::new(VecDeque::from(answers));
     move |request| {
         let body = request.json();
@@ -92,10 +104,28 @@ fn fake(
             return rejection;
         }
         match answers.lock().unwrap().pop_front() {
+            Some(answer) if body["stream"] == json!(true) => {
+                streamed::reply("text/event-stream", events(&answer(&body)))
+            }
             Some(answer) => Reply::json(200, &answer(&body)),
             None => Reply::json(500, &json!({"error": "no more answers"})),
         }
     }
+}
+
+/// Runs `agent` streamed to its end: the reasoning text streamed, and the result.
+async fn run_streamed(agent: &Agent<Report>, conversation: &mut Conversation) -> (String, Report) {
+    let mut stream = agent.run_stream(conversation);
+    let mut reasoning = String::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::ReasoningDelta { text } => reasoning.push_str(&text),
+            RunEvent::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
+            RunEvent::Finished(result) => return (reasoning, result.unwrap().output),
+            _ => {}
+        }
+    }
+    panic!("the stream ended without `Finished`")
 }
 
 fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Answer> {
@@ -158,6 +188,40 @@ async fn anthropic_thinking_loop_saved_resumed_and_continued() {
     assert_eq!(last["messages"][1]["content"][1]["type"], "redacted_thinking");
     let readable: Vec<String> = conversation.messages().iter().map(toolloop::Message::reasoning_text).collect();
     assert!(readable.iter().any(|text| text.contains("look both up at once")));
+}
+
+/// The same loop streamed: thinking and signatures arrive as deltas, are
+/// accumulated, and go back byte for byte (the fake verifies every
+/// signature), and the interleaved-thinking loop reaches its output.
+#[tokio::test]
+async fn anthropic_thinking_loop_streamed() {
+    let rules = Arc::new(AnthropicRules::new());
+    let checker = Arc::clone(&rules);
+    let server = TestServer::start_with(streaming_fake(
+        move |body| checker.check(body).map_err(|rejection| rejection.reply()),
+        anthropic_answers(&rules),
+        streamed::anthropic,
+    ))
+    .await;
+    let model = Anthropic::builder()
+        .api_key("k")
+        .base_url(server.url())
+        .model("claude-sonnet-4-5")
+        .max_tokens(8192)
+        .reasoning(ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048))
+        .build()
+        .unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let (reasoning, report) = run_streamed(&agent(model, None), &mut conversation).await;
+    assert_eq!(report.largest, "Berlin");
+    assert!(reasoning.contains("look both up at once") && reasoning.contains("Berlin."), "{reasoning}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "every request passed the fake's rules");
+    assert!(requests.iter().all(|request| request.json()["stream"] == json!(true)));
+    let last = requests.last().unwrap().json();
+    assert_eq!(last["messages"][1]["content"][1]["type"], "redacted_thinking");
+    assert!(conversation.unanswered_tool_calls().is_empty());
 }
 
 #[tokio::test]
@@ -254,7 +318,7 @@ fn responses_answers(rules: &Arc<ResponsesRules>) -> Vec<Answer> {
         .into_iter()
         .map(|(items, tokens)| {
             let rules = Arc::clone(rules);
-            Box::new(move |_: &Value| rules.respond(&items, tokens)) as Answer
+            Box::new(move |request: &Value| rules.respond_to(request, &items, tokens)) as Answer
         })
         .collect()
 }
@@ -296,6 +360,38 @@ async fn responses_reasoning_loop_saved_resumed_and_continued() {
     );
     let summaries: Vec<String> = conversation.messages().iter().map(toolloop::Message::reasoning_text).collect();
     assert!(summaries.iter().any(|text| text.contains("Look both up at once.")));
+}
+
+/// The same loop streamed over the Responses API: reasoning items with
+/// their encrypted content are accumulated from the stream and sent back,
+/// each before the items that followed it (the fake checks the seals).
+#[tokio::test]
+async fn responses_reasoning_loop_streamed() {
+    let rules = Arc::new(ResponsesRules::new());
+    let checker = Arc::clone(&rules);
+    let server = TestServer::start_with(streaming_fake(
+        move |body| checker.check(body).map_err(|rejection| rejection.reply()),
+        responses_answers(&rules),
+        streamed::responses,
+    ))
+    .await;
+    let model = OpenAi::responses()
+        .api_key("k")
+        .base_url(server.url())
+        .model("gpt-5.1")
+        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
+        .build()
+        .unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let (reasoning, report) = run_streamed(&agent(model, None), &mut conversation).await;
+    assert_eq!(report.largest, "Berlin");
+    assert!(reasoning.contains("Look both up at once."), "{reasoning}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "every request passed the fake's rules");
+    assert!(requests.iter().all(|request| request.json()["stream"] == json!(true)));
+    let kept = conversation.messages().iter().flat_map(toolloop::Message::reasoning).count();
+    assert_eq!(kept, 4, "every reasoning item is kept in the conversation");
 }
 
 #[tokio::test]
@@ -441,7 +537,7 @@ async fn ollama_sends_think_and_gives_its_thinking_back() {
         json!({"role": "assistant", "content": "Berlin.", "thinking": "3.7 > 2.1."})
     );
     // Off is sent as `false`, so a thinking model answers straight away.
-    let off = model.with_reasoning(Some(ReasoningConfig::off()));
+    let off = model.with_reasoning(ReasoningEffort::Off);
     let history = [toolloop::Message::user("hi")];
     off.complete(ModelRequest::new(&history)).await.unwrap();
     assert_eq!(server.requests()[2].json()["think"], json!(false));

@@ -233,8 +233,21 @@ fn responses_rejects_altered_dropped_reordered_or_moved_reasoning() {
         rules.check(&orphan).unwrap_err().message(),
         "No tool call found for function call output with call_id call_a."
     );
-    // Chained requests send only new items: the outputs' calls are stored.
+    // Chained requests send only new items: the outputs' calls are in the stored response.
+    let first = json!({"store": true, "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "weather?"}]}]});
+    let stored = rules.respond_to(
+        &first,
+        &[
+            Item::Reasoning("Look both up."),
+            Item::FunctionCall("call_a", "weather", json!({"city": "Paris"})),
+            Item::FunctionCall("call_b", "weather", json!({"city": "Rome"})),
+        ],
+        30,
+    );
     let mut chained = orphan.clone();
-    chained["previous_response_id"] = json!("resp_fake_1");
+    chained["previous_response_id"] = stored["id"].clone();
     assert_eq!(rules.check(&chained), Ok(()));
+    // ...which must be one the fake holds.
+    chained["previous_response_id"] = json!("resp_fake_1");
+    assert_eq!(rules.check(&chained).unwrap_err().body["error"]["code"], "previous_response_not_found");
 }

@@ -96,6 +96,23 @@ async fn a_failure_mid_stream_discards_the_deltas_and_ends_the_run_with_the_erro
     assert_eq!(names(&events), ["attempt_started", "iteration_started", "text_delta", "model_call_discarded"]);
     let error = result.unwrap_err();
     assert_eq!(error.metadata().model_calls, 1);
+
+    // The usage a call reported before failing comes with the discard.
+    let response = ModelResponse::from_text("ok").with_usage(usage(12, 3));
+    let events = toolloop::testing::chunk_response(&response, 64);
+    let before_finish = events.len() - 1;
+    let model = ScriptedModel::new().fail_mid_stream(
+        response,
+        before_finish,
+        ModelError::new(ModelErrorKind::Connection, "test", "reset"),
+    );
+    let agent = Agent::builder().model(model).build().unwrap();
+    let (events, _) = collect(agent.run_stream(&mut ask("hi"))).await;
+    let discarded = events.iter().find_map(|event| match event {
+        RunEvent::ModelCallDiscarded { usage, .. } => Some(*usage),
+        _ => None,
+    });
+    assert_eq!(discarded, Some(usage(12, 3)));
     // Nothing provisional reached the conversation.
     assert_eq!(conversation.messages().len(), 1);
 }
@@ -236,14 +253,17 @@ async fn cancelling_mid_delta_ends_the_run_cancelled_with_nothing_provisional_ke
     let mut conversation = ask("hi");
     let mut stream = agent.run_stream(&mut conversation);
     let mut result = None;
+    let mut discarded = false;
     while let Some(event) = stream.next().await {
         match event {
             RunEvent::TextDelta { .. } => cancel.cancel(),
+            RunEvent::ModelCallDiscarded { .. } => discarded = true,
             RunEvent::Finished(done) => result = Some(done),
             _ => {}
         }
     }
     drop(stream);
+    assert!(discarded, "the delta shown is to be dropped");
     let error = result.expect("finished").unwrap_err();
     assert!(matches!(error.termination(), toolloop::run::Termination::Cancelled { .. }), "{error}");
     assert_eq!(conversation.messages().len(), 1);

@@ -2,7 +2,9 @@
 //! servers sending chunked SSE/NDJSON bodies: the request asks for a stream,
 //! the events accumulate to the response, and faults mid-stream (an error
 //! event, a dropped connection, a stall, a missing final event, malformed
-//! data) end the stream with a typed error.
+//! data) end the stream with a typed error. For every format, a streamed
+//! call accumulates to exactly what the non-streamed call returns for the
+//! same answer (reasoning with its signature or encrypted item included).
 
 use std::time::Duration;
 
@@ -14,9 +16,9 @@ use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{
     Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StopReason,
-    StreamEvent, Usage,
+    StreamEvent, ToolDefinition, Usage,
 };
-use toolloop_workspace::{Reply, StreamEnd, TestServer};
+use toolloop_workspace::{Reply, StreamEnd, TestServer, streamed};
 
 fn quick_retries(max_retries: u32) -> RetryPolicy {
     RetryPolicy::default()
@@ -351,4 +353,170 @@ async fn anthropic_streams_under_the_hood_past_the_non_streaming_token_limit() {
     let requests = server.requests();
     assert_eq!(requests[0].json()["stream"], json!(true));
     assert_eq!(requests[1].json().get("stream"), None);
+}
+
+/// A fake answering `body` whole, or as its API's stream when the request
+/// asks for one.
+async fn either_way(body: Value, content_type: &'static str, events: fn(&Value) -> Vec<Vec<u8>>) -> TestServer {
+    TestServer::start_with(move |request| {
+        if request.json()["stream"] == json!(true) {
+            streamed::reply(content_type, events(&body))
+        } else {
+            Reply::json(200, &body)
+        }
+    })
+    .await
+}
+
+/// Calls `whole` without streaming and `streaming` streamed, for the same
+/// request; both must return the same response. Returns the stream's events.
+async fn streamed_equals_whole(whole: &dyn Model, streaming: &dyn Model) -> Vec<StreamEvent> {
+    let messages = [Message::user("Which is larger, Paris or Berlin?")];
+    let tools = [ToolDefinition::from_schema(
+        "population",
+        "A city's population.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    )];
+    let expected = whole.complete(ModelRequest::new(&messages).with_tools(&tools)).await.unwrap();
+    let mut accumulator = ResponseAccumulator::new();
+    let mut events = Vec::new();
+    let mut stream = streaming.stream(ModelRequest::new(&messages).with_tools(&tools));
+    while let Some(event) = stream.next().await {
+        let event = event.unwrap();
+        accumulator.push(&event).unwrap();
+        events.push(event);
+    }
+    let streamed = accumulator.finish().unwrap();
+    assert_eq!(streamed, expected);
+    assert_eq!(streamed.reasoning().count(), expected.reasoning().count());
+    assert!(expected.reasoning().count() > 0 && expected.tool_calls().count() == 2, "{expected:?}");
+    assert!(events.iter().any(|event| matches!(event, StreamEvent::ReasoningDelta { .. })));
+    assert!(events.iter().filter(|event| matches!(event, StreamEvent::TextDelta { .. })).count() > 1);
+    events
+}
+
+fn argument_deltas(events: &[StreamEvent]) -> usize {
+    events.iter().filter(|event| matches!(event, StreamEvent::ToolCallArgumentsDelta { .. })).count()
+}
+
+#[tokio::test]
+async fn anthropic_streams_exactly_the_non_streamed_message() {
+    let body = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [
+            {"type": "thinking", "thinking": "Two cities — look both up at once.", "signature": "EqSig0123456789"},
+            {"type": "redacted_thinking", "data": "EmRedABCDEF"},
+            {"type": "text", "text": "Checking Paris and Berlin ☀️."},
+            {"type": "tool_use", "id": "toolu_1", "name": "population", "input": {"city": "Paris"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "population", "input": {"city": "Berlin", "years": [2024, 2025]}}
+        ],
+        "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 20, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 10, "output_tokens": 40}});
+    let server = either_way(body, "text/event-stream", streamed::anthropic).await;
+    let model = anthropic(&server.url());
+    let events = streamed_equals_whole(&model, &model).await;
+    assert!(argument_deltas(&events) > 4, "arguments form piece by piece");
+}
+
+#[tokio::test]
+async fn openai_chat_streams_exactly_the_non_streamed_completion() {
+    let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "deepseek-reasoner",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "reasoning_content": "Two cities: look both up.", "content": "Checking Paris and Berlin ☀️.",
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "population", "arguments": "{\"city\": \"Paris\"}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "population", "arguments": "{\"city\": \"Berlin\"}"}}
+            ]}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160,
+            "prompt_tokens_details": {"cached_tokens": 100}, "completion_tokens_details": {"reasoning_tokens": 12}}});
+    let server = either_way(body, "text/event-stream", streamed::chat).await;
+    let model = openai(&server.url());
+    let events = streamed_equals_whole(&model, &model).await;
+    assert!(argument_deltas(&events) > 4);
+}
+
+#[tokio::test]
+async fn openai_responses_streams_exactly_the_non_streamed_response() {
+    let body = json!({"id": "resp_1", "object": "response", "status": "completed", "error": null,
+        "incomplete_details": null, "model": "gpt-5.1",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAA-sealed",
+                "summary": [{"type": "summary_text", "text": "**Two cities**"}, {"type": "summary_text", "text": "Look both up."}]},
+            {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "Checking Paris and Berlin ☀️.", "annotations": []}]},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "population",
+                "arguments": "{\"city\": \"Paris\"}", "status": "completed"},
+            {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "population",
+                "arguments": "{\"city\": \"Berlin\"}", "status": "completed"}
+        ],
+        "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100},
+            "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 12}, "total_tokens": 160}});
+    let server = either_way(body, "text/event-stream", streamed::responses).await;
+    let model = OpenAi::responses()
+        .api_key("sk-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(0))
+        .idle_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let events = streamed_equals_whole(&model, &model).await;
+    assert!(argument_deltas(&events) > 4);
+    let Some(StreamEvent::Started { id, .. }) = events.first() else { panic!("{events:?}") };
+    assert_eq!(id.as_deref(), Some("resp_1"));
+    let request = server.requests().last().unwrap().json();
+    assert_eq!((request["stream"].clone(), request["store"].clone()), (json!(true), json!(false)));
+}
+
+#[tokio::test]
+async fn ollama_streams_exactly_the_non_streamed_response() {
+    let body = json!({"model": "qwen3", "created_at": "2026-11-25T06:00:00Z",
+        "message": {"role": "assistant", "content": "Checking Paris and Berlin ☀️.", "thinking": "Two cities: look both up.",
+            "tool_calls": [
+                {"function": {"name": "population", "arguments": {"city": "Paris"}}},
+                {"function": {"name": "population", "arguments": {"city": "Berlin"}}}
+            ]},
+        "done": true, "done_reason": "stop", "prompt_eval_count": 120, "eval_count": 40});
+    let server = either_way(body, "application/x-ndjson", streamed::ollama).await;
+    // Ollama gives calls no ids; each client numbers its calls, so two
+    // fresh clients give both calls the same ids.
+    let events = streamed_equals_whole(&ollama(&server.url()), &ollama(&server.url())).await;
+    assert_eq!(argument_deltas(&events), 2, "Ollama sends each call's arguments whole");
+}
+
+#[tokio::test]
+async fn a_failed_or_cut_responses_stream_is_a_typed_error() {
+    let created = json!({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1",
+        "object": "response", "status": "in_progress", "model": "gpt-5.1", "output": [], "usage": null}});
+    let delta = json!({"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_1",
+        "output_index": 0, "content_index": 0, "delta": "Hel"});
+    let added = json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+        "item": {"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}});
+    let failed = json!({"type": "response.failed", "sequence_number": 3, "response": {"id": "resp_1",
+        "object": "response", "status": "failed", "model": "gpt-5.1", "output": [],
+        "error": {"code": "server_error", "message": "The model failed to generate a response."}}});
+    let frame = |event: &Value| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()).into_bytes();
+    let head = vec![frame(&created), frame(&added), frame(&delta)];
+    let mut with_failure = head.clone();
+    with_failure.push(frame(&failed));
+    let server = TestServer::start([
+        Reply::stream("text/event-stream", now(with_failure), StreamEnd::Complete),
+        Reply::stream("text/event-stream", now(head.clone()), StreamEnd::Cut),
+        Reply::stream("text/event-stream", now(head), StreamEnd::Complete),
+    ])
+    .await;
+    let model = OpenAi::responses()
+        .api_key("sk-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(0))
+        .idle_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let (seen, _, error) = stream(&model).await;
+    let error = error.expect("response.failed is an error");
+    assert_eq!(error.kind(), ModelErrorKind::Server);
+    assert!(error.message().contains("failed to generate"), "{error}");
+    assert!(seen.iter().any(|event| matches!(event, StreamEvent::TextDelta { .. })));
+    for _ in 0..2 {
+        let (_, _, error) = stream(&model).await;
+        assert_eq!(error.expect("no response.completed").kind(), ModelErrorKind::Connection);
+    }
 }

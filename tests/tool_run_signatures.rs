@@ -1,5 +1,5 @@
 //! The shapes of `run` a derived tool accepts, each called through a
-//! `ToolSet`. The shapes it rejects are pinned in `tests/ui/tool/run_*.rs`.
+//! `ToolSet`. The shapes it rejects are pinned in `tests/compile_fail/tests/ui/tool/run_*.rs`.
 #![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
 
 use std::convert::Infallible;

@@ -2,7 +2,7 @@
 //! supports (`default`, `default = "..."`, `from`, `try_from`, `rename_all`,
 //! `deny_unknown_fields`, `tag`), each through schema and execution, and the
 //! loud failure of a conversion whose schema is not an object. The ones it
-//! rejects at compile time are pinned in `tests/ui/tool/serde_*.rs`.
+//! rejects at compile time are pinned in `tests/compile_fail/tests/ui/tool/serde_*.rs`.
 #![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
 
 use std::convert::Infallible;

@@ -6,6 +6,7 @@ pub mod replies;
 pub mod responses_rules;
 mod rules;
 mod server;
+pub mod streamed;
 
 pub use rules::Rejection;
 pub use server::{RecordedRequest, Reply, StreamEnd, TestServer};

@@ -11,7 +11,16 @@
 //! - a function call issued after a reasoning item needs that item before
 //!   it ("provided without its required 'reasoning' item");
 //! - every `function_call_output` answers a `function_call` of the input
-//!   (stateless requests, where the whole input is sent).
+//!   (with `previous_response_id`: of the stored conversation or the input).
+//!
+//! And the rules of stored responses ([`ResponsesRules::respond_to`]):
+//! - a response is stored only when its request says `store: true` (the
+//!   API's default when `store` is left out);
+//! - `previous_response_id` must name a stored response
+//!   (`previous_response_not_found`), whose conversation (its input and
+//!   output, and those of the responses it continued) the request continues;
+//! - an item of that conversation sent again is a duplicate ("Duplicate
+//!   item found with id ...").
 //!
 //! Error bodies and messages are the API's.
 
@@ -41,6 +50,8 @@ pub struct ResponsesRules {
     next: AtomicUsize,
     /// Call id -> the id of the reasoning item it came after.
     required: Mutex<HashMap<String, String>>,
+    /// Response id -> its whole conversation as input items, for stored responses.
+    stored: Mutex<HashMap<String, Vec<Value>>>,
 }
 
 impl Default for ResponsesRules {
@@ -52,7 +63,12 @@ impl Default for ResponsesRules {
 impl ResponsesRules {
     /// A fake with a fixed key and nothing issued.
     pub fn new() -> Self {
-        Self { key: 0x0a1b_2c3d_4e5f_6071, next: AtomicUsize::new(1), required: Mutex::new(HashMap::new()) }
+        Self {
+            key: 0x0a1b_2c3d_4e5f_6071,
+            next: AtomicUsize::new(1),
+            required: Mutex::new(HashMap::new()),
+            stored: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The `encrypted_content` of reasoning item `id` followed by
@@ -114,12 +130,68 @@ impl ResponsesRules {
         })
     }
 
+    /// [`respond`](Self::respond) to `request`, storing the response (with
+    /// the conversation it ends) when the request asks for it.
+    pub fn respond_to(&self, request: &Value, items: &[Item<'_>], reasoning_tokens: u64) -> Value {
+        let response = self.respond(items, reasoning_tokens);
+        if request.get("store") != Some(&Value::Bool(false)) {
+            let mut conversation = self.previous(request).unwrap_or_default();
+            conversation.extend(request["input"].as_array().into_iter().flatten().cloned());
+            conversation.extend(response["output"].as_array().into_iter().flatten().cloned());
+            let id = response["id"].as_str().unwrap_or_default().to_owned();
+            self.stored.lock().unwrap().insert(id, conversation);
+        }
+        response
+    }
+
+    /// Deletes stored response `id` (as `DELETE /v1/responses/{id}`, or
+    /// the end of its retention, would).
+    pub fn delete(&self, id: &str) {
+        self.stored.lock().unwrap().remove(id);
+    }
+
+    /// Whether the fake holds response `id`.
+    pub fn is_stored(&self, id: &str) -> bool {
+        self.stored.lock().unwrap().contains_key(id)
+    }
+
+    /// The stored conversation `request` continues, if it names one it holds.
+    fn previous(&self, request: &Value) -> Option<Vec<Value>> {
+        let id = request.get("previous_response_id")?.as_str()?;
+        self.stored.lock().unwrap().get(id).cloned()
+    }
+
     /// Checks a request body as the API would.
     pub fn check(&self, request: &Value) -> Result<(), Rejection> {
         let input = request["input"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let stateless = request.get("previous_response_id").is_none_or(Value::is_null);
+        let earlier = match request.get("previous_response_id").filter(|id| !id.is_null()) {
+            None => Vec::new(),
+            Some(id) => self.previous(request).ok_or_else(|| {
+                invalid(
+                    &format!("Previous response with id '{}' not found.", id.as_str().unwrap_or_default()),
+                    Some("previous_response_id"),
+                    Some("previous_response_not_found"),
+                )
+            })?,
+        };
+        for item in input {
+            let id = item_id(item);
+            if id.is_some() && earlier.iter().any(|old| old["type"] == item["type"] && item_id(old) == id) {
+                return Err(invalid(
+                    &format!(
+                        "Duplicate item found with id {}. Remove duplicate items from your input and try again.",
+                        id.unwrap_or_default()
+                    ),
+                    Some("input"),
+                    None,
+                ));
+            }
+        }
+        // The rules below hold for the whole conversation; the stored part passed them already.
+        let whole: Vec<Value> = earlier.iter().chain(input).cloned().collect();
+        let input = whole.as_slice();
         let required = self.required.lock().unwrap();
-        for (position, item) in input.iter().enumerate() {
+        for (position, item) in input.iter().enumerate().skip(earlier.len()) {
             match item["type"].as_str() {
                 Some("reasoning") => self.check_reasoning(item, input.get(position + 1))?,
                 Some("function_call") => {
@@ -137,7 +209,7 @@ impl ResponsesRules {
                         }
                     }
                 }
-                Some("function_call_output") if stateless => {
+                Some("function_call_output") => {
                     let call_id = item["call_id"].as_str().unwrap_or_default();
                     if !input.iter().any(|i| i["type"] == "function_call" && i["call_id"] == call_id) {
                         return Err(invalid(
@@ -181,6 +253,16 @@ impl ResponsesRules {
                 None,
             ))
         }
+    }
+}
+
+/// What makes an item the same item: a reasoning item's id, a call's or
+/// call output's `call_id`.
+fn item_id(item: &Value) -> Option<&str> {
+    match item["type"].as_str()? {
+        "reasoning" => item["id"].as_str(),
+        "function_call" | "function_call_output" => item["call_id"].as_str(),
+        _ => None,
     }
 }
 

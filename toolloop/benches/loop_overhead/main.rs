@@ -143,7 +143,8 @@ fn main() {
         return;
     }
     if let Some(position) = args.iter().position(|a| a == "--sequential") {
-        // For profilers: `perf record -- <bench binary> --sequential toolloop 200 [iterations]`.
+        // For profilers: `perf record -- <bench binary> --sequential toolloop 200 [iterations [format]]`,
+        // format `openai` (the default), `responses` or `anthropic`.
         let driver = match args[position + 1].as_str() {
             "bare" => Loop::Bare,
             "toolloop" => Loop::Toolloop,
@@ -152,7 +153,13 @@ fn main() {
         let conversations = args[position + 2].parse().unwrap();
         let iterations = args.get(position + 3).map_or(50, |n| n.parse().unwrap());
         let server = StubServer::start(iterations);
-        let per_call = cpu_per_call_at(driver, Format::OpenAi, &server, conversations, iterations);
+        let format = match args.get(position + 4).map(String::as_str) {
+            None | Some("openai") => Format::OpenAi,
+            Some("responses") => Format::Responses,
+            Some("anthropic") => Format::Anthropic,
+            Some(other) => panic!("unknown format {other}"),
+        };
+        let per_call = cpu_per_call_at(driver, format, &server, conversations, iterations);
         println!("{driver:?}: {:.1} µs per model call", micros(per_call));
         return;
     }

@@ -109,9 +109,12 @@ impl<O, R> fmt::Debug for Agent<O, R> {
 }
 
 impl<O: AgentOutput, R> Agent<O, R> {
-    /// Runs the agent on `conversation`, which should end with the caller's
-    /// message. Everything the run does is appended to it, also when it
-    /// fails: partial work is never lost, and every tool call is answered.
+    /// Runs the agent on `conversation`, which must end with the caller's
+    /// message (an empty conversation, or one ending with the model's
+    /// message, is rejected before any model call with
+    /// [`Termination::NothingToAnswer`](crate::run::Termination::NothingToAnswer)).
+    /// Everything the run does is appended to it, also when it fails:
+    /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
         self.execute(conversation, &cancel, None).await

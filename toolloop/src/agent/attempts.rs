@@ -26,6 +26,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
         cancel: &CancellationToken,
         events: Option<EventSink>,
     ) -> Result<RunOutput<O::Value>, RunError> {
+        if let Some(error) = RunError::nothing_to_answer(conversation) {
+            return Err(error);
+        }
         let mut tally = Tally::start();
         let engine = Engine {
             model: &*self.model,

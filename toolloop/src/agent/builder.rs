@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use super::agent::Agent;
 use super::error::BuildError;
-use super::handlers::{NoReflection, Reflective};
-use super::output::{AgentOutput, OutputType, Text};
+use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
+use super::output::{AgentOutput, Text};
+use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
@@ -294,10 +295,13 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Makes the agent produce a typed output `T` through an output tool
-    /// whose input schema is `T`'s.
-    pub fn output<T: OutputType>(self) -> AgentBuilder<M, T, R>
+    /// whose input schema is `T`'s. `T` is an [`OutputType`](crate::agent::OutputType): each of its
+    /// requirements is a bound of its own here, so that a type missing one
+    /// is told which (and how to add it).
+    pub fn output<T>(self) -> AgentBuilder<M, T, R>
     where
         O: OutputUnset,
+        T: OutputDeserialize + OutputSchema + OutputSend + OutputSync + 'static,
     {
         self.with_state(TypedSpec::default())
     }
@@ -310,6 +314,28 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     {
         std::future::pending()
     }
+
+    /// Not available: an agent builder must be built before it runs.
+    #[doc(hidden)]
+    pub fn run_with_cancel(
+        &self,
+        _conversation: &mut Conversation,
+        _cancel: &CancellationToken,
+    ) -> std::future::Pending<()>
+    where
+        Self: Built,
+    {
+        std::future::pending()
+    }
+
+    /// Not available: an agent builder must be built before it runs.
+    #[doc(hidden)]
+    pub fn run_stream(&self, _conversation: &mut Conversation) -> std::future::Pending<()>
+    where
+        Self: Built,
+    {
+        std::future::pending()
+    }
 }
 
 /// Options of typed agents.
@@ -317,7 +343,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// Sets the reflection handler: the output tool returns its rendering of
     /// the proposed output, the model may refine it, and an injected
     /// `submit` tool ends the iteration loop.
-    pub fn reflection<T: 'static, S: Into<String>>(
+    pub fn reflection<T: 'static, S: ReflectionText>(
         mut self,
         handler: impl Fn(&T) -> S + Send + Sync + 'static,
     ) -> AgentBuilder<M, O, Reflective>
@@ -332,9 +358,9 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 
     /// Adds a validator run on every output that deserialised and met its
     /// schema; its error is fed back to the model.
-    pub fn validator<T: 'static, E: fmt::Display>(
+    pub fn validator<T: 'static, V: ValidationResult>(
         mut self,
-        validator: impl Fn(&T) -> Result<(), E> + Send + Sync + 'static,
+        validator: impl Fn(&T) -> V + Send + Sync + 'static,
     ) -> Self
     where
         O: Typed + OutputIs<T>,
@@ -344,7 +370,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Adds an async validator (for checks against a database or a service).
-    pub fn async_validator<T: 'static, E: fmt::Display, F: Future<Output = Result<(), E>> + Send + 'static>(
+    pub fn async_validator<T: 'static, F: ValidationFuture>(
         mut self,
         validator: impl Fn(&T) -> F + Send + Sync + 'static,
     ) -> Self
@@ -373,12 +399,18 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
-    /// Sets the output tool's description.
+    /// Sets the output tool's description (by default, a sentence and the
+    /// output type's doc comment). An empty one is rejected by
+    /// [`build`](AgentBuilder::build).
     pub fn output_tool_description(mut self, description: impl Into<std::borrow::Cow<'static, str>>) -> Self
     where
         O: Typed,
     {
-        self.typed.description = Some(description.into());
+        let description = description.into();
+        if description.trim().is_empty() {
+            self.error.get_or_insert(BuildError::EmptyOutputToolDescription);
+        }
+        self.typed.description = Some(description);
         self
     }
 }
@@ -432,9 +464,10 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 
 impl<M, O, R> AgentBuilder<M, O, R> {
     /// Builds the agent. Fails only on what types cannot catch: two tools
-    /// with one name (including the output tool and `submit`), an output
-    /// type whose schema is not an object, or a limit that is zero (or a
-    /// temperature that is negative or not finite).
+    /// with one name (also one of yours named like the output tool, or
+    /// `submit` on an agent with reflection), an output type whose schema
+    /// is not an object, an empty output-tool description, or a limit that
+    /// is zero (or a temperature that is negative or not finite).
     pub fn build(self) -> Result<Agent<O::Output, R>, BuildError>
     where
         M: HasModel,
@@ -457,15 +490,16 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             return Err(BuildError::InvalidToolName(name.to_owned()));
         }
         if let Some(definition) = &output_definition {
-            let mut reserved = vec![&*definition.name];
-            if typed.reflection.is_some() {
-                reserved.push(SUBMIT_TOOL);
-                if definition.name == SUBMIT_TOOL {
-                    return Err(BuildError::DuplicateToolName(SUBMIT_TOOL.to_owned()));
-                }
+            if self.tools.get(&definition.name).is_some() {
+                return Err(BuildError::OutputToolNameTaken(definition.name.to_string()));
             }
-            if let Some(name) = reserved.into_iter().find(|name| self.tools.get(name).is_some()) {
-                return Err(BuildError::DuplicateToolName(name.to_owned()));
+            if typed.reflection.is_some() {
+                if definition.name == SUBMIT_TOOL {
+                    return Err(BuildError::SubmitNameTaken { output_tool: true });
+                }
+                if self.tools.get(SUBMIT_TOOL).is_some() {
+                    return Err(BuildError::SubmitNameTaken { output_tool: false });
+                }
             }
         }
         let model = self.model.into_model();

@@ -4,9 +4,26 @@
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// Two tools share a name (including the output tool and `submit`).
+    /// Two tools you added share a name. (A clash with a tool the agent
+    /// adds itself is [`OutputToolNameTaken`](Self::OutputToolNameTaken) or
+    /// [`SubmitNameTaken`](Self::SubmitNameTaken).)
     #[error("two tools are named `{0}`: tool names must be unique within an agent")]
     DuplicateToolName(String),
+    /// A tool you added has the name of the agent's output tool
+    /// (`final_output` unless renamed with
+    /// [`output_tool_name`](crate::AgentBuilder::output_tool_name)).
+    #[error(
+        "tool `{0}` has the name of this agent's output tool, through which the model answers: \
+         rename your tool (`#[tool(name = \"...\")]`) or the output tool (`.output_tool_name(\"...\")`)"
+    )]
+    OutputToolNameTaken(String),
+    /// An agent with a reflection handler adds a tool named `submit`, which
+    /// ends the loop; a tool you added, or the output tool, has that name.
+    #[error("{}", submit_taken(*output_tool))]
+    SubmitNameTaken {
+        /// `true` when the output tool was named `submit`, `false` when one of your tools is.
+        output_tool: bool,
+    },
     /// The output type's schema is not a JSON object, so it cannot be a tool's input.
     #[error("the output type `{0}` must be a struct or map (its schema is not a JSON object); wrap it in a struct")]
     OutputNotAnObject(String),
@@ -14,6 +31,13 @@ pub enum BuildError {
     /// is one providers reject.
     #[error("tool name `{0}` is not accepted by providers: use 1 to 64 letters, digits, `_` or `-`")]
     InvalidToolName(String),
+    /// The output tool's description is empty or blank (the model would not
+    /// know what to put in it). Derived tools need a description too.
+    #[error(
+        "the output tool's description is empty: say what the output is, or leave \
+         `.output_tool_description(..)` out to describe it with the output type's doc comment"
+    )]
+    EmptyOutputToolDescription,
     /// A limit is zero, or a number is negative or not finite: every limit
     /// must be positive and finite (leave it unset for no limit).
     #[error("`{setting}` must be positive and finite, got {value}: leave it unset for no limit")]
@@ -23,4 +47,14 @@ pub enum BuildError {
         /// The value it was given.
         value: String,
     },
+}
+
+fn submit_taken(output_tool: bool) -> &'static str {
+    if output_tool {
+        "the output tool cannot be named `submit` on an agent with a reflection handler, which adds a `submit` \
+         tool of its own to end the loop: choose another name in `.output_tool_name(..)`"
+    } else {
+        "a tool named `submit` cannot be added to an agent with a reflection handler, which adds a `submit` \
+         tool of its own to end the loop: rename your tool"
+    }
 }

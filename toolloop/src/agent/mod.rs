@@ -38,6 +38,7 @@ mod constraints;
 pub(crate) mod error;
 mod handlers;
 mod output;
+mod output_bounds;
 mod own_tools;
 mod sealed;
 mod spec;

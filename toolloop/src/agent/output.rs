@@ -23,10 +23,16 @@ pub struct Text;
 
 /// A type an agent can produce as its typed output: deserialisable, with a
 /// JSON schema, and sendable between threads.
+///
+/// [`AgentBuilder::output`](crate::AgentBuilder::output) asks for each of
+/// these separately ([`state::OutputDeserialize`](super::state::OutputDeserialize),
+/// [`OutputSchema`](super::state::OutputSchema), [`OutputSend`](super::state::OutputSend),
+/// [`OutputSync`](super::state::OutputSync)), so that a type missing one is
+/// told which.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
-    label = "this type is missing `Deserialize` or `JsonSchema`",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
+    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`, and be `Send + Sync + 'static`",
+    label = "not an output type",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too), and keep `Rc`/`Cell`/`RefCell` and borrowed fields out of it"
 )]
 pub trait OutputType: DeserializeOwned + JsonSchema + Send + Sync + 'static {}
 

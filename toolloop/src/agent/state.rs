@@ -8,7 +8,9 @@
 use std::sync::Arc;
 
 use super::handlers::{AsyncValidator, NoReflection, ReflectionHandler, Reflective, Validator};
+pub use super::handlers::{ReflectionText, ValidationError, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, OutputType, Text};
+pub use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
 use super::sealed::Sealed;
 
 /// A text agent on which a text-only option was set, so its output can no
@@ -109,17 +111,14 @@ impl HasModel for WithModel {
 #[diagnostic::on_unimplemented(
     message = "an agent builder cannot run: it must be built first",
     label = "this is an `AgentBuilder`, not an `Agent`",
-    note = "finish the builder with `.build()?` and call `.run(..)` on the `Agent` it returns"
+    note = "finish the builder with `.build()?` and run the `Agent` it returns (`.run(..)`, `.run_stream(..)`)"
 )]
 pub trait Built {}
 
 /// Links a handler's argument type `T` to the agent's output type, so that
 /// a reflection handler or validator taking anything else does not compile.
-#[diagnostic::on_unimplemented(
-    message = "this handler takes `&{T}`, but the agent's output type is `{Self}`",
-    label = "expected a handler taking `&{Self}`",
-    note = "reflection handlers and validators receive the agent's output: change the argument type to `&{Self}`"
-)]
+/// (No message of its own: rustc infers `T` from the output type and reports
+/// a closure taking another type as a signature mismatch, naming both.)
 pub trait OutputIs<T>: Sealed + Sized {
     #[doc(hidden)]
     fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<Self>>>;
@@ -169,12 +168,8 @@ impl<T> OutputIs<T> for TextConfigured {
 }
 
 /// What `.build()` turns the builder's output state into: [`Text`] for text
-/// agents, the output type for typed ones.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
-    label = "this agent's output type",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too)"
-)]
+/// agents, the output type for typed ones. (No message of its own: an output
+/// type that is not one is reported at `.output::<T>()`.)
 pub trait Buildable: Sealed + Sized + 'static {
     /// The agent's output.
     type Output: AgentOutput + OutputIs<Self>;

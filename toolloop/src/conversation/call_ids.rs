@@ -8,30 +8,73 @@
 //! result paired with its own call.
 
 use std::collections::HashSet;
+use std::num::NonZeroU64;
 
 use super::Conversation;
 use crate::message::{ContentBlock, Message};
+
+/// The tool call ids of a conversation's messages, extended as messages are
+/// appended, so that checking a new message's ids costs the same however
+/// long the conversation is. Valid while the message at its end still bears
+/// the stamp it had (a held message that changes is restamped, see
+/// [`Conversation`]); rebuilt otherwise.
+#[derive(Clone, Default)]
+pub(crate) struct CallIds {
+    /// How many messages `ids` covers.
+    covered: usize,
+    /// The stamp of message `covered - 1`.
+    last: Option<NonZeroU64>,
+    ids: HashSet<String>,
+}
+
+impl CallIds {
+    /// Brings the ids up to date with `messages`.
+    fn update(&mut self, messages: &[Message]) {
+        let current = self.covered == 0
+            || (self.last.is_some() && messages.get(self.covered - 1).and_then(Message::stamp) == self.last);
+        if !current {
+            *self = Self::default();
+        }
+        for message in &messages[self.covered..] {
+            self.ids.extend(message.tool_calls().map(|call| call.id.clone()));
+        }
+        self.covered = messages.len();
+        self.last = messages.last().and_then(Message::stamp);
+    }
+}
+
+/// Not part of a conversation's value: derived from its messages.
+impl PartialEq for CallIds {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
 
 impl Conversation {
     /// Renames the tool calls of `message` (about to be appended) whose id is
     /// empty or already used, here or earlier in the conversation: `dup`
     /// becomes `dup_2`, an empty id `call_1`. Returns the renames, `(old, new)`.
-    pub(crate) fn make_call_ids_unique(&self, message: &mut Message) -> Vec<(String, String)> {
-        let mut used: HashSet<String> = self.iter().flat_map(Message::tool_calls).map(|call| call.id.clone()).collect();
+    pub(crate) fn make_call_ids_unique(&mut self, message: &mut Message) -> Vec<(String, String)> {
+        self.call_ids.update(&self.messages);
+        let earlier = &self.call_ids.ids;
+        // This message's ids so far; the conversation's stay as they are until it is appended.
+        let mut own: HashSet<String> = HashSet::new();
         let mut renamed = Vec::new();
         for block in &mut message.content {
             let ContentBlock::ToolCall(call) = block else { continue };
-            if !call.id.is_empty() && used.insert(call.id.clone()) {
+            let used = |id: &str, own: &HashSet<String>| earlier.contains(id) || own.contains(id);
+            if !call.id.is_empty() && !used(&call.id, &own) {
+                own.insert(call.id.clone());
                 continue;
             }
             let base = if call.id.is_empty() { "call" } else { call.id.as_str() };
             let first = if call.id.is_empty() { 1 } else { 2 };
             // One more candidate than there are used ids: one of them is free.
-            let fresh = (first..=first + used.len())
+            let fresh = (first..=first + earlier.len() + own.len())
                 .map(|n| format!("{base}_{n}"))
-                .find(|id| !used.contains(id))
+                .find(|id| !used(id, &own))
                 .unwrap_or_default();
-            used.insert(fresh.clone());
+            own.insert(fresh.clone());
             renamed.push((std::mem::replace(&mut call.id, fresh.clone()), fresh));
         }
         renamed
@@ -63,5 +106,18 @@ mod tests {
         let ids: Vec<&str> = message.tool_calls().map(|call| call.id.as_str()).collect();
         assert_eq!(ids, ["dup", "dup_2", "call_1", "a_2", "dup_2_2", "call_2"]);
         assert_eq!(renamed.len(), 5);
+        // Once appended, its ids are used too; a message never appended leaves none behind.
+        conversation.push(message);
+        let mut unsent = calls(&["b"]);
+        assert!(conversation.make_call_ids_unique(&mut unsent).is_empty());
+        let mut next = calls(&["dup", "b"]);
+        conversation.make_call_ids_unique(&mut next);
+        let ids: Vec<&str> = next.tool_calls().map(|call| call.id.as_str()).collect();
+        assert_eq!(ids, ["dup_3", "b"]);
+        // A rewritten history (compaction restamps) is indexed afresh.
+        let mut rewritten = Conversation::from(vec![calls(&["x"])]);
+        let mut again = calls(&["a", "x"]);
+        rewritten.make_call_ids_unique(&mut again);
+        assert_eq!(again.tool_calls().map(|call| call.id.as_str()).collect::<Vec<_>>(), ["a", "x_2"]);
     }
 }

@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role, ToolResult};
 
-#[cfg(feature = "http")]
 pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
+#[cfg(feature = "http")]
 pub(crate) use view::needs_view;
 pub use view::{RequestView, ViewRewrites};
-pub(crate) use view::{rewritten_messages, view_for, view_without_tools};
+pub(crate) use view::{RewriteScan, view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.
 ///
@@ -31,10 +31,19 @@ pub(crate) use view::{rewritten_messages, view_for, view_without_tools};
 // handed out, and messages are never removed, inserted or reordered. A method
 // that must break this (say, a compaction that rewrites the history) restamps
 // every message from the first one it changes to the end.
-#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Default, PartialEq, Serialize, Deserialize)]
 #[serde(from = "Stored")]
 pub struct Conversation {
     messages: Vec<Message>,
+    /// The ids of the calls in `messages`, for renaming a repeated one.
+    #[serde(skip)]
+    call_ids: call_ids::CallIds,
+}
+
+impl std::fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation").field("messages", &self.messages).finish_non_exhaustive()
+    }
 }
 
 /// A conversation as serialised; deserialising goes through [`Conversation::from`],
@@ -140,7 +149,7 @@ impl Conversation {
 impl From<Vec<Message>> for Conversation {
     fn from(mut messages: Vec<Message>) -> Self {
         messages.iter_mut().for_each(Message::restamp);
-        Self { messages }
+        Self { messages, call_ids: call_ids::CallIds::default() }
     }
 }
 

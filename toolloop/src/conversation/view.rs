@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::num::NonZeroU64;
 
 use super::Conversation;
 use crate::message::{ContentBlock, Message};
@@ -171,6 +172,52 @@ pub(crate) fn rewritten_messages(messages: &[Message], provider: &str, tools_off
         .count()
 }
 
+/// [`rewritten_messages`] along one run, for the usual case where nothing
+/// is rewritten: the messages a previous call found clean (none needing a
+/// view for the same provider and tools) are not looked at again, so the
+/// cost of a call stays flat as the conversation grows. Valid while the
+/// request's first message and the message at the end of the clean prefix
+/// bear the stamps they had (stamps are never reused, and a held message
+/// that changes is restamped).
+#[derive(Debug, Default)]
+pub(crate) struct RewriteScan {
+    clean: Option<CleanPrefix>,
+}
+
+#[derive(Debug)]
+struct CleanPrefix {
+    provider: String,
+    tools_offered: bool,
+    first: NonZeroU64,
+    /// How many messages are clean, and the stamp of the last of them.
+    len: usize,
+    last: NonZeroU64,
+}
+
+impl RewriteScan {
+    /// How many of `messages` the view for `provider` rewrites (see [`rewritten_messages`]).
+    pub(crate) fn rewritten(&mut self, messages: &[Message], provider: &str, tools_offered: bool) -> usize {
+        let known = self.clean.as_ref().filter(|clean| {
+            clean.provider == provider
+                && clean.tools_offered == tools_offered
+                && messages.first().and_then(Message::stamp) == Some(clean.first)
+                && messages.get(clean.len - 1).and_then(Message::stamp) == Some(clean.last)
+        });
+        let from = known.map_or(0, |clean| clean.len);
+        if messages[from..].iter().any(|message| needs_view(message, provider, tools_offered)) {
+            self.clean = None;
+            return rewritten_messages(messages, provider, tools_offered);
+        }
+        self.clean = match (messages.first().and_then(Message::stamp), messages.last().and_then(Message::stamp)) {
+            (Some(first), Some(last)) => {
+                Some(CleanPrefix { provider: provider.to_owned(), tools_offered, first, len: messages.len(), last })
+            }
+            _ => None,
+        };
+        0
+    }
+}
+
 /// Whether `message` holds tool calls made through a provider other than `provider`.
 fn has_foreign_calls(message: &Message, provider: &str) -> bool {
     message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
@@ -291,5 +338,23 @@ mod tests {
         assert_eq!(view.messages[1].tool_calls().count(), 1);
         assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
         assert!(matches!(conversation.view_for("anthropic"), Cow::Owned(_)));
+    }
+
+    #[test]
+    fn a_run_scans_each_message_once_and_counts_as_a_fresh_scan() {
+        let mut conversation = with_call_from(Some("openai"));
+        let mut scan = super::RewriteScan::default();
+        assert_eq!(scan.rewritten(conversation.messages(), "openai", true), 0);
+        conversation.push(Message::assistant("more"));
+        assert_eq!(scan.rewritten(conversation.messages(), "openai", true), 0);
+        // Another provider, or no tools: rewritten, counted as a full scan counts.
+        for (provider, tools) in [("anthropic", true), ("openai", false), ("openai", true)] {
+            let fresh = super::rewritten_messages(conversation.messages(), provider, tools);
+            assert_eq!(scan.rewritten(conversation.messages(), provider, tools), fresh, "{provider} {tools}");
+        }
+        assert!(super::rewritten_messages(conversation.messages(), "anthropic", true) > 0);
+        // Copies (no stamps) are scanned whole.
+        let copies = conversation.messages().to_vec();
+        assert_eq!(scan.rewritten(&copies, "anthropic", true), super::rewritten_messages(&copies, "anthropic", true));
     }
 }

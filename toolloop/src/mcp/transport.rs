@@ -299,32 +299,15 @@ fn redacted_url(url: &str) -> String {
     }
 }
 
-/// A reqwest client for MCP over HTTP: rustls with `ring` and the platform
-/// verifier (the TLS configuration is built once per process), no idle
-/// pooling (rmcp's advice: avoids delayed-ACK stalls on reused
-/// connections), and no redirects.
+/// A reqwest client for MCP over HTTP: the providers' TLS stack and
+/// redirect refusal, and no idle pooling (rmcp's advice: avoids delayed-ACK
+/// stalls on reused connections).
 fn http_client() -> Result<reqwest::Client, String> {
-    static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
-    let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone()?;
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
+    crate::providers::client_builder()
+        .map_err(|error| error.to_string())?
         .pool_max_idle_per_host(0)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|error| error.to_string())
-}
-
-fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_platform_verifier()?
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(tls)
 }
 
 #[cfg(test)]

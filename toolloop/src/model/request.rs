@@ -101,9 +101,25 @@ impl<'a> ModelRequest<'a> {
         self
     }
 
-    /// Overrides the reasoning setting for this request (`None`: the model's).
-    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
-        self.reasoning = reasoning;
+    /// Overrides the model's reasoning setting for this request: an effort
+    /// or a whole [`ReasoningConfig`]. Turn reasoning off for one request
+    /// with `with_reasoning(ReasoningEffort::Off)` (or
+    /// [`ReasoningConfig::off`]); a request that says nothing uses the
+    /// model's setting.
+    ///
+    /// ```
+    /// use toolloop::{Message, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    ///
+    /// let history = [Message::user("Plan the trip.")];
+    /// let deep = ModelRequest::new(&history)
+    ///     .with_reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto));
+    /// assert!(deep.reasoning.is_some_and(|r| r.is_on()));
+    /// let quick = ModelRequest::new(&history).with_reasoning(ReasoningEffort::Off);
+    /// assert_eq!(quick.reasoning, Some(ReasoningConfig::off()));
+    /// assert_eq!(ModelRequest::new(&history).reasoning, None, "the model's setting");
+    /// ```
+    pub fn with_reasoning(mut self, reasoning: impl Into<ReasoningConfig>) -> Self {
+        self.reasoning = Some(reasoning.into());
         self
     }
 }

@@ -61,6 +61,9 @@ mod responses;
 #[cfg(feature = "http")]
 pub use detect::{from_env, from_env_or};
 pub use fallback::Fallback;
+/// MCP's HTTP transport builds its client as the providers do.
+#[cfg(feature = "mcp")]
+pub(crate) use http::client_builder;
 #[cfg(feature = "http")]
 pub use http::{
     ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder,

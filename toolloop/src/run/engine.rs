@@ -14,12 +14,13 @@ use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
-use crate::conversation::{CompactionReason, Conversation, rewritten_messages};
+use crate::conversation::{CompactionReason, Conversation};
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent};
 use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
+use crate::usage::Usage;
 
 /// Everything one loop run reads; borrowed, so runs share an agent's setup.
 pub(crate) struct Engine<'a> {
@@ -197,23 +198,37 @@ impl Engine<'_> {
         tally.model_calls += 1;
         self.note_view_rewrites(&request, tally);
         let chat = spans::Chat::start(self.model, &request);
-        let call = self.request(request, attempt, iteration).instrument(chat.span());
+        // The usage a streamed call cut short had reported, for its
+        // `ModelCallDiscarded` event. The run's usage counts answered calls
+        // only, as a non-streamed run's does.
+        let partial = std::sync::Mutex::new(Usage::default());
+        let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
         let outcome = tokio::select! {
             biased;
             () = self.cancel.cancelled() => {
                 let stop = Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall });
-                chat.fail(&stop.termination.name());
-                return Err(stop);
+                Err(stop)
             }
-            () = deadline_passed(self.deadline) => {
-                let stop = self.deadline_stop();
-                chat.fail(&stop.termination.name());
-                return Err(stop);
-            }
-            outcome = call => outcome,
+            () = deadline_passed(self.deadline) => Err(self.deadline_stop()),
+            outcome = call => Ok(outcome),
         };
-        chat.finish(&outcome);
-        Ok(outcome)
+        match outcome {
+            Ok(outcome) => {
+                chat.finish(&outcome);
+                Ok(outcome)
+            }
+            Err(stop) => {
+                chat.fail(&stop.termination.name());
+                // A streamed call cut short may have shown deltas.
+                self.stream_event(|| Progress::ModelCallDiscarded {
+                    attempt,
+                    iteration,
+                    error: stop.termination.to_string(),
+                    usage: partial.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner),
+                });
+                Err(stop)
+            }
+        }
     }
 
     /// Compacts the view one step, records it and tells the hooks; whether
@@ -247,7 +262,7 @@ impl Engine<'_> {
     /// see why the model saw text instead of tool calls.
     fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally) {
         let provider = self.model.provider();
-        let messages = rewritten_messages(request.messages, provider, !request.tools.is_empty());
+        let messages = tally.rewrite_scan.rewritten(request.messages, provider, !request.tools.is_empty());
         if messages == 0 {
             return;
         }
@@ -265,11 +280,13 @@ impl Engine<'_> {
 
     /// The model's response: waited for whole, or streamed (reporting its
     /// deltas) when the run is.
+    /// A streamed call keeps the usage reported so far in `partial`.
     async fn request(
         &self,
         request: ModelRequest<'_>,
         attempt: u32,
         iteration: u32,
+        partial: &std::sync::Mutex<Usage>,
     ) -> Result<ModelResponse, ModelError> {
         let Some(sink) = &self.events else {
             return self.model.complete(request).await;
@@ -283,6 +300,9 @@ impl Engine<'_> {
                 Ok(event)
             });
             match pushed {
+                Ok(StreamEvent::Usage(usage)) => {
+                    *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
+                }
                 Ok(event) => report_delta(sink, &accumulator, event),
                 Err(error) => {
                     failure = Some(error);
@@ -295,7 +315,8 @@ impl Engine<'_> {
             None => accumulator.finish(),
         };
         if let Err(error) = &outcome {
-            sink.send(Progress::ModelCallDiscarded { attempt, iteration, error: error.to_string() });
+            let usage = *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            sink.send(Progress::ModelCallDiscarded { attempt, iteration, error: error.to_string(), usage });
         }
         outcome
     }

@@ -116,6 +116,8 @@ pub(crate) struct Tally {
     /// The view of the conversation the model is sent.
     pub(crate) context: ContextView,
     pub(crate) compactions: Vec<Compaction>,
+    /// What earlier calls found about the view (see `note_view_rewrites`).
+    pub(crate) rewrite_scan: crate::conversation::RewriteScan,
 }
 
 impl Tally {
@@ -136,6 +138,7 @@ impl Tally {
             hook_errors: Mutex::new(Vec::new()),
             context: ContextView::default(),
             compactions: Vec::new(),
+            rewrite_scan: crate::conversation::RewriteScan::default(),
         }
     }
 

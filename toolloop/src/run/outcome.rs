@@ -103,6 +103,18 @@ impl RunError {
         Self { inner: Box::new(Inner { metadata, cause: stop.cause, attempt_failures: Vec::new() }) }
     }
 
+    /// The error of a run that does not start because `conversation` gives
+    /// the model nothing to answer (see [`Termination::NothingToAnswer`]);
+    /// `None` when it ends with a user message (the caller's, or tool results).
+    pub(crate) fn nothing_to_answer(conversation: &crate::Conversation) -> Option<Self> {
+        if conversation.last().is_some_and(|message| message.role == crate::Role::User) {
+            return None;
+        }
+        let termination = Termination::NothingToAnswer;
+        let metadata = super::metadata::Tally::start().finish(termination.clone());
+        Some(Self::new(Stop::new(termination), metadata))
+    }
+
     /// Attaches the failures of an agent's attempts.
     pub(crate) fn with_attempt_failures(mut self, failures: Vec<AttemptFailure>) -> Self {
         self.inner.attempt_failures = failures;

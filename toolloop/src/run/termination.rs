@@ -97,6 +97,10 @@ pub enum Termination {
         /// The attempt.
         attempt: u32,
     },
+    /// The run did not start: the conversation was empty or ended with the
+    /// model's own message, so there was nothing for the model to answer.
+    /// Push the caller's message (`conversation.push_user(..)`) first.
+    NothingToAnswer,
 }
 
 impl Termination {
@@ -147,6 +151,10 @@ impl fmt::Display for Termination {
             Self::SubmitBeforeOutput { attempt } => {
                 write!(f, "attempt {attempt}: `submit` was called before the output tool")
             }
+            Self::NothingToAnswer => f.write_str(
+                "the conversation is empty or ends with the model's own message, so the model has nothing to \
+                 answer: push your message with `conversation.push_user(..)` before running",
+            ),
         }
     }
 }

@@ -218,6 +218,9 @@ impl<S: Send> ToolLoop<S> {
     /// Runs the loop on `conversation`, which must end with the caller's
     /// message. Everything the run does is appended to it, also when it
     /// fails, with every tool call answered.
+    ///
+    /// An empty conversation, or one ending with the model's message, is
+    /// rejected before any model call ([`Termination::NothingToAnswer`]).
     pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
         self.execute(conversation, None).await
     }
@@ -238,6 +241,9 @@ impl<S: Send> ToolLoop<S> {
         conversation: &mut Conversation,
         events: Option<EventSink>,
     ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+        if let Some(error) = RunError::nothing_to_answer(conversation) {
+            return Err(error);
+        }
         let mut tally = Tally::start();
         tally.attempts = 1;
         let engine = Engine {

@@ -76,6 +76,10 @@ pub enum RunEvent<T> {
         iteration: u32,
         /// What went wrong, in words.
         error: String,
+        /// The tokens the call had reported before it failed (providers
+        /// may bill them). The run's usage counts answered calls only, as
+        /// a non-streamed run's does.
+        usage: Usage,
     },
     /// The model call of an iteration answered.
     IterationFinished {
@@ -163,8 +167,8 @@ impl Progress {
                 RunEvent::ToolCallArgumentsDelta { index, fragment, partial }
             }
             Self::ToolCallComplete { index, call } => RunEvent::ToolCallComplete { index, call },
-            Self::ModelCallDiscarded { attempt, iteration, error } => {
-                RunEvent::ModelCallDiscarded { attempt, iteration, error }
+            Self::ModelCallDiscarded { attempt, iteration, error, usage } => {
+                RunEvent::ModelCallDiscarded { attempt, iteration, error, usage }
             }
             Self::IterationFinished { attempt, iteration, usage, stop_reason } => {
                 RunEvent::IterationFinished { attempt, iteration, usage, stop_reason }

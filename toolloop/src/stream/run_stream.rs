@@ -29,10 +29,11 @@ impl EventSink {
 /// The run advances only while the stream is polled. Dropping the stream
 /// cancels the run where it is (mid-delta or mid-tool, as dropping the
 /// future of a non-streamed run does); the conversation keeps only whole
-/// turns up to there, except that a batch of tool calls cut short may be
-/// left unanswered. Cancel through the agent's
-/// [`CancellationToken`](crate::CancellationToken) to end the run with
-/// every call answered.
+/// turns up to there: a model call or a batch of tool calls cut short is
+/// not written at all, so no call is left unanswered. Cancel through the
+/// agent's [`CancellationToken`](crate::CancellationToken) instead to end
+/// with a [`RunEvent::Finished`] that reports the cancellation and to keep
+/// the cut batch, its unfinished calls answered as not executed.
 #[must_use = "a run stream does nothing unless polled"]
 pub struct RunStream<'a, T> {
     run: Option<BoxFuture<'a, Result<RunOutput<T>, RunError>>>,

@@ -9,6 +9,7 @@ use super::wire::{
     OutputBlock, OutputConfig, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
 };
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
+use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
 use crate::model::{CacheTtl, ModelError, ModelRequest, ModelResponse, ReasoningError};
@@ -88,12 +89,23 @@ impl Format for AnthropicMessages {
                 None => System::Text(text),
             }),
         })?;
-        let conversation = cache.conversation().map(cache_control);
-        let ends_with_user = ends_with_user_turn(request.messages);
+        let conversation = cache.conversation().map(cache_control).filter(|_| ends_with_user_turn(request.messages));
+        let mut marked = 0;
         body.messages_then("messages", None::<&()>, |out| match conversation {
-            Some(mark) if ends_with_user => mark_last_block(out, mark),
-            _ => Ok(()),
+            Some(mark) => {
+                let before = out.len();
+                mark_last_block(out, mark)?;
+                marked = out.len() - before;
+                Ok(())
+            }
+            None => Ok(()),
         })?;
+        if let Some(mark) = conversation
+            && let Some(from_end) = previous_mark(request.messages, !request.tools.is_empty(), marked)
+        {
+            // Not written when the bytes there are not the expected turn boundary (then only the cache misses).
+            body.insert_back(from_end, PREVIOUS_MARK_AT, &mark_field(mark)?);
+        }
         let mut tools = tools(request);
         if system.is_none()
             && let Some(last) = tools.last_mut()
@@ -170,11 +182,84 @@ fn mark_last_block(out: &mut Vec<u8>, mark: CacheControl) -> serde_json::Result<
     if !out.ends_with(b"}]}") {
         return Ok(());
     }
+    let at = out.len() - 3;
+    out.splice(at..at, mark_field(mark)?);
+    Ok(())
+}
+
+/// `,"cache_control":{...}`: a breakpoint as the last field of a block.
+fn mark_field(mark: CacheControl) -> serde_json::Result<Vec<u8>> {
     let mut field = b",\"cache_control\":".to_vec();
     serde_json::to_writer(&mut field, &mark)?;
-    let at = out.len() - 3;
-    out.splice(at..at, field);
-    Ok(())
+    Ok(field)
+}
+
+/// How many blocks before a breakpoint the API looks for a cached prefix.
+/// A moving breakpoint alone finds the previous call's entry only when the
+/// last iteration (the assistant turn and the tool results after it) added
+/// at most this many blocks.
+const LOOKBACK_BLOCKS: usize = 20;
+
+/// What the body holds where [`previous_mark`] goes: the end of a user
+/// turn's last block, then the assistant turn after it.
+const PREVIOUS_MARK_AT: &[u8] = b"}]},{\"role\":\"assistant\"";
+
+/// For a request whose last iteration added more blocks than the lookback
+/// (a dozen parallel tool calls, say), a second moving breakpoint where the
+/// previous call had its last one: on the last block of the user turn
+/// before the last assistant turn, so that the previous call's cache entry
+/// is read exactly, however many blocks came after it. With the stable
+/// prefix's and the last turn's that makes three, within the API's four.
+///
+/// Returns how many bytes before the end of the body written so far (the
+/// messages array, closed, whose last turn carries `marked` bytes of
+/// breakpoint) the mark goes, or `None` when the lookback suffices or the
+/// last iteration is not sent as it is (another provider's turn, a request
+/// without tools), where the previous call wrote no entry this one can read.
+/// Costs nothing in the usual case: it counts the last iteration's blocks
+/// and stops.
+fn previous_mark(messages: &[Message], tools_offered: bool, marked: usize) -> Option<usize> {
+    let open = run_start(messages, messages.len());
+    let turn = run_start(messages, open);
+    if open == 0 || turn == 0 || messages[turn].role != Role::Assistant {
+        return None;
+    }
+    let iteration = &messages[turn..];
+    if iteration.iter().map(|message| message.content.len()).sum::<usize>() <= LOOKBACK_BLOCKS
+        || iteration.iter().any(|message| needs_view(message, PROVIDER, tools_offered))
+    {
+        return None;
+    }
+    run_message(&messages[run_start(messages, turn)..turn])?;
+    let (assistant, user) = (run_message(&messages[turn..open])?, run_message(&messages[open..])?);
+    if assistant.content.len() + user.content.len() <= LOOKBACK_BLOCKS {
+        return None;
+    }
+    // `]`, the last turn with its mark, the assistant turn, each after its comma, then the `}]}` the mark precedes.
+    Some(1 + (1 + json_len(&user)? + marked) + (1 + json_len(&assistant)?) + 3)
+}
+
+/// Where the run of same-role messages ending at `end` starts.
+fn run_start(messages: &[Message], end: usize) -> usize {
+    let Some(last) = end.checked_sub(1).map(|index| &messages[index]) else { return 0 };
+    messages[..end].iter().rposition(|message| message.role != last.role).map_or(0, |index| index + 1)
+}
+
+/// The length of `value`'s JSON, without keeping it.
+fn json_len(value: &impl serde::Serialize) -> Option<usize> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).ok()?;
+    Some(count.0)
 }
 
 /// The thinking fields for a call's settings (the request's reasoning
@@ -491,7 +576,7 @@ mod thinking_tests {
     fn the_body_carries_the_thinking_fields_of_the_setting() {
         let history = [Message::user("hi")];
         let model = Anthropic::builder().api_key("k").model("claude-opus-4-6").max_tokens(4096).build().unwrap();
-        let adaptive = ModelRequest::new(&history).with_reasoning(Some(ReasoningEffort::High.into()));
+        let adaptive = ModelRequest::new(&history).with_reasoning(ReasoningEffort::High);
         let body: serde_json::Value = serde_json::from_slice(&model.body(&adaptive, false).unwrap().to_vec()).unwrap();
         assert_eq!(
             (&body["thinking"], &body["output_config"]),
@@ -499,7 +584,7 @@ mod thinking_tests {
         );
 
         let configured = ReasoningConfig::new(ReasoningEffort::Off).with_budget_tokens(2048);
-        let model = model.with_model("claude-sonnet-4-5").with_reasoning(Some(configured));
+        let model = model.with_model("claude-sonnet-4-5").with_reasoning(configured);
         let plain = ModelRequest::new(&history);
         let thinking = thinking_for(model.call_settings(&plain, false)).unwrap().unwrap();
         assert_eq!(thinking.beta, Some("interleaved-thinking-2025-05-14"));
@@ -518,22 +603,22 @@ mod thinking_tests {
             thinking_for(model.call_settings(&small, false)),
             Err(ReasoningError::BudgetNotBelowMaxTokens { .. })
         ));
-        let off = model.clone().with_reasoning(None).with_model("claude-sonnet-4-5");
+        let off = model.clone().with_default_reasoning().with_model("claude-sonnet-4-5");
         let cool = ModelRequest::new(&history).with_temperature(0.3);
         assert_eq!(thinking_for(off.call_settings(&cool, false)), Ok(None));
         // The request's own setting wins over the model's.
-        let request_off = ModelRequest::new(&history).with_reasoning(Some(ReasoningConfig::off()));
+        let request_off = ModelRequest::new(&history).with_reasoning(ReasoningConfig::off());
         assert_eq!(thinking_for(model.call_settings(&request_off, false)), Ok(None));
     }
 }
 
 #[cfg(test)]
 mod body_tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    use super::{ends_with_user_turn, messages, tools};
+    use super::{LOOKBACK_BLOCKS, ends_with_user_turn, messages, needs_view, run_start, tools};
     use crate::conversation::Conversation;
-    use crate::message::Message;
+    use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
     use crate::model::{CacheTtl, ModelRequest, PromptCache};
     use crate::providers::anthropic::wire::MessagesRequest;
     use crate::providers::anthropic::{Anthropic, PROVIDER};
@@ -599,6 +684,22 @@ mod body_tests {
             && let Some(block) = last["content"].as_array_mut().and_then(|content| content.last_mut())
         {
             block["cache_control"] = json!({"type": "ephemeral"});
+            // A last iteration of more than 20 blocks, sent as it is: the previous call's mark too.
+            let raw = request.messages;
+            let own = raw[run_start(raw, run_start(raw, raw.len()))..]
+                .iter()
+                .all(|message| !needs_view(message, PROVIDER, !request.tools.is_empty()));
+            let turns = body["messages"].as_array_mut().unwrap();
+            let blocks = |turn: &Value| turn["content"].as_array().map_or(0, Vec::len);
+            if let [.., previous, assistant, last] = turns.as_mut_slice()
+                && own
+                && previous["role"] == "user"
+                && assistant["role"] == "assistant"
+                && blocks(assistant) + blocks(last) > LOOKBACK_BLOCKS
+                && let Some(block) = previous["content"].as_array_mut().and_then(|content| content.last_mut())
+            {
+                block["cache_control"] = json!({"type": "ephemeral"});
+            }
         }
         // A `Value` holds the temperature as an f64; write it as the f32 it is.
         let text = serde_json::to_string(&body).unwrap();
@@ -673,6 +774,51 @@ mod body_tests {
             conversation.push(Message::assistant(format!("answer {turn}")));
         }
         assert!(prefixes.windows(2).all(|pair| pair[0] == pair[1]), "{prefixes:?}");
+    }
+
+    /// Iterations of a dozen parallel tool calls (more blocks than the
+    /// API's lookback): from the second call on, a second moving mark sits
+    /// where the previous call's last one was, in the cached bytes as in
+    /// bodies rendered afresh, and never more than three marks in all.
+    #[test]
+    fn wide_iterations_mark_where_the_previous_call_ended() {
+        let tools = [ToolDefinition::from_schema("lookup", "Look up.", json!({"type": "object"}))];
+        for model in models() {
+            let mut conversation = Conversation::new();
+            conversation.push_user("Look everything up.");
+            let mut previous: Option<String> = None;
+            for iteration in 0..4 {
+                let request = ModelRequest::new(conversation.messages()).with_system("S").with_tools(&tools);
+                let body = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
+                let copies = conversation.messages().to_vec();
+                let fresh = model.body(&ModelRequest::new(&copies).with_system("S").with_tools(&tools), false).unwrap();
+                assert_eq!(body, String::from_utf8(fresh.to_vec()).unwrap(), "iteration {iteration}");
+                assert_eq!(body, String::from_utf8(reference(&model, &request)).unwrap(), "iteration {iteration}");
+                let parsed: Value = serde_json::from_str(&body).unwrap();
+                if model.model != "claude \"q\"" {
+                    let marks = body.matches("cache_control").count();
+                    assert_eq!(marks, if iteration == 0 { 2 } else { 3 }, "{body}");
+                    // The previous call's last block carries the new second mark.
+                    if let Some(previous) = &previous {
+                        let previous: Value = serde_json::from_str(previous).unwrap();
+                        let ended = previous["messages"].as_array().unwrap().len() - 1;
+                        let block = parsed["messages"][ended]["content"].as_array().unwrap().last().unwrap();
+                        assert!(block.get("cache_control").is_some(), "{block}");
+                    }
+                }
+                previous = Some(body);
+                let calls: Vec<ToolCall> = (0..12)
+                    .map(|n| ToolCall::new(format!("toolu_{iteration}_{n}"), "lookup", json!({"n": n})))
+                    .collect();
+                conversation.push(
+                    Message::new(Role::Assistant, calls.iter().cloned().map(ContentBlock::ToolCall).collect())
+                        .with_provider(PROVIDER),
+                );
+                conversation.push(Message::from_tool_results(
+                    calls.iter().map(|call| ToolResult::success(&call.id, format!("record {}", call.id))),
+                ));
+            }
+        }
     }
 
     #[test]

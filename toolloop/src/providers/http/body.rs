@@ -77,6 +77,16 @@ impl<'b> Body<'b> {
         Ok(())
     }
 
+    /// Inserts `bytes` `from_end` bytes before the end of what is written so
+    /// far, if the body there goes on with `expect`; returns whether it did.
+    /// For per-request data that belongs inside an earlier message (a cache
+    /// breakpoint where the previous call had its last one): a chunk shared
+    /// with the cache is split around the insertion (slicing copies
+    /// nothing), so the cached bytes never change.
+    pub(crate) fn insert_back(&mut self, from_end: usize, expect: &[u8], bytes: &[u8]) -> bool {
+        self.out.insert_back(from_end, expect, bytes)
+    }
+
     /// Ends the body begun by [`open`](Self::open) with the fields of `tail`.
     pub(crate) fn close(&mut self, tail: &impl Serialize) -> serde_json::Result<()> {
         let buf = &mut self.out.buf;
@@ -132,6 +142,43 @@ impl BodyOut {
         };
         self.freeze();
         self.chunks.push(chunk);
+    }
+
+    /// See [`Body::insert_back`].
+    fn insert_back(&mut self, from_end: usize, expect: &[u8], bytes: &[u8]) -> bool {
+        let chunked: usize = self.chunks.iter().map(Bytes::len).sum();
+        let Some(at) = (chunked + self.buf.len()).checked_sub(from_end) else { return false };
+        // The pieces of the body in order (the chunks, then the buffer) and where `at` falls.
+        let piece = |index: usize| -> &[u8] { self.chunks.get(index).map_or(&self.buf, |chunk| chunk) };
+        let (mut index, mut offset) = (0, at);
+        while index < self.chunks.len() && offset >= self.chunks[index].len() {
+            offset -= self.chunks[index].len();
+            index += 1;
+        }
+        let (mut checked, mut from) = (0, offset);
+        for next in index..=self.chunks.len() {
+            let available = &piece(next)[from.min(piece(next).len())..];
+            let take = available.len().min(expect.len() - checked);
+            if available[..take] != expect[checked..checked + take] {
+                return false;
+            }
+            checked += take;
+            from = 0;
+            if checked == expect.len() {
+                break;
+            }
+        }
+        if checked < expect.len() {
+            return false;
+        }
+        if index == self.chunks.len() {
+            self.buf.splice(offset..offset, bytes.iter().copied());
+        } else {
+            let chunk = self.chunks[index].clone();
+            let pieces = [chunk.slice(..offset), Bytes::copy_from_slice(bytes), chunk.slice(offset..)];
+            self.chunks.splice(index..=index, pieces.into_iter().filter(|piece| !piece.is_empty()));
+        }
+        true
     }
 
     fn open_array(&mut self) {
@@ -261,6 +308,27 @@ mod tests {
         body.messages("messages", first.as_ref()).unwrap();
         body.close(&Tail { temperature }).unwrap();
         String::from_utf8(body.finish().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn insertions_land_in_shared_chunks_without_changing_them() {
+        let shared = Bytes::from_static(b",{\"a\":1},{\"b\":2}");
+        let mut messages = |out: &mut BodyOut| {
+            out.push_shared(shared.clone());
+            super::write_element(out.buf(), &3)
+        };
+        let mut body = Body::new(&mut messages);
+        body.open(&Head { model: "m" }).unwrap();
+        body.messages("messages", None::<&()>).unwrap();
+        // Before the `}` of {"a":1}: 12 bytes from the end (`},{"b":2},3]`).
+        assert!(!body.insert_back(12, b"},{\"a\"", b",\"x\":0"), "the body does not go on that way there");
+        assert!(!body.insert_back(1000, b"}", b"!"));
+        assert!(body.insert_back(12, b"},{\"b\"", b",\"x\":0"));
+        assert!(body.insert_back(1, b"]", b",4"));
+        body.close(&Tail { temperature: None }).unwrap();
+        let text = String::from_utf8(body.finish().to_vec()).unwrap();
+        assert_eq!(text, r#"{"model":"m","messages":[{"a":1,"x":0},{"b":2},3,4]}"#);
+        assert_eq!(&shared[..], b",{\"a\":1},{\"b\":2}", "the shared bytes are unchanged");
     }
 
     #[test]

@@ -338,14 +338,18 @@ fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
 /// built once per process; each provider gets its own client (and connection
 /// pool), because pooled connections belong to the runtime that opened them.
 pub(super) fn new_client() -> Result<reqwest::Client, ConfigError> {
+    client_builder()?.build().map_err(|error| ConfigError::Client(error.to_string()))
+}
+
+/// The builder of every HTTP client this crate makes (providers, MCP): the
+/// shared TLS configuration, toolloop's user agent, and no redirects.
+pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, ConfigError> {
     static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
     let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone().map_err(ConfigError::Client)?;
-    reqwest::Client::builder()
+    Ok(reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
-        .redirect(redirect_policy())
-        .build()
-        .map_err(|error| ConfigError::Client(error.to_string()))
+        .redirect(redirect_policy()))
 }
 
 fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {

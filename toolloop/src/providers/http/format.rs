@@ -159,15 +159,23 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// formats that look back (Ollama names a tool result after its call).
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()>;
 
-    /// Checks a success body against the request's size (`body_bytes`), for
-    /// servers that answer a prompt they could not take whole with a
-    /// success (Ollama truncating to its context window).
-    fn check_prompt(&self, _wire: &Self::Response, _body_bytes: usize) -> Result<(), ModelError> {
+    /// Checks the prompt tokens a success reported (its usage's input
+    /// tokens, 0 when not reported) against the request's size
+    /// (`body_bytes`), for servers that answer a prompt they could not take
+    /// whole with a success (Ollama truncating to its context window).
+    /// Streamed responses are checked when their usage arrives.
+    fn check_prompt(&self, _prompt_tokens: u64, _body_bytes: usize) -> Result<(), ModelError> {
         Ok(())
     }
 
     /// The neutral response for a success body.
     fn response(&self, wire: Self::Response) -> Result<ModelResponse, ModelError>;
+
+    /// Sees each success `response` with the request it answers (the
+    /// Responses API remembers a stored response, to continue from it).
+    fn answered(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, response: &ModelResponse) {
+        let _ = (call, request, response);
+    }
 
     /// Whether a call asking for up to `max_tokens` output tokens must be
     /// streamed even when not streamed by the caller (Anthropic refuses

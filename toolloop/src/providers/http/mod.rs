@@ -29,6 +29,8 @@ use std::time::Duration;
 pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
 pub use client::DEFAULT_MAX_RESPONSE_BYTES;
+#[cfg(feature = "mcp")]
+pub(crate) use client::client_builder;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
 pub(crate) use error::{ApiError, kind_for_status};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use futures_util::{StreamExt as _, stream};
+use tracing::Instrument as _;
 
 use super::body::{Body, BodyOut, WireBody};
 use super::body_cache::BodyCache;
@@ -15,6 +16,7 @@ use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
     BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ModelStream, ReasoningConfig, ResponseAccumulator,
+    StreamEvent,
 };
 
 /// A model behind an HTTP API speaking wire format `W`:
@@ -80,10 +82,18 @@ impl<W: WireFormat> HttpModel<W> {
         self
     }
 
-    /// The same client with another reasoning setting (`None`: the API's
-    /// default); [`ModelRequest::reasoning`] overrides it per request.
-    pub fn with_reasoning(mut self, reasoning: Option<ReasoningConfig>) -> Self {
-        self.reasoning = reasoning;
+    /// The same client with another reasoning setting (an effort or a whole
+    /// [`ReasoningConfig`]; `ReasoningEffort::Off` turns it off);
+    /// [`ModelRequest::reasoning`] overrides it per request.
+    pub fn with_reasoning(mut self, reasoning: impl Into<ReasoningConfig>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
+    /// The same client with no reasoning setting: requests send no
+    /// reasoning field, so the API's default applies.
+    pub fn with_default_reasoning(mut self) -> Self {
+        self.reasoning = None;
         self
     }
 
@@ -119,6 +129,12 @@ impl<W: WireFormat> HttpModel<W> {
         }
     }
 
+    /// The wire format, with its settings and what it keeps.
+    #[cfg(test)]
+    pub(crate) fn format(&self) -> &W {
+        &self.shared.format
+    }
+
     /// How many runs the cache rendered for the conversation starting with
     /// `first`, and how many messages that covers.
     #[cfg(test)]
@@ -137,8 +153,10 @@ impl<W: WireFormat> HttpModel<W> {
         let body_bytes = body.len();
         dump_request(W::PROVIDER, http.url(), &body);
         let wire: W::Response = http.post_json(body, &headers).await?;
-        self.shared.format.check_prompt(&wire, body_bytes)?;
-        self.shared.format.response(wire)
+        let response = self.shared.format.response(wire)?;
+        self.shared.format.check_prompt(response.usage.input_tokens, body_bytes)?;
+        self.shared.format.answered(self.call_settings(&request, false), &request, &response);
+        Ok(response)
     }
 
     /// Opens a streamed call: the body with streaming on, posted with
@@ -148,13 +166,24 @@ impl<W: WireFormat> HttpModel<W> {
         let http = &self.shared.http;
         let headers = self.shared.format.prepare(self.call_settings(&request, true), &request)?;
         let body = self.body(&request, true).map_err(|error| http.body_error(&error))?;
+        let body_bytes = body.len();
         dump_request(W::PROVIDER, http.url(), &body);
         let bytes = http.post_stream(body, &headers).await?;
         let frames = match W::FRAMING {
             Framing::Sse => sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES).boxed(),
             Framing::Ndjson => ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES).boxed(),
         };
-        Ok(Box::pin(decode_frames(frames, self.shared.format.stream_decoder())))
+        let shared = Arc::clone(&self.shared);
+        let events = decode_frames(frames, self.shared.format.stream_decoder()).map(move |event| match event {
+            // The prompt is checked as for a whole response: a truncated
+            // prompt fails the call instead of being answered.
+            Ok(StreamEvent::Usage(usage)) => match shared.format.check_prompt(usage.input_tokens, body_bytes) {
+                Ok(()) => Ok(StreamEvent::Usage(usage)),
+                Err(error) => Err(error),
+            },
+            other => other,
+        });
+        Ok(Box::pin(events))
     }
 }
 
@@ -188,9 +217,12 @@ impl<W: WireFormat> Model for HttpModel<W> {
     }
 
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
-        Box::pin(stream::once(self.open_stream(request)).flat_map(|opened| match opened {
+        let trace = CallTrace::start(W::PROVIDER, &self.model, &request);
+        let opened = self.open_stream(request).instrument(trace.span());
+        let events = stream::once(opened).flat_map(|opened| match opened {
             Ok(events) => events,
             Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
-        }))
+        });
+        Box::pin(events.inspect(move |event| trace.observe(event)))
     }
 }

@@ -7,7 +7,7 @@ use tracing::Instrument as _;
 use tracing::{Level, Span, field};
 
 use crate::message::{ContentBlock, Message};
-use crate::model::{BoxFuture, ModelError, ModelRequest, ModelResponse};
+use crate::model::{BoxFuture, ModelError, ModelRequest, ModelResponse, StreamEvent};
 
 /// Tracks one model call: a `model_call` span carrying provider, model,
 /// usage, stop reason and latency, and at debug level a line per message
@@ -71,6 +71,33 @@ impl CallTrace {
     }
 
     /// Records the outcome on the span.
+    /// Records what a streamed call's `event` tells: its usage, and at the
+    /// end its stop reason or error, with the latency.
+    pub(crate) fn observe(&self, event: &Result<StreamEvent, ModelError>) {
+        match event {
+            Ok(StreamEvent::Usage(usage)) => {
+                self.span.record("input_tokens", usage.input_tokens);
+                self.span.record("output_tokens", usage.output_tokens);
+                self.span.record("cache_read_tokens", usage.cache_read_tokens);
+                self.span.record("cache_write_tokens", usage.cache_write_tokens);
+            }
+            Ok(StreamEvent::Finished { stop_reason }) => {
+                self.record_latency();
+                self.span.record("stop_reason", field::debug(stop_reason));
+            }
+            Err(error) => {
+                self.record_latency();
+                self.span.record("error", field::display(error));
+            }
+            Ok(_) => {}
+        }
+    }
+
+    fn record_latency(&self) {
+        let latency = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.span.record("latency_ms", latency);
+    }
+
     pub(crate) fn finish(&self, result: &Result<ModelResponse, ModelError>) {
         let latency = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.span.record("latency_ms", latency);

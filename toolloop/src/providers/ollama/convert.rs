@@ -67,11 +67,12 @@ impl Format for OllamaChat {
 
     /// A server that truncated anyway reports a prompt no longer than the
     /// window for a body that cannot have fit it.
-    fn check_prompt(&self, wire: &ChatResponse, body_bytes: usize) -> Result<(), ModelError> {
+    fn check_prompt(&self, prompt_tokens: u64, body_bytes: usize) -> Result<(), ModelError> {
         let Some(window) = self.num_ctx.map(u64::from) else { return Ok(()) };
         let at_least = u64::try_from(body_bytes / 6).unwrap_or(u64::MAX);
-        match wire.prompt_eval_count {
-            Some(counted) if at_least > window && counted <= window => Err(ModelError::new(
+        match prompt_tokens {
+            // 0: the server did not say (`prompt_eval_count` missing).
+            counted if counted > 0 && at_least > window && counted <= window => Err(ModelError::new(
                 ModelErrorKind::ContextOverflow,
                 PROVIDER,
                 format!(

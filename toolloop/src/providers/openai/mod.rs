@@ -48,10 +48,13 @@ pub type OpenAiBuilder = HttpModelBuilder<OpenAiChat>;
 /// Its provider name is `"openai-responses"`: reasoning items and tool calls
 /// it made go back only to it, and a switch to another provider (or to the
 /// Chat Completions [`OpenAi`]) leaves its encrypted reasoning out and shows
-/// its tool calls as text. Stateless: every call sends the whole
+/// its tool calls as text. Stateless by default: every call sends the whole
 /// conversation with `store: false` and asks for the reasoning encrypted
 /// (`include: ["reasoning.encrypted_content"]`), so nothing is kept on
-/// OpenAI's side. Turn reasoning on with
+/// OpenAI's side;
+/// [`chain_responses`](OpenAiResponsesBuilder::chain_responses) stores
+/// responses and sends only new items with `previous_response_id`. Turn
+/// reasoning on with
 /// [`reasoning`](HttpModelBuilder::reasoning) (`reasoning.effort`, and
 /// `reasoning.summary` with [`ReasoningConfig::with_summary`](crate::ReasoningConfig::with_summary)).
 pub type OpenAiResponses = HttpModel<OpenAiResponsesApi>;

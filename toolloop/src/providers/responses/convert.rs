@@ -11,7 +11,7 @@ use super::wire::{
 };
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use crate::model::reasoning::openai::responses_reasoning;
-use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
+use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolDefinition;
@@ -20,6 +20,9 @@ use crate::usage::Usage;
 /// What asks the model to return its reasoning encrypted, so that a
 /// stateless (`store: false`) conversation can send it back.
 pub(crate) const INCLUDE_ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
+
+/// The error code of a prompt that does not fit the model's context window.
+const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
 
 /// Everything a request body is made of: the reference the model's body
 /// is checked against, and the chained (`previous_response_id`) body.
@@ -37,10 +40,12 @@ pub(crate) struct ResponsesInputs<'a> {
     pub(crate) temperature: Option<f32>,
     /// The reasoning setting: the request's, else the client's.
     pub(crate) reasoning: Option<ReasoningConfig>,
-    /// `Some`: continue that stored response (`store: true`), sending only
-    /// new items. `None`: stateless (`store: false`), encrypted reasoning
-    /// included and sent back.
+    /// `Some`: continue that stored response, sending only new items.
+    /// `None`: the whole conversation.
     pub(crate) previous_response_id: Option<&'a str>,
+    /// Whether the response is stored (`store: true`), so that the next
+    /// request can continue it. Encrypted reasoning is asked for either way.
+    pub(crate) store: bool,
 }
 
 #[cfg_attr(not(test), allow(dead_code))]
@@ -64,6 +69,7 @@ impl<'a> ResponsesInputs<'a> {
             temperature: request.temperature.or(temperature),
             reasoning: request.reasoning.or(configured),
             previous_response_id: None,
+            store: false,
         }
     }
 }
@@ -71,18 +77,17 @@ impl<'a> ResponsesInputs<'a> {
 /// The request body for `inputs`.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn render(inputs: &ResponsesInputs<'_>) -> serde_json::Result<Vec<u8>> {
-    let stateless = inputs.previous_response_id.is_none();
     let body = ResponsesRequest {
         model: inputs.model,
         instructions: inputs.instructions,
+        previous_response_id: inputs.previous_response_id,
         input: input_items(inputs.messages),
         tools: inputs.tools.iter().map(|tool| function_tool(tool, inputs.strict_tools)).collect(),
         max_output_tokens: inputs.max_output_tokens,
         temperature: inputs.temperature,
         reasoning: inputs.reasoning.as_ref().and_then(|config| responses_reasoning(config, inputs.model)),
-        store: !stateless,
-        include: if stateless { vec![INCLUDE_ENCRYPTED_REASONING] } else { Vec::new() },
-        previous_response_id: inputs.previous_response_id,
+        store: inputs.store,
+        include: [INCLUDE_ENCRYPTED_REASONING],
     };
     serde_json::to_vec(&body)
 }
@@ -213,7 +218,10 @@ impl TryFrom<ResponsesResponse> for ModelResponse {
     fn try_from(wire: ResponsesResponse) -> Result<Self, ModelError> {
         if wire.status.as_deref() == Some("failed") {
             let (code, message) = wire.error.map(|e| (e.code, e.message)).unwrap_or_default();
-            return Err(ModelError::new(ModelErrorKind::Server, PROVIDER, message).with_error_type(code));
+            // A failed response names its cause by code; the prompt that did not fit is the caller's to fix.
+            let overflow = code.as_deref() == Some(CONTEXT_LENGTH_EXCEEDED);
+            let error = ModelError::new(ModelErrorKind::Server, PROVIDER, message).with_error_type(code);
+            return Err(if overflow { error.with_context_overflow(ContextOverflow::new(None, None)) } else { error });
         }
         let mut content = Vec::new();
         let mut refused = false;
@@ -483,11 +491,11 @@ mod tests {
         assert_eq!((&body["temperature"], body.get("reasoning")), (&json!(0.5), None));
 
         let new = [Message::from_tool_results([ToolResult::success("call_a", "sunny")])];
-        let chained = ResponsesInputs { messages: &new, previous_response_id: Some("resp_1"), ..inputs };
+        let chained = ResponsesInputs { messages: &new, previous_response_id: Some("resp_1"), store: true, ..inputs };
         let body = render_json(&chained);
         assert_eq!(
-            (&body["store"], &body["previous_response_id"], body.get("include")),
-            (&json!(true), &json!("resp_1"), None)
+            (&body["store"], &body["previous_response_id"], &body["include"]),
+            (&json!(true), &json!("resp_1"), &json!(["reasoning.encrypted_content"]))
         );
         assert_eq!(body["input"], json!([{"type": "function_call_output", "call_id": "call_a", "output": "sunny"}]));
     }

@@ -2,26 +2,82 @@
 
 use serde::Serialize;
 
+use super::chain::ResponseChains;
 use super::convert::{INCLUDE_ENCRYPTED_REASONING, error_body, function_tool, input_items};
 use super::stream::ResponsesStreamDecoder;
-use super::wire::{FunctionTool, ResponsesResponse};
+use super::wire::{FunctionTool, InputItem, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
 use crate::model::reasoning::openai::{ResponsesReasoning, responses_reasoning};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
-use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL};
+use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesBuilder, PromptCacheRetention};
 
 /// The OpenAI Responses API wire format (`POST {base}/responses`): the `W`
 /// of [`OpenAiResponses`](crate::providers::openai::OpenAiResponses).
 ///
-/// Stateless: every request sends the whole conversation with
+/// Stateless by default: every request sends the whole conversation with
 /// `store: false` and `include: ["reasoning.encrypted_content"]`, so that
 /// reasoning items come back encrypted and go back byte for byte, each
-/// directly before the items that followed it.
+/// directly before the items that followed it. With
+/// [`chain_responses`](crate::providers::openai::OpenAiResponsesBuilder::chain_responses)
+/// responses are stored and continued with `previous_response_id`.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
-pub struct OpenAiResponsesApi {}
+pub struct OpenAiResponsesApi {
+    /// `Some` when responses are stored and continued.
+    chains: Option<ResponseChains>,
+    prompt_cache_key: Option<String>,
+    prompt_cache_retention: Option<PromptCacheRetention>,
+}
+
+impl OpenAiResponsesBuilder {
+    /// Stores each response on OpenAI's side (`store: true`) and continues
+    /// it with `previous_response_id`, sending only the items that are new
+    /// since (the tool results, a user message) instead of the whole
+    /// conversation (default: off, stateless).
+    ///
+    /// The API continues only a response that was stored, so with this on
+    /// every request is sent with `store: true`; OpenAI keeps stored
+    /// responses for 30 days (not under Zero Data Retention, where only
+    /// the stateless default works). A request is sent whole, as without
+    /// this, and continued from then on, whenever the conversation is not
+    /// exactly the one the last stored response covers plus what came
+    /// after it: the first call, another model or provider answered in
+    /// between (a switch, a [`Fallback`](crate::providers::Fallback)), a
+    /// history that was compacted, edited, cloned or deserialised, or a
+    /// request that offers no tools. Reasoning is still returned encrypted
+    /// and kept in the conversation, so a request sent whole works even
+    /// once the stored response is gone. A chained request that fails (say
+    /// the stored response was deleted: `previous_response_not_found`)
+    /// makes the next one go whole. Streamed calls (`run_stream`) are sent
+    /// whole (and stored) for now.
+    ///
+    /// Saves the bytes of resending a long conversation; the tokens billed
+    /// are the same (the stored input counts as input again, cached or not).
+    pub fn chain_responses(mut self, chain: bool) -> Self {
+        self.format.chains = chain.then(ResponseChains::default);
+        self
+    }
+
+    /// Sets `prompt_cache_key`: as for Chat Completions
+    /// ([`OpenAiBuilder::prompt_cache_key`](crate::providers::openai::OpenAiBuilder::prompt_cache_key)),
+    /// OpenAI caches prompts of 1,024 tokens or more on its own, and one
+    /// key per workload that shares a long prefix raises the hit rate.
+    /// Request bodies keep their prefixes byte-stable from call to call.
+    /// Cached input is reported as [`Usage::cache_read_tokens`](crate::Usage::cache_read_tokens).
+    pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.format.prompt_cache_key = Some(key.into());
+        self
+    }
+
+    /// Sets how long cached prompt prefixes are kept (`prompt_cache_retention`;
+    /// default: the API's).
+    pub fn prompt_cache_retention(mut self, retention: PromptCacheRetention) -> Self {
+        self.format.prompt_cache_retention = Some(retention);
+        self
+    }
+}
 
 /// The fields of the request body before `input`.
 #[derive(Serialize)]
@@ -29,6 +85,17 @@ struct Head<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<&'a str>,
+}
+
+/// The fields of a request continuing a stored response, up to and with
+/// the new items.
+#[derive(Serialize)]
+struct ChainedHead<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    previous_response_id: &'a str,
+    input: Vec<InputItem<'a>>,
 }
 
 /// The fields of the request body after `input`.
@@ -44,6 +111,10 @@ struct Tail<'a> {
     reasoning: Option<ResponsesReasoning>,
     store: bool,
     include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
 }
@@ -59,23 +130,42 @@ impl Format for OpenAiResponsesApi {
     type Response = ResponsesResponse;
     type Decoder = ResponsesStreamDecoder;
 
-    /// The same bytes as [`render`](super::convert::render) of the whole,
-    /// stateless request.
+    /// The same bytes as [`render`](super::convert::render) of the request:
+    /// the whole conversation, or only what is new since the stored
+    /// response it continues.
     fn write_body(
         &self,
         call: CallSettings<'_>,
         request: &ModelRequest<'_>,
         body: &mut Body<'_>,
     ) -> serde_json::Result<()> {
-        body.open(&Head { model: call.model, instructions: request.system.filter(|s| !s.is_empty()) })?;
-        body.messages("input", None::<&()>)?;
+        let instructions = request.system.filter(|s| !s.is_empty());
+        // A streamed response is not remembered (see `chain_responses`), so a streamed call is sent whole.
+        let continuation = self
+            .chains
+            .as_ref()
+            .filter(|_| !call.stream)
+            .and_then(|chains| chains.continuation(call.model, request.messages, !request.tools.is_empty()));
+        if let Some(continuation) = &continuation {
+            body.open(&ChainedHead {
+                model: call.model,
+                instructions,
+                previous_response_id: &continuation.previous_response_id,
+                input: input_items(&request.messages[continuation.new_from..]),
+            })?;
+        } else {
+            body.open(&Head { model: call.model, instructions })?;
+            body.messages("input", None::<&()>)?;
+        }
         body.close(&Tail {
             tools: request.tools.iter().map(|tool| function_tool(tool, request.strict_tools)).collect(),
             max_output_tokens: call.max_tokens,
             temperature: call.temperature,
             reasoning: call.reasoning.and_then(|config| responses_reasoning(config, call.model)),
-            store: false,
+            store: self.chains.is_some(),
             include: [INCLUDE_ENCRYPTED_REASONING],
+            prompt_cache_key: self.prompt_cache_key.as_deref(),
+            prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
             stream: call.stream,
         })
     }
@@ -86,6 +176,12 @@ impl Format for OpenAiResponsesApi {
 
     fn response(&self, wire: ResponsesResponse) -> Result<ModelResponse, ModelError> {
         ModelResponse::try_from(wire)
+    }
+
+    fn answered(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, response: &ModelResponse) {
+        if let Some(chains) = &self.chains {
+            chains.record(call.model, request.messages, response);
+        }
     }
 
     fn stream_decoder(&self) -> ResponsesStreamDecoder {
@@ -150,5 +246,41 @@ mod tests {
             );
             conversation.push_user("and tomorrow?");
         }
+    }
+
+    #[test]
+    fn a_chained_model_continues_its_stored_response_with_the_reference_body() {
+        let model: OpenAiResponses =
+            OpenAi::responses().api_key("k").model("gpt-5.1").chain_responses(true).build().unwrap();
+        let tools = [ToolDefinition::from_schema("weather", "Weather.", json!({"type": "object"}))];
+        let mut conversation = Conversation::new();
+        conversation.push_user("weather?");
+        let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
+        let first = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
+        let whole = render(&ResponsesInputs {
+            store: true,
+            ..ResponsesInputs::from_request("gpt-5.1", None, None, None, &request)
+        })
+        .unwrap();
+        assert_eq!(first, String::from_utf8(whole).unwrap(), "nothing stored yet: sent whole, stored");
+
+        let answer = crate::ModelResponse::from_tool_calls([ToolCall::new("call_1", "weather", json!({}))])
+            .with_id("resp_1")
+            .with_provider("openai-responses");
+        let call = model.call_settings(&request, false);
+        crate::providers::http::Format::answered(model.format(), call, &request, &answer);
+        conversation.push(answer.to_message("openai-responses"));
+        conversation.push(Message::from_tool_results([ToolResult::success("call_1", "sunny")]));
+        let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
+        let chained = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
+        let reference = render(&ResponsesInputs {
+            messages: &conversation.messages()[2..],
+            previous_response_id: Some("resp_1"),
+            store: true,
+            ..ResponsesInputs::from_request("gpt-5.1", None, None, None, &request)
+        })
+        .unwrap();
+        assert_eq!(chained, String::from_utf8(reference).unwrap());
+        assert!(chained.contains(r#""previous_response_id":"resp_1","input":[{"type":"function_call_output""#));
     }
 }

@@ -9,13 +9,16 @@
 //! `include: ["reasoning.encrypted_content"]` so that each reasoning item
 //! comes back encrypted and is sent again, byte for byte, directly before
 //! the items that followed it. Function calls and their outputs pair by
-//! `call_id`. With a `previous_response_id` the response is stored
-//! (`store: true`) and only the new items are sent.
+//! `call_id`. With
+//! [`chain_responses`](crate::providers::openai::OpenAiResponsesBuilder::chain_responses)
+//! responses are stored (`store: true`) and continued with
+//! `previous_response_id`, sending only the new items (`chain`).
 //!
 //! Item ids of messages and function calls are not kept: the API takes them
 //! as optional, and stateless requests need only the reasoning items' ids
 //! and encrypted content.
 
+mod chain;
 pub(crate) mod convert;
 mod format;
 mod stream;

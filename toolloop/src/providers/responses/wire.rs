@@ -14,6 +14,10 @@ pub(super) struct ResponsesRequest<'a> {
     pub(super) model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) instructions: Option<&'a str>,
+    /// The stored response this request continues (`input` then holds only
+    /// the new items).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) previous_response_id: Option<&'a str>,
     pub(super) input: Vec<InputItem<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) tools: Vec<FunctionTool<'a>>,
@@ -23,12 +27,10 @@ pub(super) struct ResponsesRequest<'a> {
     pub(super) temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) reasoning: Option<ResponsesReasoning>,
-    /// `false` keeps nothing on OpenAI's side: every call sends the whole input.
+    /// `false` keeps nothing on OpenAI's side: every call sends the whole
+    /// input. Only a stored response can be continued.
     pub(super) store: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) include: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) previous_response_id: Option<&'a str>,
+    pub(super) include: [&'static str; 1],
 }
 
 /// One item of `input`.

@@ -1,0 +1,17 @@
+use toolloop::testing::ScriptedModel;
+use toolloop::Agent;
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Report {
+    title: String,
+}
+
+fn main() {
+    let _agent = Agent::builder()
+        .model(ScriptedModel::new())
+        .output::<Report>()
+        .reflection(|report: &Report| {
+            println!("{report:?}");
+        })
+        .build();
+}
