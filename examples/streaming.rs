@@ -123,8 +123,8 @@ fn sse_frame(event: &RunEvent<String>) -> String {
             json!({ "index": index, "fragment": fragment, "arguments": partial })
         }
         RunEvent::ToolCallComplete { index, call } => json!({ "index": index, "call": call }),
-        RunEvent::ModelCallDiscarded { attempt, iteration, error } => {
-            json!({ "attempt": attempt, "iteration": iteration, "error": error })
+        RunEvent::ModelCallDiscarded { attempt, iteration, error, usage } => {
+            json!({ "attempt": attempt, "iteration": iteration, "error": error, "usage": usage })
         }
         RunEvent::IterationFinished { attempt, iteration, usage, stop_reason } => {
             json!({ "attempt": attempt, "iteration": iteration, "usage": usage, "stop_reason": stop_reason })
