@@ -214,23 +214,38 @@ impl Parser<'_> {
         let start = self.at;
         let mut i = start + 1;
         let mut last_escape = None;
-        while let Some(&byte) = bytes.get(i) {
-            match byte {
+        // Without escapes and control characters the text is the value:
+        // taken as it is, without `serde_json` going over it again.
+        let mut plain = true;
+        while let Some(found) = special_byte(bytes, i) {
+            match bytes[found] {
                 b'"' => {
-                    self.at = i + 1;
-                    return match serde_json::from_str(&self.text[start..=i]) {
+                    self.at = found + 1;
+                    if plain {
+                        return Token::Complete(Value::String(self.text[start + 1..found].to_owned()));
+                    }
+                    return match serde_json::from_str(&self.text[start..=found]) {
                         Ok(text) => Token::Complete(Value::String(text)),
                         Err(_) => Token::Invalid,
                     };
                 }
                 b'\\' => {
-                    last_escape = Some(i);
-                    i += 2;
+                    plain = false;
+                    last_escape = Some(found);
+                    i = found + 2;
                 }
-                _ => i += 1,
+                // A control character, which JSON strings may not hold
+                // raw: `serde_json` rejects it.
+                _ => {
+                    plain = false;
+                    i = found + 1;
+                }
             }
         }
         self.at = bytes.len();
+        if plain {
+            return Token::Partial(Some(Value::String(self.text[start + 1..].to_owned())));
+        }
         Token::Partial(partial_string(&self.text[start..], last_escape.map(|at| at - start)))
     }
 
@@ -286,6 +301,33 @@ impl Frame {
             Self::Object(map, _) => Value::Object(map),
         }
     }
+}
+
+/// The position of the first byte at or after `from` that ends a plain run
+/// of string text: `"`, `\\` or a control character. Streamed arguments are
+/// parsed again at every delta, and long strings (a document in an output
+/// tool) dominate that: eight bytes are tested at once (the classic borrow
+/// tests, exact about whether a word holds a byte equal to, or less than, a
+/// given one); the byte loop then finds where.
+fn special_byte(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    let has_below = |word: u64, byte: u8| word.wrapping_sub(ONES * u64::from(byte)) & !word & HIGHS != 0;
+    let is_special = |byte: u8| byte == b'"' || byte == b'\\' || byte < 0x20;
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_ne_bytes(<[u8; 8]>::try_from(chunk).ok()?);
+        if has_zero(word ^ (ONES * u64::from(b'"')))
+            || has_zero(word ^ (ONES * u64::from(b'\\')))
+            || has_below(word, 0x20)
+        {
+            break;
+        }
+        at += 8;
+    }
+    let position = bytes.get(at..)?.iter().position(|&byte| is_special(byte))?;
+    Some(at + position)
 }
 
 /// An unterminated string (`text` starts with its `"`), closed: an
@@ -381,5 +423,50 @@ mod tests {
         ] {
             assert_eq!(parse(text), serde_json::from_str::<Value>(text).ok(), "{text}");
         }
+    }
+
+    #[test]
+    fn special_bytes_are_found_at_every_offset() {
+        // Bytes next to `"` (0x22), `\` (0x5C) and 0x20 in value, and
+        // above 0x80, so that the word tests meet every near miss.
+        let alphabet = [b'a', b'"', b'\\', 0x23, 0x21, 0x5D, 0xA2, 0xDC, 0x00, 0x80, 0x1F, 0x20, 0x9F, 0xFF];
+        let mut state = 0x2545_f491_u32;
+        for length in 0..40 {
+            for _ in 0..50 {
+                let bytes: Vec<u8> = (0..length)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 17;
+                        state ^= state << 5;
+                        // Mostly plain bytes, so that long runs without a hit occur.
+                        let pick = (state % 40) as usize;
+                        if pick < alphabet.len() { alphabet[pick] } else { b'x' }
+                    })
+                    .collect();
+                for from in 0..=length + 2 {
+                    let naive = bytes
+                        .iter()
+                        .enumerate()
+                        .skip(from)
+                        .find(|(_, b)| matches!(b, b'"' | b'\\' | 0..0x20))
+                        .map(|(i, _)| i);
+                    assert_eq!(super::special_byte(&bytes, from), naive, "{bytes:?} from {from}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_strings_are_taken_as_they_are_and_raw_control_characters_are_not_json() {
+        let text = "{\"a\": \"caf\u{e9} \u{7f} \u{1F600} long enough to take the word loop\"}";
+        assert_eq!(parse(text), serde_json::from_str(text).ok());
+        assert_eq!(
+            parse(&text[..text.len() - 3]),
+            Some(json!({"a": "caf\u{e9} \u{7f} \u{1F600} long enough to take the word loo"}))
+        );
+        // A raw control character ends the JSON: the string is dropped, as `serde_json` rejects it.
+        assert!(serde_json::from_str::<Value>("{\"a\": \"x\u{1}y\"}").is_err());
+        assert_eq!(parse("{\"a\": \"x\u{1}y\"}"), Some(json!({})));
+        assert_eq!(parse("{\"a\": \"x\u{1}y"), Some(json!({})));
     }
 }
