@@ -13,13 +13,15 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::stream::RunEvent;
 use toolloop::{Agent, Conversation, Model, ModelErrorKind, ModelRequest, ReasoningEffort};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
-use toolloop_workspace::{RecordedRequest, Reply, TestServer, replies};
+use toolloop_workspace::{RecordedRequest, Reply, TestServer, replies, streamed};
 
 /// Look up the population of a city, in millions.
 #[derive(toolloop::Tool)]
@@ -91,6 +93,9 @@ async fn fake(rules: &Arc<ResponsesRules>, turns: Vec<Vec<Item<'static>>>) -> Te
             return rejection.reply();
         }
         match turns.lock().unwrap().pop_front() {
+            Some(items) if body["stream"] == json!(true) => {
+                streamed::reply("text/event-stream", streamed::responses(&rules.respond_to(&body, &items, 8)))
+            }
             Some(items) => Reply::json(200, &rules.respond_to(&body, &items, 8)),
             None => Reply::json(500, &json!({"error": {"message": "no more answers", "type": "server_error"}})),
         }
@@ -149,6 +154,36 @@ async fn a_chained_loop_sends_only_new_items_and_a_resumed_one_starts_whole() {
     assert_eq!(types(&requests[3]), ["function_call_output"]);
     assert!(requests[3]["input"][0]["output"].as_str().unwrap().contains("no data for Rome"));
     assert!(rules.is_stored("resp_fake_4"));
+}
+
+/// Streamed, the loop chains the same way: each streamed answer is
+/// remembered once whole, and the next request sends only the new items.
+#[tokio::test]
+async fn a_streamed_chained_loop_sends_only_new_items() {
+    let rules = Arc::new(ResponsesRules::new());
+    let server = fake(&rules, turns()).await;
+    let agent = agent(chained(&server), None);
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let mut stream = agent.run_stream(&mut conversation);
+    let mut result = None;
+    while let Some(event) = stream.next().await {
+        if let RunEvent::Finished(done) = event {
+            result = Some(done);
+        }
+    }
+    drop(stream);
+    assert_eq!(result.expect("finished").unwrap().output.largest, "Berlin");
+
+    let requests: Vec<Value> = server.requests().iter().map(RecordedRequest::json).collect();
+    assert_eq!(requests.len(), 4, "every request passed the fake's rules");
+    assert!(requests.iter().all(|request| request["stream"] == json!(true)));
+    assert!(requests[0].get("previous_response_id").is_none());
+    for (n, request) in requests.iter().enumerate().skip(1) {
+        assert_eq!(request["previous_response_id"], format!("resp_fake_{n}"), "request {}", n + 1);
+    }
+    assert_eq!(types(&requests[1]), ["function_call_output", "function_call_output"]);
+    assert_eq!(types(&requests[3]), ["function_call_output"]);
 }
 
 #[tokio::test]

@@ -173,8 +173,15 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
 
     /// Sees each success `response` with the request it answers (the
     /// Responses API remembers a stored response, to continue from it).
+    /// Streamed responses are collected for it only when
+    /// [`records_answers`](Self::records_answers) says so.
     fn answered(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, response: &ModelResponse) {
         let _ = (call, request, response);
+    }
+
+    /// Whether [`answered`](Self::answered) does anything.
+    fn records_answers(&self) -> bool {
+        false
     }
 
     /// Whether a call asking for up to `max_tokens` output tokens must be

@@ -223,6 +223,23 @@ impl<W: WireFormat> Model for HttpModel<W> {
             Ok(events) => events,
             Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
         });
-        Box::pin(events.inspect(move |event| trace.observe(event)))
+        let events = events.inspect(move |event| trace.observe(event));
+        if !self.shared.format.records_answers() {
+            return Box::pin(events);
+        }
+        // The format remembers answers (a Responses chain): the response is
+        // collected beside the consumer, and seen once it is whole.
+        let mut accumulator = Some(ResponseAccumulator::new());
+        Box::pin(events.inspect(move |event| {
+            let Ok(event) = event else { return };
+            let Some(collected) = accumulator.as_mut() else { return };
+            if collected.push(event).is_err() {
+                accumulator = None;
+            } else if collected.is_finished()
+                && let Some(Ok(response)) = accumulator.take().map(ResponseAccumulator::finish)
+            {
+                self.shared.format.answered(self.call_settings(&request, true), &request, &response);
+            }
+        }))
     }
 }

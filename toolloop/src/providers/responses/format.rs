@@ -50,8 +50,7 @@ impl OpenAiResponsesBuilder {
     /// and kept in the conversation, so a request sent whole works even
     /// once the stored response is gone. A chained request that fails (say
     /// the stored response was deleted: `previous_response_not_found`)
-    /// makes the next one go whole. Streamed calls (`run_stream`) are sent
-    /// whole (and stored) for now.
+    /// makes the next one go whole. Streamed calls chain the same way.
     ///
     /// Saves the bytes of resending a long conversation; the tokens billed
     /// are the same (the stored input counts as input again, cached or not).
@@ -140,11 +139,9 @@ impl Format for OpenAiResponsesApi {
         body: &mut Body<'_>,
     ) -> serde_json::Result<()> {
         let instructions = request.system.filter(|s| !s.is_empty());
-        // A streamed response is not remembered (see `chain_responses`), so a streamed call is sent whole.
         let continuation = self
             .chains
             .as_ref()
-            .filter(|_| !call.stream)
             .and_then(|chains| chains.continuation(call.model, request.messages, !request.tools.is_empty()));
         if let Some(continuation) = &continuation {
             body.open(&ChainedHead {
@@ -182,6 +179,10 @@ impl Format for OpenAiResponsesApi {
         if let Some(chains) = &self.chains {
             chains.record(call.model, request.messages, response);
         }
+    }
+
+    fn records_answers(&self) -> bool {
+        self.chains.is_some()
     }
 
     fn stream_decoder(&self) -> ResponsesStreamDecoder {
