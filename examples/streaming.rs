@@ -16,7 +16,6 @@
 
 use std::io::Write;
 
-use futures_util::StreamExt as _;
 use serde_json::json;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;

@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;

@@ -11,7 +11,6 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;

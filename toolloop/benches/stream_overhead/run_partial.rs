@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use serde_json::json;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;

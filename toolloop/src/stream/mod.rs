@@ -10,7 +10,6 @@
 //! framework needed):
 //!
 //! ```
-//! use futures_util::StreamExt as _;
 //! use toolloop::stream::RunEvent;
 //! use toolloop::testing::ScriptedModel;
 //! use toolloop::{Agent, Conversation, ModelResponse};

@@ -52,6 +52,15 @@ impl<'a, T: 'a> RunStream<'a, T> {
     }
 }
 
+impl<T> RunStream<'_, T> {
+    /// The next event, or `None` once [`RunEvent::Finished`] has been
+    /// given: `while let Some(event) = stream.next().await { .. }` needs no
+    /// trait in scope. ([`Stream`] is implemented too, for combinators.)
+    pub async fn next(&mut self) -> Option<RunEvent<T>> {
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+}
+
 impl<T> Unpin for RunStream<'_, T> {}
 
 impl<T> Stream for RunStream<'_, T> {
