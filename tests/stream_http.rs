@@ -520,3 +520,34 @@ async fn a_failed_or_cut_responses_stream_is_a_typed_error() {
         assert_eq!(error.expect("no response.completed").kind(), ModelErrorKind::Connection);
     }
 }
+
+#[tokio::test]
+async fn a_stream_may_outlast_the_timeout_while_it_keeps_sending() {
+    // Every event 80 ms after the last: the whole body takes ~1 s, past the
+    // 400 ms timeout, but no wait passes the 300 ms idle timeout.
+    let pieces = sse(&anthropic_events()).into_iter().map(|piece| (Duration::from_millis(80), piece)).collect();
+    let server = TestServer::start([Reply::stream("text/event-stream", pieces, StreamEnd::Complete)]).await;
+    let model = Anthropic::builder()
+        .api_key("sk-ant-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(0))
+        .timeout(Duration::from_millis(400))
+        .idle_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let (_, accumulator, error) = stream(&model).await;
+    assert!(error.is_none(), "{error:?}");
+    check_response(&accumulator.finish().unwrap());
+
+    // The timeout still bounds the wait for the answer's head.
+    let server = TestServer::start([Reply::hang()]).await;
+    let model = Anthropic::builder()
+        .api_key("sk-ant-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(0))
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let (_, _, error) = stream(&model).await;
+    assert_eq!(error.expect("a timeout").kind(), ModelErrorKind::Timeout);
+}

@@ -240,15 +240,17 @@ impl HttpClient {
         if stream {
             request_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream, application/x-ndjson"));
         }
-        let response = self
-            .client
-            .post(self.parsed_url.clone())
-            .headers(request_headers)
-            .timeout(self.timeout)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| transport(&e))?;
+        let request = self.client.post(self.parsed_url.clone()).headers(request_headers).body(body);
+        let response = if stream {
+            // A stream may rightly run longer than the timeout (Anthropic's
+            // long outputs must stream because they do): the timeout bounds
+            // the wait for the answer's head, and the idle timeout each wait
+            // for more of its body.
+            tokio::time::timeout(self.timeout, request.send()).await.map_err(|_| self.timed_out())?
+        } else {
+            request.timeout(self.timeout).send().await
+        }
+        .map_err(|e| transport(&e))?;
         let status = response.status().as_u16();
         if (300..400).contains(&status) {
             let error = redirect_error(self.provider, status, response.headers());
@@ -258,7 +260,11 @@ impl HttpClient {
             return Ok(response);
         }
         let headers = response.headers().clone();
-        let bytes = self.read_body(response).await?;
+        let bytes = if stream {
+            tokio::time::timeout(self.timeout, self.read_body(response)).await.map_err(|_| self.timed_out())??
+        } else {
+            self.read_body(response).await?
+        };
         let server_wait = retry::server_wait(&headers);
         let request_id =
             ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);
@@ -271,6 +277,16 @@ impl HttpClient {
 }
 
 impl HttpClient {
+    /// A wait past the timeout, retried as a transport timeout is.
+    fn timed_out(&self) -> Failure {
+        let message = format!("no response within {} ms", self.timeout.as_millis());
+        Failure {
+            error: ModelError::new(ModelErrorKind::Timeout, self.provider, message),
+            retryable: true,
+            server_wait: None,
+        }
+    }
+
     /// Reads the body chunk by chunk, stopping at the size limit: memory
     /// stays bounded whatever the server sends or announces.
     async fn read_body(&self, mut response: reqwest::Response) -> Result<Bytes, Failure> {
