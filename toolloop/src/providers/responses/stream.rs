@@ -92,6 +92,13 @@ impl StreamDecoder for ResponsesStreamDecoder {
                 }
             }
             Event::OutputItemAdded { output_index, item } => self.item_added(output_index, item, out)?,
+            Event::ContentPartAdded { output_index, content_index, part }
+                if matches!(self.item(output_index), Some(Item::Reasoning { .. })) =>
+            {
+                // A `reasoning_text` part of a reasoning item (open-weight
+                // models): its text streams as `response.reasoning_text.delta`.
+                self.reasoning_text(output_index, (false, content_index), part.text.unwrap_or_default(), out)?;
+            }
             Event::ContentPartAdded { output_index, content_index, part } => {
                 if self.message(output_index)? {
                     self.refused |= part.kind == "refusal";
@@ -560,6 +567,31 @@ mod tests {
                 .events
                 .contains(&StreamEvent::ToolCallArgumentsDelta { index: 3, fragment: "{\"city\": \"Oslo\"}".into() })
         );
+    }
+
+    /// Open-weight reasoning models (gpt-oss behind a Responses server)
+    /// stream their reasoning as `reasoning_text` content parts.
+    #[tokio::test]
+    async fn reasoning_text_parts_stream_as_reasoning() {
+        let item = json!({"type": "reasoning", "id": "rs_1", "summary": [],
+            "content": [{"type": "reasoning_text", "text": "Think first."}]});
+        let events = [
+            created(),
+            added(0, json!({"type": "reasoning", "id": "rs_1", "summary": [], "content": []})),
+            json!({"type": "response.content_part.added", "item_id": "rs_1", "output_index": 0, "content_index": 0,
+                "part": {"type": "reasoning_text", "text": ""}}),
+            json!({"type": "response.reasoning_text.delta", "item_id": "rs_1", "output_index": 0, "content_index": 0,
+                "delta": "Think "}),
+            json!({"type": "response.reasoning_text.delta", "item_id": "rs_1", "output_index": 0, "content_index": 0,
+                "delta": "first."}),
+            done(0, item.clone()),
+            completed(),
+        ];
+        let response = decode(&sse(&events)).await.result.unwrap();
+        let mut whole = completed()["response"].clone();
+        whole["output"] = json!([item]);
+        assert_eq!(response, parse(&serde_json::to_vec(&whole).unwrap()).unwrap());
+        assert_eq!(response.reasoning_text(), "Think first.");
     }
 
     #[tokio::test]
