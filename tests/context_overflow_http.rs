@@ -337,3 +337,49 @@ async fn a_streamed_ollama_answer_to_a_truncated_prompt_is_caught_too() {
     assert_eq!(server.requests()[0].json()["stream"], json!(true));
     assert!(conversation == history("ollama"), "the conversation changed");
 }
+
+/// Streamed, an overflow reported in the stream (`response.failed` with
+/// `context_length_exceeded`) is the same typed error, and a context policy
+/// compacts and calls again.
+#[tokio::test]
+async fn a_streamed_overflow_is_typed_then_compacted() {
+    let created = json!({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1",
+        "object": "response", "status": "in_progress", "model": "gpt-5.1", "output": [], "usage": null}});
+    let failed = json!({"type": "response.failed", "sequence_number": 1, "response": {"id": "resp_1",
+        "object": "response", "status": "failed", "model": "gpt-5.1", "output": [],
+        "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}});
+    let frame = |event: &Value| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()).into_bytes();
+    let overflow = || streamed::reply("text/event-stream", vec![frame(&created), frame(&failed)]);
+    let answer = json!({"id": "resp_2", "object": "response", "status": "completed", "model": "gpt-5.1",
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "They agree.", "annotations": []}]}],
+        "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}});
+
+    let streamed_run = |model: OpenAiResponses, policy: Option<ContextPolicy>| async move {
+        let builder = Agent::builder().model(model).system("Answer from the pages.").tool::<Fetch>();
+        let agent = match policy {
+            Some(policy) => builder.context_policy(policy).build().unwrap(),
+            None => builder.build().unwrap(),
+        };
+        let mut conversation = history("openai-responses");
+        let mut stream = agent.run_stream(&mut conversation);
+        let mut result = None;
+        while let Some(event) = stream.next().await {
+            if let RunEvent::Finished(done) = event {
+                result = Some(done.map(|done| done.output));
+            }
+        }
+        drop(stream);
+        (conversation, result.expect("a final event"))
+    };
+
+    let server = TestServer::start([overflow()]).await;
+    let (conversation, result) = streamed_run(responses(&server), None).await;
+    assert_overflow(&result, &conversation, "openai-responses", (None, None));
+
+    let server =
+        TestServer::start([overflow(), streamed::reply("text/event-stream", streamed::responses(&answer))]).await;
+    let (_, result) = streamed_run(responses(&server), Some(ContextPolicy::new().keep_iterations(1))).await;
+    assert_eq!(result.unwrap(), "They agree.");
+    assert_compacted(&server, responses_texts);
+}

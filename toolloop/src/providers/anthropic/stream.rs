@@ -14,7 +14,7 @@ use super::PROVIDER;
 use super::convert::{reasoning_from, stop_reason_from};
 use super::wire::ErrorDetail;
 use crate::model::{ModelError, StreamEvent};
-use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame};
+use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame, stream_error};
 use crate::reasoning::ReasoningState;
 use crate::usage::Usage;
 
@@ -99,9 +99,7 @@ impl StreamDecoder for MessagesStreamDecoder {
                 self.done = true;
             }
             Event::Error { error } => {
-                return Err(
-                    ModelError::new(error_kind(&error.kind), PROVIDER, error.message).with_error_type(Some(error.kind))
-                );
+                return Err(stream_error(PROVIDER, error_kind(&error.kind), error.message, Some(error.kind)));
             }
             // New event types may be added at any time (the API's
             // versioning policy): they are skipped.

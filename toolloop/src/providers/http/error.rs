@@ -65,6 +65,23 @@ fn body_excerpt(status: u16, body: &[u8]) -> String {
     }
 }
 
+/// The error an event of a stream reports (its `kind` from the event's
+/// type), recognised as a context overflow as a status error's body is:
+/// a context policy compacts on it in streamed runs too.
+pub(crate) fn stream_error(
+    provider: &'static str,
+    kind: ModelErrorKind,
+    message: String,
+    error_type: Option<String>,
+) -> ModelError {
+    let overflow = overflow::recognise(&message, error_type.as_deref(), message.as_bytes());
+    let error = ModelError::new(kind, provider, message).with_error_type(error_type);
+    match overflow {
+        Some(overflow) => error.with_context_overflow(overflow),
+        None => error,
+    }
+}
+
 /// The error for a transport failure (no complete response).
 pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) -> ModelError {
     let kind = if error.is_timeout() {

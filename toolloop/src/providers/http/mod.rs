@@ -32,7 +32,7 @@ pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 #[cfg(feature = "mcp")]
 pub(crate) use client::client_builder;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
-pub(crate) use error::{ApiError, kind_for_status};
+pub(crate) use error::{ApiError, kind_for_status, stream_error};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]
 pub(crate) use format::RequestHeaders;
 pub use format::WireFormat;

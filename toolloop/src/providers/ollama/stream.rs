@@ -15,7 +15,7 @@ use super::PROVIDER;
 use super::convert::{stop_reason, synthetic_id, tool_input};
 use super::wire::ResponseToolCall;
 use crate::model::{ModelError, ModelErrorKind, StreamEvent};
-use crate::providers::http::{StreamDecoder, ended_early, malformed_frame};
+use crate::providers::http::{StreamDecoder, ended_early, malformed_frame, stream_error};
 use crate::usage::Usage;
 
 const THINKING: usize = 0;
@@ -44,7 +44,7 @@ impl StreamDecoder for ChatStreamDecoder {
             serde_json::from_str(data).map_err(|error| malformed_frame(PROVIDER, "a line", &error, data))?;
         if let Some(message) = chunk.error {
             // The status was 200 and the model was running: a server failure.
-            return Err(ModelError::new(ModelErrorKind::Server, PROVIDER, message));
+            return Err(stream_error(PROVIDER, ModelErrorKind::Server, message, None));
         }
         if !self.started {
             self.started = true;

@@ -19,7 +19,7 @@ use super::convert::{stop_reason_from, usage};
 use super::wire::{ErrorDetail, Usage as WireUsage};
 use crate::model::{ModelError, ModelErrorKind, StreamEvent};
 use crate::providers::common::synthetic_call_id;
-use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame};
+use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame, stream_error};
 use crate::stop_reason::StopReason;
 
 const REASONING: usize = 0;
@@ -243,7 +243,7 @@ fn api_error(error: ErrorDetail) -> ModelError {
         Some(Value::String(code)) => Some(code),
         _ => error.kind,
     };
-    ModelError::new(error_kind(error_type.as_deref()), PROVIDER, error.message).with_error_type(error_type)
+    stream_error(PROVIDER, error_kind(error_type.as_deref()), error.message, error_type)
 }
 
 /// The kind of an error reported inside a stream, as the non-streamed call

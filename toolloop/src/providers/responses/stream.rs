@@ -21,7 +21,7 @@ use super::PROVIDER;
 use super::convert::{reasoning_from, stop_reason_from, usage};
 use super::wire::ResponsesResponse;
 use crate::model::{ModelError, ModelErrorKind, StreamEvent};
-use crate::providers::http::{StreamDecoder, ended_early, malformed_frame};
+use crate::providers::http::{StreamDecoder, ended_early, malformed_frame, stream_error};
 use crate::providers::openai::error_kind;
 
 /// Decodes one Responses stream.
@@ -347,7 +347,7 @@ fn malformed(message: &str) -> ModelError {
 }
 
 fn api_error(code: Option<String>, message: String) -> ModelError {
-    ModelError::new(error_kind(code.as_deref()), PROVIDER, message).with_error_type(code)
+    stream_error(PROVIDER, error_kind(code.as_deref()), message, code)
 }
 
 /// One event of the stream, by its `type`.
