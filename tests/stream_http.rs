@@ -551,3 +551,30 @@ async fn a_stream_may_outlast_the_timeout_while_it_keeps_sending() {
     let (_, _, error) = stream(&model).await;
     assert_eq!(error.expect("a timeout").kind(), ModelErrorKind::Timeout);
 }
+
+#[tokio::test]
+async fn a_failure_in_the_stream_before_any_content_is_retried() {
+    // Anthropic may send `overloaded_error` as an event right after the 200.
+    let mut events = anthropic_events()[..1].to_vec();
+    events.push(("ping", json!({"type": "ping"})));
+    events.push(("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})));
+    let server = TestServer::start([
+        Reply::stream("text/event-stream", now(sse(&events)), StreamEnd::Complete),
+        Reply::stream("text/event-stream", now(sse(&anthropic_events())), StreamEnd::Complete),
+    ])
+    .await;
+    let (seen, accumulator, error) = stream(&anthropic(&server.url())).await;
+    assert!(error.is_none(), "{error:?}");
+    check_response(&accumulator.finish().unwrap());
+    assert_eq!(server.requests().len(), 2);
+    let started = seen.iter().filter(|event| matches!(event, StreamEvent::Started { .. })).count();
+    assert_eq!(started, 1, "the failed attempt's events were never shown");
+
+    // Not retryable (an invalid request), or out of retries: the error ends the stream.
+    let mut events = anthropic_events()[..1].to_vec();
+    events.push(("error", json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}})));
+    let server = TestServer::start([Reply::stream("text/event-stream", now(sse(&events)), StreamEnd::Complete)]).await;
+    let (_, _, error) = stream(&anthropic(&server.url())).await;
+    assert_eq!(error.expect("an error").kind(), ModelErrorKind::InvalidRequest);
+    assert_eq!(server.requests().len(), 1);
+}

@@ -144,6 +144,11 @@ impl HttpClient {
         })
     }
 
+    /// How failed calls are retried.
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
     /// The full URL requests go to, its password (if any) redacted.
     pub(crate) fn url(&self) -> &str {
         &self.url

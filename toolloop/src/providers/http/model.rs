@@ -144,7 +144,7 @@ impl<W: WireFormat> HttpModel<W> {
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         if W::must_stream(request.max_tokens.or(self.max_tokens).or(W::DEFAULT_MAX_TOKENS)) {
-            let events = self.open_stream(request).await?;
+            let events = self.open_stream_retrying(request).await?;
             return ResponseAccumulator::new().collect(events).await;
         }
         let http = &self.shared.http;
@@ -157,6 +157,50 @@ impl<W: WireFormat> HttpModel<W> {
         self.shared.format.check_prompt(response.usage.input_tokens, body_bytes)?;
         self.shared.format.answered(self.call_settings(&request, false), &request, &response);
         Ok(response)
+    }
+
+    /// Opens a streamed call as [`open_stream`](Self::open_stream) does, and
+    /// also retries (as the policy says) a failure the stream reports before
+    /// its first content: an `overloaded_error` event right after the 200,
+    /// a connection cut before anything was said. Nothing has been shown
+    /// then; the events before content (started, usage) are held back until
+    /// it comes. A failure after content ends the stream: its consumer has
+    /// seen part of an answer.
+    async fn open_stream_retrying(&self, request: ModelRequest<'_>) -> Result<ModelStream<'static>, ModelError> {
+        let policy = self.shared.http.retry_policy();
+        let mut retry = 0;
+        loop {
+            let mut events = self.open_stream(request).await?;
+            let mut held = Vec::new();
+            let failure = loop {
+                match events.next().await {
+                    Some(Ok(event @ (StreamEvent::Started { .. } | StreamEvent::Usage(_)))) => held.push(Ok(event)),
+                    Some(Err(error)) => break Some(error),
+                    Some(Ok(event)) => {
+                        held.push(Ok(event));
+                        break None;
+                    }
+                    None => break None,
+                }
+            };
+            let Some(error) = failure else {
+                return Ok(Box::pin(stream::iter(held).chain(events)));
+            };
+            if !error.is_retryable() || retry >= policy.max_retries() {
+                held.push(Err(error.with_attempts(retry + 1)));
+                return Ok(Box::pin(stream::iter(held)));
+            }
+            let delay = policy.delay(retry, error.retry_after());
+            tracing::warn!(
+                provider = W::PROVIDER,
+                attempt = retry + 1,
+                %error,
+                retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                "streamed model call failed before its first content; retrying",
+            );
+            tokio::time::sleep(delay).await;
+            retry += 1;
+        }
     }
 
     /// Opens a streamed call: the body with streaming on, posted with
@@ -218,7 +262,7 @@ impl<W: WireFormat> Model for HttpModel<W> {
 
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         let trace = CallTrace::start(W::PROVIDER, &self.model, &request);
-        let opened = self.open_stream(request).instrument(trace.span());
+        let opened = self.open_stream_retrying(request).instrument(trace.span());
         let events = stream::once(opened).flat_map(|opened| match opened {
             Ok(events) => events,
             Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
