@@ -115,8 +115,9 @@ pub enum StreamEvent {
 /// an empty object, text that is not valid JSON is kept as a JSON string (see
 /// [`ToolCall::input`]), so executing the call reports the problem to the model.
 ///
-/// Events that break the stream's rules (a delta for a block that was never
-/// opened, a block whose kind changes, anything after
+/// Text and reasoning deltas open their block; events that break the
+/// stream's rules (a tool call delta before the call started, a block whose
+/// kind changes, anything after
 /// [`Finished`](StreamEvent::Finished)) are errors of kind
 /// [`ModelErrorKind::MalformedResponse`].
 ///

@@ -14,6 +14,7 @@ use super::PROVIDER;
 use super::convert::{reasoning_from, stop_reason_from};
 use super::wire::ErrorDetail;
 use crate::model::{ModelError, StreamEvent};
+use crate::providers::common::synthetic_call_id;
 use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame, stream_error};
 use crate::reasoning::ReasoningState;
 use crate::usage::Usage;
@@ -135,6 +136,8 @@ impl MessagesStreamDecoder {
                 Block::Text
             }
             StartBlock::ToolUse { id, name, input } => {
+                // As the non-streamed response: results need a real id to answer.
+                let id = if id.is_empty() { synthetic_call_id("toolu_", index, &name) } else { id };
                 out.push(StreamEvent::ToolCallStarted { index, id, name });
                 Block::ToolUse { input, had_deltas: false }
             }

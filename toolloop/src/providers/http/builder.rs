@@ -154,6 +154,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// how long the body may send nothing once the server answered, before
     /// the call fails with [`ModelErrorKind::Timeout`](crate::ModelErrorKind::Timeout)
     /// (default: [`DEFAULT_IDLE_TIMEOUT`](super::DEFAULT_IDLE_TIMEOUT)).
+    /// `Duration::MAX` waits forever; zero is rejected by `build()`.
     pub fn idle_timeout(mut self, idle: Duration) -> Self {
         self.http.idle_timeout = idle;
         self
@@ -189,6 +190,11 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// (OpenAI-compatible servers given by [`base_url`](Self::base_url) may
     /// do without), and on an invalid base URL or header.
     pub fn build(mut self) -> Result<HttpModel<W>, ConfigError> {
+        for (setting, value) in [("timeout", self.http.timeout), ("idle_timeout", self.http.idle_timeout)] {
+            if value.is_zero() {
+                return Err(ConfigError::ZeroTimeout { setting });
+            }
+        }
         self.http.retry = self.http.retry.with_default_retry_after_cap(W::MAX_RETRY_AFTER);
         let mut headers = self.format.headers();
         match (&self.http.api_key, W::API_KEY) {

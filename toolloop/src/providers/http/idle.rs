@@ -27,8 +27,15 @@ where
         stream: Some(stream),
         idle,
         last_item,
-        timer: Box::pin(tokio::time::sleep_until(last_item + idle)),
+        timer: Box::pin(tokio::time::sleep_until(deadline(last_item, idle))),
     }
+}
+
+/// `idle` after `from`; as good as never when that is past what an
+/// `Instant` can hold (an idle timeout of `Duration::MAX`).
+fn deadline(from: Instant, idle: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+    from.checked_add(idle).unwrap_or_else(|| from + CENTURY)
 }
 
 /// One timer for the whole stream, pushed back lazily: an item only notes
@@ -62,7 +69,7 @@ where
             return Poll::Ready(item);
         }
         while this.timer.as_mut().poll(cx).is_ready() {
-            let deadline = this.last_item + this.idle;
+            let deadline = deadline(this.last_item, this.idle);
             if Instant::now() >= deadline {
                 this.stream = None;
                 let message = format!("the stream sent nothing for {} ms", this.idle.as_millis());
@@ -111,5 +118,16 @@ mod tests {
         });
         let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::from_secs(2)).collect().await;
         assert_eq!(items.into_iter().map(Result::unwrap).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_timeout_of_duration_max_never_fires() {
+        let source = stream::iter([1]).then(|item| async move {
+            tokio::time::sleep(Duration::from_secs(3_600)).await;
+            Ok::<_, ModelError>(item)
+        });
+        let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::MAX).collect().await;
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].as_ref().unwrap(), &1);
     }
 }

@@ -90,6 +90,12 @@ pub enum ConfigError {
     /// The HTTP client could not be built (for example, TLS setup failed).
     #[error("could not build the HTTP client: {0}")]
     Client(String),
+    /// A timeout of zero, which would fail every call.
+    #[error("`{setting}` must be longer than zero (leave it unset for the default)")]
+    ZeroTimeout {
+        /// The builder setting: `timeout` or `idle_timeout`.
+        setting: &'static str,
+    },
 }
 
 /// Reads environment variables; a function so that tests can pass their own.

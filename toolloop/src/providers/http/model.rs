@@ -267,7 +267,17 @@ impl<W: WireFormat> Model for HttpModel<W> {
             Ok(events) => events,
             Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
         });
-        let events = events.inspect(move |event| trace.observe(event));
+        // A failure is the last item, as `ModelStream` promises (a prompt
+        // check failing on the usage would otherwise be followed by more).
+        let events = events
+            .scan(false, |failed, event| {
+                let item = (!*failed).then(|| {
+                    *failed = event.is_err();
+                    event
+                });
+                std::future::ready(item)
+            })
+            .inspect(move |event| trace.observe(event));
         if !self.shared.format.records_answers() {
             return Box::pin(events);
         }

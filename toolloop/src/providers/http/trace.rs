@@ -70,7 +70,6 @@ impl CallTrace {
         self.span.clone()
     }
 
-    /// Records the outcome on the span.
     /// Records what a streamed call's `event` tells: its usage, and at the
     /// end its stop reason or error, with the latency.
     pub(crate) fn observe(&self, event: &Result<StreamEvent, ModelError>) {
@@ -98,6 +97,7 @@ impl CallTrace {
         self.span.record("latency_ms", latency);
     }
 
+    /// Records the outcome of a whole call on the span.
     pub(crate) fn finish(&self, result: &Result<ModelResponse, ModelError>) {
         let latency = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.span.record("latency_ms", latency);

@@ -79,9 +79,14 @@ impl StreamDecoder for ChatStreamDecoder {
         if let Some(error) = chunk.error {
             return Err(api_error(error));
         }
-        if self.phase == Phase::Waiting {
+        // Azure's first chunk holds only prompt filter results, with an
+        // empty model and id: the response starts with the first real chunk.
+        let announces = !chunk.choices.is_empty() || chunk.usage.is_some();
+        if self.phase == Phase::Waiting && announces {
             self.phase = Phase::Streaming;
-            out.push(StreamEvent::Started { model: chunk.model, provider: Some(PROVIDER.to_owned()), id: chunk.id });
+            let model = chunk.model.filter(|model| !model.is_empty());
+            let id = chunk.id.filter(|id| !id.is_empty());
+            out.push(StreamEvent::Started { model, provider: Some(PROVIDER.to_owned()), id });
         }
         // Only the first choice is used, as in the non-streamed response.
         if let Some(choice) = chunk.choices.into_iter().find(|choice| choice.index == 0) {
@@ -508,5 +513,32 @@ mod tests {
             [json!({"choices": [], "prompt_filter_results": []}), delta(json!({"content": "Hi"})), finish("length")];
         let response = decode(&sse(&chunks, true)).await.result.unwrap();
         assert_eq!((response.text(), response.stop_reason), ("Hi".to_owned(), StopReason::MaxTokens));
+    }
+
+    /// Azure OpenAI's first chunk carries only prompt filter results, with
+    /// an empty model and id: the model and id come from the next chunk.
+    #[tokio::test]
+    async fn an_azure_filter_chunk_does_not_start_the_response() {
+        let filter = json!({"id": "", "object": "", "created": 0, "model": "", "choices": [],
+            "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]});
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": "chatcmpl-9", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-2024-11-20",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        };
+        let body: String = [
+            filter,
+            chunk(json!({"role": "assistant", "content": "Hi"}), Value::Null),
+            chunk(json!({}), json!("stop")),
+        ]
+        .iter()
+        .map(|chunk| format!("data: {chunk}\n\n"))
+        .chain(std::iter::once("data: [DONE]\n\n".to_owned()))
+        .collect();
+        let response = decode(&body).await.result.unwrap();
+        assert_eq!(
+            (response.model.as_deref(), response.id.as_deref()),
+            (Some("gpt-4o-2024-11-20"), Some("chatcmpl-9"))
+        );
+        assert_eq!(response.text(), "Hi");
     }
 }
