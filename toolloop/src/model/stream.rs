@@ -305,6 +305,14 @@ impl ResponseAccumulator {
         }
     }
 
+    /// How long the argument text of the tool call at `index` is so far.
+    pub(crate) fn arguments_len(&self, index: usize) -> usize {
+        match self.find(index) {
+            Some(Block::ToolCall(call)) => call.arguments.len(),
+            _ => 0,
+        }
+    }
+
     /// The reasoning text streamed so far for the block at `index`.
     pub fn reasoning_text(&self, index: usize) -> Option<&str> {
         match self.find(index)? {

@@ -17,7 +17,7 @@ use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation};
 use crate::message::{ContentBlock, Message};
 use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent};
-use crate::stream::{EventSink, Progress};
+use crate::stream::{EventSink, PartialArguments, Progress};
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
 use crate::usage::Usage;
@@ -292,6 +292,7 @@ impl Engine<'_> {
             return self.model.complete(request).await;
         };
         let mut accumulator = ResponseAccumulator::new();
+        let mut arguments = PartialArguments::default();
         let mut stream = self.model.stream(request);
         let mut failure = None;
         while let Some(event) = stream.next().await {
@@ -303,7 +304,7 @@ impl Engine<'_> {
                 Ok(StreamEvent::Usage(usage)) => {
                     *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
                 }
-                Ok(event) => report_delta(sink, &accumulator, event),
+                Ok(event) => report_delta(sink, &accumulator, &mut arguments, event),
                 Err(error) => {
                     failure = Some(error);
                     break;
@@ -323,13 +324,20 @@ impl Engine<'_> {
 }
 
 /// The run event for a model stream event, when there is one.
-fn report_delta(sink: &EventSink, accumulator: &ResponseAccumulator, event: StreamEvent) {
+fn report_delta(
+    sink: &EventSink,
+    accumulator: &ResponseAccumulator,
+    arguments: &mut PartialArguments,
+    event: StreamEvent,
+) {
     let progress = match event {
         StreamEvent::TextDelta { text, .. } => Progress::TextDelta { text },
         StreamEvent::ReasoningDelta { text, .. } => Progress::ReasoningDelta { text },
         StreamEvent::ToolCallStarted { index, id, name } => Progress::ToolCallStarted { index, id, name },
         StreamEvent::ToolCallArgumentsDelta { index, fragment } => {
-            Progress::ToolCallArgumentsDelta { index, fragment, partial: accumulator.partial_input(index) }
+            let length = accumulator.arguments_len(index);
+            let partial = if arguments.due(index, length) { accumulator.partial_input(index) } else { None };
+            Progress::ToolCallArgumentsDelta { index, fragment, partial }
         }
         StreamEvent::ToolCallFinished { index, .. } => match accumulator.tool_call(index) {
             Some(call) => Progress::ToolCallComplete { index, call },

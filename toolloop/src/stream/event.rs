@@ -57,7 +57,10 @@ pub enum RunEvent<T> {
         fragment: String,
         /// The arguments so far, completed to a value
         /// ([`parse_partial_json`](crate::parse_partial_json)); `None` while
-        /// nothing can be shown yet.
+        /// nothing can be shown yet. Past 2 KiB of arguments they are parsed
+        /// again only each time they have grown by an eighth (so that a long
+        /// argument costs time linear in its length), and the deltas between
+        /// carry `None`: keep showing the last value.
         partial: Option<Value>,
     },
     /// The model finished writing a tool call.

@@ -42,9 +42,11 @@
 //! ```
 
 mod event;
+mod partial;
 mod run_stream;
 
 pub(crate) use event::Progress;
 pub use event::RunEvent;
+pub(crate) use partial::PartialArguments;
 pub(crate) use run_stream::EventSink;
 pub use run_stream::RunStream;
