@@ -578,3 +578,45 @@ async fn a_failure_in_the_stream_before_any_content_is_retried() {
     assert_eq!(error.expect("an error").kind(), ModelErrorKind::InvalidRequest);
     assert_eq!(server.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_fallback_streams_from_the_next_model_when_the_first_fails_before_any_content() {
+    let mut events = anthropic_events()[..1].to_vec();
+    events.push(("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})));
+    let down = TestServer::start([Reply::stream("text/event-stream", now(sse(&events)), StreamEnd::Complete)]).await;
+    let up =
+        TestServer::start([Reply::stream("text/event-stream", now(chat_sse(&chat_chunks())), StreamEnd::Complete)])
+            .await;
+    let primary = Anthropic::builder()
+        .api_key("sk-ant-test")
+        .base_url(down.url())
+        .retry_policy(quick_retries(0))
+        .build()
+        .unwrap();
+    let fallback = toolloop::providers::Fallback::new(primary).then(openai(&up.url()));
+    let (seen, accumulator, error) = stream(&fallback).await;
+    assert!(error.is_none(), "{error:?}");
+    let response = accumulator.finish().unwrap();
+    check_response(&response);
+    assert_eq!(response.provider.as_deref(), Some("openai"));
+    assert_eq!(seen.iter().filter(|event| matches!(event, StreamEvent::Started { .. })).count(), 1);
+    assert!(seen.iter().filter(|event| matches!(event, StreamEvent::TextDelta { .. })).count() > 1, "streamed live");
+    assert_eq!((down.requests().len(), up.requests().len()), (1, 1));
+}
+
+#[tokio::test]
+async fn a_stream_past_the_response_size_limit_is_too_large() {
+    let server =
+        TestServer::start([Reply::stream("text/event-stream", now(sse(&anthropic_events())), StreamEnd::Complete)])
+            .await;
+    let model = Anthropic::builder()
+        .api_key("sk-ant-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(0))
+        .max_response_bytes(600)
+        .build()
+        .unwrap();
+    let (seen, _, error) = stream(&model).await;
+    assert_eq!(error.expect("too large").kind(), ModelErrorKind::ResponseTooLarge);
+    assert!(!seen.is_empty(), "the events within the limit were delivered");
+}

@@ -16,6 +16,7 @@ pub use prompt_cache::{CacheTtl, PromptCache};
 pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
+pub(crate) use stream::until_content;
 pub use stream::{ResponseAccumulator, StreamEvent, chunk_response};
 
 pub use crate::cancel::BoxFuture;

@@ -408,6 +408,30 @@ impl ResponseAccumulator {
     }
 }
 
+/// Reads `events` up to their first content (text, reasoning, a tool call,
+/// the end): returns what came before it (`Started`, `Usage`) with that
+/// first content event, or the failure that came before any content — when
+/// nothing of the answer has been shown, and the call may be made again or
+/// elsewhere.
+pub(crate) async fn until_content(
+    events: &mut super::ModelStream<'_>,
+) -> Result<Vec<Result<StreamEvent, ModelError>>, ModelError> {
+    use futures_util::StreamExt as _;
+
+    let mut held = Vec::new();
+    loop {
+        match events.next().await {
+            Some(Ok(event @ (StreamEvent::Started { .. } | StreamEvent::Usage(_)))) => held.push(Ok(event)),
+            Some(Err(error)) => return Err(error),
+            Some(Ok(event)) => {
+                held.push(Ok(event));
+                return Ok(held);
+            }
+            None => return Ok(held),
+        }
+    }
+}
+
 /// A tool call's arguments from the text a provider streamed, parsed as the
 /// providers parse arguments sent as text: empty text (tools without
 /// parameters) is an empty object, and text that is not valid JSON is kept as

@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::model::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use futures_util::{StreamExt as _, stream};
+
+use crate::model::{
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, StreamEvent, until_content,
+};
 
 type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 
@@ -172,6 +176,47 @@ impl Model for Fallback {
             }
             unreachable!("a fallback chain holds at least one model and returns from its last")
         })
+    }
+
+    /// Streams from the first model that answers: a model whose stream
+    /// fails before its first content (nothing shown yet) is left for the
+    /// next as [`complete`](Model::complete) leaves it; a failure after
+    /// content ends the stream.
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        let opened = async move {
+            let last = self.models.len() - 1;
+            for (index, model) in self.models.iter().enumerate() {
+                if index < last && self.cooling(index) {
+                    continue;
+                }
+                let mut events = model.stream(request);
+                match until_content(&mut events).await {
+                    Ok(mut held) => {
+                        for event in &mut held {
+                            if let Ok(StreamEvent::Started { provider, model: name, .. }) = event {
+                                provider.get_or_insert_with(|| model.provider().to_owned());
+                                name.get_or_insert_with(|| model.name().to_owned());
+                            }
+                        }
+                        return (held, Some(events));
+                    }
+                    Err(error) if index < last && (self.fall_back_when)(&error) => {
+                        self.failed(index);
+                        let next = &self.models[index + 1];
+                        tracing::warn!(
+                            failed = model.name(),
+                            next = next.name(),
+                            next_provider = next.provider(),
+                            %error,
+                            "model stream failed before its first content; falling back",
+                        );
+                    }
+                    Err(error) => return (vec![Err(error)], None),
+                }
+            }
+            unreachable!("a fallback chain holds at least one model and returns from its last")
+        };
+        Box::pin(stream::once(opened).flat_map(|(held, rest)| stream::iter(held).chain(stream::iter(rest).flatten())))
     }
 }
 

@@ -173,6 +173,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// A larger body fails the call with
     /// [`ModelErrorKind::ResponseTooLarge`](crate::ModelErrorKind::ResponseTooLarge)
     /// as soon as the limit is passed (or announced), so memory stays bounded.
+    /// A streamed response counts all its bytes against it too.
     pub fn max_response_bytes(mut self, max_response_bytes: u64) -> Self {
         self.http.max_response_bytes = max_response_bytes;
         self

@@ -16,7 +16,7 @@ use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
     BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ModelStream, ReasoningConfig, ResponseAccumulator,
-    StreamEvent,
+    StreamEvent, until_content,
 };
 
 /// A model behind an HTTP API speaking wire format `W`:
@@ -171,24 +171,12 @@ impl<W: WireFormat> HttpModel<W> {
         let mut retry = 0;
         loop {
             let mut events = self.open_stream(request).await?;
-            let mut held = Vec::new();
-            let failure = loop {
-                match events.next().await {
-                    Some(Ok(event @ (StreamEvent::Started { .. } | StreamEvent::Usage(_)))) => held.push(Ok(event)),
-                    Some(Err(error)) => break Some(error),
-                    Some(Ok(event)) => {
-                        held.push(Ok(event));
-                        break None;
-                    }
-                    None => break None,
-                }
-            };
-            let Some(error) = failure else {
-                return Ok(Box::pin(stream::iter(held).chain(events)));
+            let error = match until_content(&mut events).await {
+                Ok(held) => return Ok(Box::pin(stream::iter(held).chain(events))),
+                Err(error) => error,
             };
             if !error.is_retryable() || retry >= policy.max_retries() {
-                held.push(Err(error.with_attempts(retry + 1)));
-                return Ok(Box::pin(stream::iter(held)));
+                return Err(error.with_attempts(retry + 1));
             }
             let delay = policy.delay(retry, error.retry_after());
             tracing::warn!(
