@@ -32,9 +32,14 @@ pub trait StreamDecoder: Send {
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
 }
 
+/// How long the rest of a body is read after the final event. A body read
+/// to its end lets the connection go back to the pool for the next call (a
+/// new TLS handshake otherwise); servers end it right after the final event.
+const DRAIN: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The events `decoder` makes of `frames`. The stream ends after the
-/// decoder's final event (without reading further), at the end of the
-/// frames, or with the first error.
+/// decoder's final event (what follows is read briefly and ignored, see
+/// [`DRAIN`]), at the end of the frames, or with the first error.
 pub(crate) fn decode_frames<F, D>(frames: F, decoder: D) -> impl Stream<Item = Result<StreamEvent, ModelError>> + Send
 where
     F: Stream<Item = Result<Frame, ModelError>> + Send + Unpin,
@@ -59,6 +64,8 @@ where
             }
             if state.decoder.is_done() {
                 state.ended = true;
+                let rest = async { while let Some(Ok(_)) = state.frames.next().await {} };
+                let _ = tokio::time::timeout(DRAIN, rest).await;
                 continue;
             }
             let result = match state.frames.next().await {
