@@ -620,3 +620,17 @@ async fn a_stream_past_the_response_size_limit_is_too_large() {
     assert_eq!(error.expect("too large").kind(), ModelErrorKind::ResponseTooLarge);
     assert!(!seen.is_empty(), "the events within the limit were delivered");
 }
+
+#[tokio::test]
+async fn a_finished_stream_leaves_its_connection_for_the_next_call() {
+    let reply = || Reply::stream("text/event-stream", now(sse(&anthropic_events())), StreamEnd::Complete);
+    let server = TestServer::start([reply(), reply(), reply()]).await.keep_alive();
+    let model = anthropic(&server.url());
+    for _ in 0..3 {
+        let (_, accumulator, error) = stream(&model).await;
+        assert!(error.is_none(), "{error:?}");
+        check_response(&accumulator.finish().unwrap());
+    }
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.connections(), 1, "each call reused the pooled connection");
+}

@@ -156,6 +156,11 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     received: watch::Sender<usize>,
     disconnects: watch::Sender<usize>,
+    /// Whether a connection stays open for the next request (see
+    /// [`TestServer::keep_alive`]).
+    keep_alive: std::sync::atomic::AtomicBool,
+    /// Connections accepted.
+    connections: std::sync::atomic::AtomicUsize,
 }
 
 /// Computes the reply to a request, for servers that implement an API's rules.
@@ -197,10 +202,13 @@ impl TestServer {
             requests: Mutex::new(Vec::new()),
             received: watch::channel(0).0,
             disconnects: watch::channel(0).0,
+            keep_alive: std::sync::atomic::AtomicBool::new(false),
+            connections: std::sync::atomic::AtomicUsize::new(0),
         });
         let accepting = Arc::clone(&shared);
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                accepting.connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 tokio::spawn(serve(stream, Arc::clone(&accepting)));
             }
         });
@@ -213,6 +221,20 @@ impl TestServer {
         let server = Self::start([]).await;
         *server.shared.responder.lock().expect("responder lock") = Some(Box::new(responder));
         server
+    }
+
+    /// Keeps each connection open for the next request after a complete
+    /// reply (HTTP/1.1 keep-alive), as API servers do; by default every
+    /// reply closes its connection.
+    #[must_use]
+    pub fn keep_alive(self) -> Self {
+        self.shared.keep_alive.store(true, std::sync::atomic::Ordering::SeqCst);
+        self
+    }
+
+    /// How many connections clients opened.
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -244,7 +266,18 @@ impl TestServer {
 
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stream);
-    let Some(request) = read_request(&mut reader).await else { return };
+    while let Some(request) = read_request(&mut reader).await {
+        if !answer(&mut reader, &shared, request).await {
+            break;
+        }
+    }
+    let _ = reader.get_mut().shutdown().await;
+}
+
+/// Answers one request; whether the connection may carry another.
+async fn answer(reader: &mut BufReader<TcpStream>, shared: &Shared, request: RecordedRequest) -> bool {
+    let keep_alive = shared.keep_alive.load(std::sync::atomic::Ordering::SeqCst);
+    let connection = if keep_alive { "keep-alive" } else { "close" };
     let handled = shared.handler.as_ref().map(|handler| handler(&request));
     let computed =
         handled.or_else(|| shared.responder.lock().expect("responder lock").as_mut().map(|respond| respond(&request)));
@@ -258,15 +291,16 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
         Action::Hang => None,
         _ => Some(reply.delay),
     };
-    if !wait_or_disconnect(&mut reader, wait).await {
+    if !wait_or_disconnect(reader, wait).await {
         shared.disconnects.send_modify(|n| *n += 1);
-        return;
+        return false;
     }
-    let mut stream = reader.into_inner();
+    let reusable = keep_alive && matches!(reply.action, Action::Respond | Action::Chunked);
+    let stream = reader.get_mut();
     let head = |len: Option<usize>| {
         let length =
             len.map_or_else(|| "transfer-encoding: chunked".to_owned(), |len| format!("content-length: {len}"));
-        let mut head = format!("HTTP/1.1 {} Scripted\r\n{length}\r\nconnection: close\r\n", reply.status);
+        let mut head = format!("HTTP/1.1 {} Scripted\r\n{length}\r\nconnection: {connection}\r\n", reply.status);
         for (name, value) in &reply.headers {
             let _ = write!(head, "{name}: {value}\r\n");
         }
@@ -295,50 +329,69 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
             stream.write_all(&bytes).await
         }
         Action::Chunks(pieces, end) => {
-            let mut head =
-                format!("HTTP/1.1 {} Scripted\r\ntransfer-encoding: chunked\r\nconnection: close\r\n", reply.status);
+            let mut head = format!(
+                "HTTP/1.1 {} Scripted\r\ntransfer-encoding: chunked\r\nconnection: {connection}\r\n",
+                reply.status
+            );
             for (name, value) in &reply.headers {
                 let _ = write!(head, "{name}: {value}\r\n");
             }
             head.push_str("\r\n");
-            if stream.write_all(head.as_bytes()).await.is_err() {
-                return;
-            }
-            let _ = stream.flush().await;
-            for (delay, piece) in pieces {
-                if !sleep_or_hang_up(&mut stream, delay).await {
-                    shared.disconnects.send_modify(|n| *n += 1);
-                    return;
-                }
-                let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
-                chunk.extend_from_slice(&piece);
-                chunk.extend_from_slice(b"\r\n");
-                if stream.write_all(&chunk).await.is_err() || stream.flush().await.is_err() {
-                    shared.disconnects.send_modify(|n| *n += 1);
-                    return;
-                }
-            }
-            match end {
-                StreamEnd::Complete => stream.write_all(b"0\r\n\r\n").await,
-                StreamEnd::Cut => Ok(()),
-                StreamEnd::Stall => {
-                    // Wait for the client to hang up (reads see EOF or an error).
-                    let mut buf = [0u8; 64];
-                    loop {
-                        match tokio::io::AsyncReadExt::read(&mut stream, &mut buf).await {
-                            Ok(0) | Err(_) => break,
-                            Ok(_) => {}
-                        }
-                    }
-                    shared.disconnects.send_modify(|n| *n += 1);
-                    return;
-                }
-            }
+            return stream.write_all(head.as_bytes()).await.is_ok()
+                && send_pieces(stream, shared, pieces, end).await
+                && keep_alive;
         }
         Action::Drop | Action::Hang => Ok(()),
     };
     let _ = stream.flush().await;
-    let _ = stream.shutdown().await;
+    reusable
+}
+
+/// Sends a chunked body's `pieces` (the head already sent), each after its
+/// delay, ended as `end` says; whether it ended complete.
+async fn send_pieces(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    pieces: Vec<(Duration, Vec<u8>)>,
+    end: StreamEnd,
+) -> bool {
+    let _ = stream.flush().await;
+    for (delay, piece) in pieces {
+        if !sleep_or_hang_up(stream, delay).await {
+            shared.disconnects.send_modify(|n| *n += 1);
+            return false;
+        }
+        let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+        chunk.extend_from_slice(&piece);
+        chunk.extend_from_slice(b"\r\n");
+        if stream.write_all(&chunk).await.is_err() || stream.flush().await.is_err() {
+            shared.disconnects.send_modify(|n| *n += 1);
+            return false;
+        }
+    }
+    match end {
+        StreamEnd::Complete => {
+            let written = stream.write_all(b"0\r\n\r\n").await;
+            let _ = stream.flush().await;
+            written.is_ok()
+        }
+        StreamEnd::Cut => {
+            let _ = stream.flush().await;
+            false
+        }
+        StreamEnd::Stall => {
+            // Wait for the client to hang up (reads see EOF or an error).
+            let mut buf = [0u8; 64];
+            loop {
+                match tokio::io::AsyncReadExt::read(stream, &mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            shared.disconnects.send_modify(|n| *n += 1);
+            false
+        }
+    }
 }
 
 /// Lets `write!` append to a byte buffer.
