@@ -33,6 +33,8 @@ pub struct ResponsesStreamDecoder {
     model: Option<String>,
     /// The neutral index given to each item or message part, in order.
     slots: Vec<(Slot, usize)>,
+    /// Bytes of text delivered for each message part, by neutral index.
+    delivered: Vec<usize>,
     items: Vec<(usize, Item)>,
     refused: bool,
     has_calls: bool,
@@ -104,12 +106,15 @@ impl StreamDecoder for ResponsesStreamDecoder {
                     self.refused |= part.kind == "refusal";
                     let index = self.part_index(output_index, content_index);
                     // Opens the block even when no delta follows.
-                    out.push(StreamEvent::TextDelta { index, text: part.text.or(part.refusal).unwrap_or_default() });
+                    let text = part.text.or(part.refusal).unwrap_or_default();
+                    self.deliver(index, &text);
+                    out.push(StreamEvent::TextDelta { index, text });
                 }
             }
             Event::OutputTextDelta { output_index, content_index, delta } => {
                 if self.message(output_index)? {
                     let index = self.part_index(output_index, content_index);
+                    self.deliver(index, &delta);
                     out.push(StreamEvent::TextDelta { index, text: delta });
                 }
             }
@@ -117,6 +122,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
                 if self.message(output_index)? {
                     self.refused = true;
                     let index = self.part_index(output_index, content_index);
+                    self.deliver(index, &delta);
                     out.push(StreamEvent::TextDelta { index, text: delta });
                 }
             }
@@ -242,18 +248,25 @@ impl ResponsesStreamDecoder {
                 out.push(StreamEvent::ReasoningFinished { index, reasoning });
             }
             Item::Message => {
-                // Parts that came whole, without being streamed.
+                // The whole item: parts, or ends of parts, that came without
+                // deltas are delivered now, so the text is the non-streamed one.
                 for (content_index, part) in item.content.unwrap_or_default().into_iter().enumerate() {
-                    let slot = Slot::Part { output_index, content_index };
-                    if self.slots.iter().any(|(s, _)| *s == slot)
-                        || !matches!(part.kind.as_str(), "output_text" | "refusal")
-                    {
+                    if !matches!(part.kind.as_str(), "output_text" | "refusal") {
                         continue;
                     }
                     self.refused |= part.kind == "refusal";
-                    let index = self.slot(slot);
+                    let index = self.part_index(output_index, content_index);
                     let text = part.text.or(part.refusal).unwrap_or_default();
-                    out.push(StreamEvent::TextDelta { index, text });
+                    let sent = self.delivered.get(index).copied().unwrap_or(0);
+                    let opened = self.delivered.len() > index;
+                    match text.get(sent..) {
+                        Some(rest) if !rest.is_empty() || !opened => {
+                            let rest = rest.to_owned();
+                            self.deliver(index, &rest);
+                            out.push(StreamEvent::TextDelta { index, text: rest });
+                        }
+                        _ => {}
+                    }
                 }
             }
             Item::Ignored => {}
@@ -317,6 +330,14 @@ impl ResponsesStreamDecoder {
 
     fn item(&mut self, output_index: usize) -> Option<&mut Item> {
         self.items.iter_mut().rev().find(|(at, _)| *at == output_index).map(|(_, item)| item)
+    }
+
+    /// Notes `text` as delivered for the message part at neutral `index`.
+    fn deliver(&mut self, index: usize, text: &str) {
+        if self.delivered.len() <= index {
+            self.delivered.resize(index + 1, 0);
+        }
+        self.delivered[index] += text.len();
     }
 
     fn part_index(&mut self, output_index: usize, content_index: usize) -> usize {
@@ -592,6 +613,33 @@ mod tests {
         whole["output"] = json!([item]);
         assert_eq!(response, parse(&serde_json::to_vec(&whole).unwrap()).unwrap());
         assert_eq!(response.reasoning_text(), "Think first.");
+    }
+
+    /// Text a server sends only in the done events (no deltas, or not all
+    /// of it) still reaches the response.
+    #[tokio::test]
+    async fn text_sent_only_in_done_events_is_delivered() {
+        let item = json!({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Hello there", "annotations": []}]});
+        let events = [
+            created(),
+            added(
+                0,
+                json!({"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}),
+            ),
+            json!({"type": "response.content_part.added", "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                "part": {"type": "output_text", "text": "", "annotations": []}}),
+            text_delta(0, "Hello"),
+            json!({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                "text": "Hello there"}),
+            done(0, item.clone()),
+            completed(),
+        ];
+        let response = decode(&sse(&events)).await.result.unwrap();
+        let mut whole = completed()["response"].clone();
+        whole["output"] = json!([item]);
+        assert_eq!(response, parse(&serde_json::to_vec(&whole).unwrap()).unwrap());
+        assert_eq!(response.text(), "Hello there");
     }
 
     #[tokio::test]
