@@ -19,47 +19,12 @@ use toolloop::stream::RunEvent;
 use toolloop::{
     Agent, Conversation, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary,
 };
+mod cities;
+
+use cities::{Report, agent};
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
 use toolloop_workspace::{Reply, TestServer, replies, streamed};
-
-/// Look up the population of a city, in millions.
-#[derive(toolloop::Tool)]
-struct Population {
-    /// The city's name.
-    city: String,
-}
-
-impl Population {
-    async fn run(self) -> Result<f64, String> {
-        match self.city.as_str() {
-            "Paris" => Ok(2.1),
-            "Berlin" => Ok(3.7),
-            other => Err(format!("no data for {other}")),
-        }
-    }
-}
-
-/// The report.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Report {
-    /// The largest city compared.
-    largest: String,
-}
-
-/// The agent under test; `calls` limits its model calls (to stop mid-loop).
-fn agent(model: impl Model + 'static, calls: Option<u32>) -> Agent<Report> {
-    let mut builder = Agent::builder()
-        .model(model)
-        .system("Compare cities.")
-        .tool::<Population>()
-        .output::<Report>()
-        .validator(|report: &Report| if report.largest == "Berlin" { Ok(()) } else { Err("check the numbers") });
-    if let Some(calls) = calls {
-        builder = builder.max_model_calls(calls);
-    }
-    builder.build().unwrap()
-}
 
 /// Runs the loop in two halves: two model calls, then the conversation is
 /// saved to JSON and resumed, and a second run continues it to the output.

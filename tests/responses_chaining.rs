@@ -18,46 +18,12 @@ use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::stream::RunEvent;
-use toolloop::{Agent, Conversation, Model, ModelErrorKind, ModelRequest, ReasoningEffort};
+use toolloop::{Conversation, Model, ModelErrorKind, ModelRequest, ReasoningEffort};
+mod cities;
+
+use cities::agent;
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
 use toolloop_workspace::{RecordedRequest, Reply, TestServer, replies, streamed};
-
-/// Look up the population of a city, in millions.
-#[derive(toolloop::Tool)]
-struct Population {
-    /// The city's name.
-    city: String,
-}
-
-impl Population {
-    async fn run(self) -> Result<f64, String> {
-        match self.city.as_str() {
-            "Paris" => Ok(2.1),
-            "Berlin" => Ok(3.7),
-            other => Err(format!("no data for {other}")),
-        }
-    }
-}
-
-/// The report.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Report {
-    /// The largest city compared.
-    largest: String,
-}
-
-fn agent(model: impl Model + 'static, calls: Option<u32>) -> Agent<Report> {
-    let mut builder = Agent::builder()
-        .model(model)
-        .system("Compare cities.")
-        .tool::<Population>()
-        .output::<Report>()
-        .validator(|report: &Report| if report.largest == "Berlin" { Ok(()) } else { Err("check the numbers") });
-    if let Some(calls) = calls {
-        builder = builder.max_model_calls(calls);
-    }
-    builder.build().unwrap()
-}
 
 /// The answers of a 4-call loop: parallel lookups, a wrong output the
 /// validator sends back, a lookup that fails, the right output.
