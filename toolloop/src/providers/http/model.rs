@@ -145,7 +145,9 @@ impl<W: WireFormat> HttpModel<W> {
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         if W::must_stream(request.max_tokens.or(self.max_tokens).or(W::DEFAULT_MAX_TOKENS)) {
             let events = self.open_stream_retrying(request).await?;
-            return ResponseAccumulator::new().collect(events).await;
+            let response = ResponseAccumulator::new().collect(events).await?;
+            self.shared.format.answered(self.call_settings(&request, true), &request, &response);
+            return Ok(response);
         }
         let http = &self.shared.http;
         let headers = self.shared.format.prepare(self.call_settings(&request, false), &request)?;
