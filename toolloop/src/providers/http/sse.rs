@@ -2,13 +2,15 @@
 //! continuation, comments, the blank line that ends an event, a BOM, bytes
 //! split anywhere, even inside a UTF-8 character) is the `eventsource-stream`
 //! crate's; this adapter adds typed errors and a bound on the size of one
-//! event, and strips a leading byte order mark itself (the crate's 0.2.3
-//! slices one at a byte that is not a character boundary, and panics).
+//! event, strips a leading byte order mark itself (the crate's 0.2.3
+//! slices one at a byte that is not a character boundary, and panics), and
+//! hands the crate whole lines only (it re-reads an unfinished line from its
+//! start whenever bytes arrive, quadratic in the length of a long line).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use eventsource_stream::{EventStreamError, Eventsource as _};
 use futures_util::{Stream, StreamExt as _};
 
@@ -51,10 +53,11 @@ where
         }
         Ok(chunk)
     });
-    // The parser copies what follows each line it reads, so a large chunk
-    // costs time quadratic in its size: it gets zero-copy slices instead.
-    let sliced = bounded.flat_map(|chunk| futures_util::stream::iter(parser_slices(chunk)));
-    sliced.eventsource().map(move |item| match item {
+    // The parser copies what follows each line it reads, and reads an
+    // unfinished line again from its start whenever more bytes come: it
+    // gets whole lines only, in slices of about `PARSER_SLICE`, so that
+    // both costs stay linear (a 2 MiB event in 16 KiB chunks took seconds).
+    LineSlices::new(Box::pin(bounded)).eventsource().map(move |item| match item {
         Ok(event) => {
             pending.store(0, Ordering::Relaxed);
             let name = (event.event != "message").then_some(event.event);
@@ -74,19 +77,88 @@ where
     })
 }
 
-/// `chunk` in zero-copy pieces of at most [`PARSER_SLICE`] bytes (none if
-/// it is empty), or its error. Allocates nothing: this runs for every chunk.
-fn parser_slices(chunk: Result<Bytes, ModelError>) -> impl Iterator<Item = Result<Bytes, ModelError>> {
-    let mut rest = Some(chunk);
-    std::iter::from_fn(move || match rest.take()? {
-        Ok(bytes) if bytes.is_empty() => None,
-        Ok(mut bytes) if bytes.len() > PARSER_SLICE => {
-            let piece = bytes.split_to(PARSER_SLICE);
-            rest = Some(Ok(bytes));
-            Some(Ok(piece))
+/// A byte stream re-cut into slices that each end at a line break (CR or
+/// LF, which the SSE parser joins when split), of about [`PARSER_SLICE`]
+/// bytes where lines allow: bytes after a chunk's last line break wait for
+/// the next one, and only the new bytes are searched. What is left at the
+/// end of the stream goes out last.
+struct LineSlices<S> {
+    source: Option<S>,
+    /// Bytes after the last line break seen (no line break among them).
+    unfinished: BytesMut,
+    /// Whole lines not yet handed out.
+    lines: Bytes,
+}
+
+impl<S> LineSlices<S> {
+    fn new(source: S) -> Self {
+        Self { source: Some(source), unfinished: BytesMut::new(), lines: Bytes::new() }
+    }
+
+    /// The next slice of `lines`: at least `PARSER_SLICE` bytes (or all),
+    /// ending at a line break.
+    fn next_slice(&mut self) -> Option<Bytes> {
+        if self.lines.is_empty() {
+            return None;
         }
-        other => Some(other),
-    })
+        let from = PARSER_SLICE.min(self.lines.len()) - 1;
+        let end = self.lines[from..]
+            .iter()
+            .position(|&byte| matches!(byte, b'\n' | b'\r'))
+            .map_or(self.lines.len(), |at| from + at + 1);
+        Some(self.lines.split_to(end))
+    }
+
+    /// Takes in `chunk`: the whole lines it completes become `lines`.
+    fn take_in(&mut self, mut chunk: Bytes) {
+        let Some(last_break) = chunk.iter().rposition(|&byte| matches!(byte, b'\n' | b'\r')) else {
+            self.unfinished.extend_from_slice(&chunk);
+            return;
+        };
+        let rest = chunk.split_off(last_break + 1);
+        self.lines = if self.unfinished.is_empty() {
+            chunk
+        } else {
+            self.unfinished.extend_from_slice(&chunk);
+            self.unfinished.split().freeze()
+        };
+        self.unfinished.extend_from_slice(&rest);
+    }
+}
+
+impl<S> Stream for LineSlices<S>
+where
+    S: Stream<Item = Result<Bytes, ModelError>> + Unpin,
+{
+    type Item = Result<Bytes, ModelError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+
+        let this = &mut *self;
+        loop {
+            if let Some(slice) = this.next_slice() {
+                return Poll::Ready(Some(Ok(slice)));
+            }
+            let Some(source) = this.source.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match std::task::ready!(source.poll_next_unpin(cx)) {
+                Some(Ok(chunk)) => this.take_in(chunk),
+                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
+                None => {
+                    this.source = None;
+                    // An unfinished last line: the parser decides what it is.
+                    if !this.unfinished.is_empty() {
+                        return Poll::Ready(Some(Ok(this.unfinished.split().freeze())));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `bytes` without the byte order marks at its start, however the bytes
@@ -246,5 +318,20 @@ mod tests {
         assert_eq!(events.next().await.unwrap().unwrap(), frame(None, "{\"a\":1}"));
         assert!(events.next().await.is_none());
         server.await.unwrap();
+    }
+
+    /// One event of 2 MiB (a Responses `response.completed` repeats the
+    /// whole answer) arriving in 16 KiB chunks is one frame; the parser
+    /// sees only whole lines, so this is linear (it used to take seconds).
+    #[tokio::test]
+    async fn a_large_event_in_many_chunks_is_one_frame() {
+        let text = "x".repeat(2 << 20);
+        let big = format!("event: response.completed\ndata: {{\"text\":\"{text}\"}}\n\n");
+        let chunks: Vec<&[u8]> = big.as_bytes().chunks(16 << 10).collect();
+        let got = frames(&chunks, 16 << 20).await;
+        assert_eq!(got.len(), 1);
+        let frame = got.into_iter().next().unwrap().unwrap();
+        assert_eq!(frame.event.as_deref(), Some("response.completed"));
+        assert_eq!(frame.data.len(), text.len() + 11);
     }
 }
