@@ -120,6 +120,29 @@ fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Answer> {
         .collect()
 }
 
+/// Claude with manual thinking (a budget below `max_tokens`), at `server`.
+fn thinking_claude(server: &TestServer) -> Anthropic {
+    Anthropic::builder()
+        .api_key("k")
+        .base_url(server.url())
+        .model("claude-sonnet-4-5")
+        .max_tokens(8192)
+        .reasoning(ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048))
+        .build()
+        .unwrap()
+}
+
+/// A reasoning model on the Responses API with summaries, at `server`.
+fn reasoning_gpt(server: &TestServer) -> OpenAiResponses {
+    OpenAi::responses()
+        .api_key("k")
+        .base_url(server.url())
+        .model("gpt-5.1")
+        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
+        .build()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn anthropic_thinking_loop_saved_resumed_and_continued() {
     let rules = Arc::new(AnthropicRules::new());
@@ -129,14 +152,7 @@ async fn anthropic_thinking_loop_saved_resumed_and_continued() {
         anthropic_answers(&rules),
     ))
     .await;
-    let model = Anthropic::builder()
-        .api_key("k")
-        .base_url(server.url())
-        .model("claude-sonnet-4-5")
-        .max_tokens(8192)
-        .reasoning(ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048))
-        .build()
-        .unwrap();
+    let model = thinking_claude(&server);
     let (report, conversation) = run_saved_and_resumed(model).await;
     assert_eq!(report.largest, "Berlin");
 
@@ -167,14 +183,7 @@ async fn anthropic_thinking_loop_streamed() {
         streamed::anthropic,
     ))
     .await;
-    let model = Anthropic::builder()
-        .api_key("k")
-        .base_url(server.url())
-        .model("claude-sonnet-4-5")
-        .max_tokens(8192)
-        .reasoning(ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048))
-        .build()
-        .unwrap();
+    let model = thinking_claude(&server);
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger, Paris or Berlin?");
     let (reasoning, report) = run_streamed(&agent(model, None), &mut conversation).await;
@@ -296,13 +305,7 @@ async fn responses_reasoning_loop_saved_resumed_and_continued() {
         responses_answers(&rules),
     ))
     .await;
-    let model = OpenAi::responses()
-        .api_key("k")
-        .base_url(server.url())
-        .model("gpt-5.1")
-        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
-        .build()
-        .unwrap();
+    let model = reasoning_gpt(&server);
     assert_eq!(model.endpoint(), format!("{}/responses", server.url()));
     let (report, conversation) = run_saved_and_resumed(model).await;
     assert_eq!(report.largest, "Berlin");
@@ -339,13 +342,7 @@ async fn responses_reasoning_loop_streamed() {
         streamed::responses,
     ))
     .await;
-    let model = OpenAi::responses()
-        .api_key("k")
-        .base_url(server.url())
-        .model("gpt-5.1")
-        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
-        .build()
-        .unwrap();
+    let model = reasoning_gpt(&server);
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger, Paris or Berlin?");
     let (reasoning, report) = run_streamed(&agent(model, None), &mut conversation).await;

@@ -47,6 +47,16 @@ fn openai(url: &str) -> OpenAi {
         .unwrap()
 }
 
+fn responses(url: &str) -> toolloop::providers::openai::OpenAiResponses {
+    OpenAi::responses()
+        .api_key("sk-test")
+        .base_url(url)
+        .retry_policy(quick_retries(0))
+        .idle_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap()
+}
+
 fn ollama(url: &str) -> Ollama {
     Ollama::builder()
         .base_url(url)
@@ -451,13 +461,7 @@ async fn openai_responses_streams_exactly_the_non_streamed_response() {
         "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100},
             "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 12}, "total_tokens": 160}});
     let server = either_way(body, "text/event-stream", streamed::responses).await;
-    let model = OpenAi::responses()
-        .api_key("sk-test")
-        .base_url(server.url())
-        .retry_policy(quick_retries(0))
-        .idle_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
+    let model = responses(&server.url());
     let events = streamed_equals_whole(&model, &model).await;
     assert!(argument_deltas(&events) > 4);
     let Some(StreamEvent::Started { id, .. }) = events.first() else { panic!("{events:?}") };
@@ -503,13 +507,7 @@ async fn a_failed_or_cut_responses_stream_is_a_typed_error() {
         Reply::stream("text/event-stream", now(head), StreamEnd::Complete),
     ])
     .await;
-    let model = OpenAi::responses()
-        .api_key("sk-test")
-        .base_url(server.url())
-        .retry_policy(quick_retries(0))
-        .idle_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
+    let model = responses(&server.url());
     let (seen, _, error) = stream(&model).await;
     let error = error.expect("response.failed is an error");
     assert_eq!(error.kind(), ModelErrorKind::Server);
