@@ -1,4 +1,6 @@
-//! Models for tests: scripted responses and closures, no network.
+//! Models for tests: scripted responses and closures, no network; and
+//! [`Cassette`]s, which record a real provider's answers once and replay
+//! them offline.
 //!
 //! Use them to test your own agents and loops: script what the model says,
 //! run the agent, then assert on what it was asked.
@@ -15,10 +17,14 @@
 //! # });
 //! ```
 
+#[cfg(feature = "http")]
+pub(crate) mod cassette;
 mod function;
 mod recorded;
 mod scripted;
 
+#[cfg(feature = "http")]
+pub use cassette::{Cassette, CassetteBuilder, CassetteError, CassetteMode, RECORD_VARIABLE, RequestDifference};
 pub use function::FunctionModel;
 pub use recorded::RecordedRequest;
 pub use scripted::ScriptedModel;

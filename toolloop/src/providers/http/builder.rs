@@ -41,6 +41,7 @@ impl<W: WireFormat> Default for HttpModelBuilder<W> {
                 idle_timeout: DEFAULT_IDLE_TIMEOUT,
                 headers: Vec::new(),
                 max_response_bytes: super::DEFAULT_MAX_RESPONSE_BYTES,
+                cassette: None,
             },
             model: None,
             max_tokens: None,
@@ -187,9 +188,21 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         self
     }
 
+    /// Records every HTTP exchange of the model into `cassette`, or replays
+    /// them from it without sending anything, as the cassette's
+    /// [mode](crate::testing::CassetteMode) says: for testing agents
+    /// against a real API once and offline ever after. A replaying model
+    /// needs no API key. Any number of models may share one cassette; their
+    /// exchanges are played in the order they were recorded.
+    pub fn cassette(mut self, cassette: &crate::testing::Cassette) -> Self {
+        self.http.cassette = Some(cassette.tape());
+        self
+    }
+
     /// Builds the model. Fails without an API key when the API needs one
     /// (OpenAI-compatible servers given by [`base_url`](Self::base_url) may
-    /// do without), and on an invalid base URL or header.
+    /// do without, and so does a model replaying a
+    /// [`cassette`](Self::cassette)), and on an invalid base URL or header.
     pub fn build(mut self) -> Result<HttpModel<W>, ConfigError> {
         for (setting, value) in [("timeout", self.http.timeout), ("idle_timeout", self.http.idle_timeout)] {
             if value.is_zero() {
@@ -203,6 +216,8 @@ impl<W: WireFormat> HttpModelBuilder<W> {
                 let (name, prefix) = W::KEY_HEADER;
                 headers.push(secret_header(name, &format!("{prefix}{}", key.expose()))?);
             }
+            // A replayed call is never sent: no key is needed (CI has none).
+            (None, _) if self.http.cassette.as_ref().is_some_and(|tape| tape.is_replaying()) => {}
             (None, ApiKey::Required(variable)) => return Err(ConfigError::MissingApiKey { variable }),
             (None, ApiKey::RequiredUnlessBaseUrl(variable)) if self.http.base_url.is_none() => {
                 return Err(ConfigError::MissingApiKey { variable });
@@ -210,7 +225,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             (None, _) => {}
         }
         let base_url = self.http.base_url.as_deref().unwrap_or(W::DEFAULT_BASE_URL);
-        let http = HttpClient::new(W::PROVIDER, base_url, W::PATH, headers, &self.http, W::error_body)?;
+        let http = HttpClient::new(W::PROVIDER, (base_url, W::PATH), headers, &self.http, W::FRAMING, W::error_body)?;
         Ok(HttpModel {
             shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),

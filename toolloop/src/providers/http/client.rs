@@ -12,8 +12,10 @@ use serde::de::DeserializeOwned;
 use super::ConfigError;
 use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
+use super::format::Framing;
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
+use super::transport::{Incoming, Network, Outgoing, Transport};
 use crate::model::{ModelError, ModelErrorKind};
 
 /// The largest response body read by default: far above any real model
@@ -33,6 +35,8 @@ pub(crate) struct HttpSettings {
     /// Extra headers for every request (gateways, proxies).
     pub(crate) headers: Vec<(String, Secret)>,
     pub(crate) max_response_bytes: u64,
+    /// Records or replays every exchange instead of (only) sending it.
+    pub(crate) cassette: Option<Arc<crate::testing::cassette::Tape>>,
 }
 
 impl fmt::Debug for HttpSettings {
@@ -46,6 +50,7 @@ impl fmt::Debug for HttpSettings {
             .field("idle_timeout", &self.idle_timeout)
             .field("headers", &self.headers)
             .field("max_response_bytes", &self.max_response_bytes)
+            .field("cassette", &self.cassette)
             .finish()
     }
 }
@@ -68,7 +73,9 @@ pub(crate) fn redact_userinfo(url: &str) -> String {
 #[derive(Clone)]
 pub(crate) struct HttpClient {
     provider: &'static str,
-    client: reqwest::Client,
+    /// Where requests go: the network, or a cassette.
+    transport: Arc<dyn Transport>,
+    framing: Framing,
     /// The URL with any password redacted: what `Debug` and `endpoint()` show.
     url: String,
     /// `url`, parsed once rather than on every request.
@@ -102,13 +109,14 @@ struct Failure {
 
 impl HttpClient {
     /// A client sending `POST` requests to `base_url` + `path`, sending `headers` (the
-    /// secret ones marked sensitive) on every request.
+    /// secret ones marked sensitive) on every request; streamed success
+    /// bodies are framed as `framing` says.
     pub(crate) fn new(
         provider: &'static str,
-        base_url: &str,
-        path: &str,
+        (base_url, path): (&str, &str),
         headers: Vec<(HeaderName, HeaderValue)>,
         settings: &HttpSettings,
+        framing: Framing,
         parse_error: ErrorBodyParser,
     ) -> Result<Self, ConfigError> {
         let url = endpoint_url(base_url, path)?;
@@ -130,9 +138,15 @@ impl HttpClient {
             value.set_sensitive(true);
             map.insert(header, value);
         }
+        let network = Network::new(new_client()?);
+        let transport: Arc<dyn Transport> = match &settings.cassette {
+            Some(tape) => Arc::new(tape.transport(network, secrets(settings, &parsed_url))),
+            None => Arc::new(network),
+        };
         Ok(Self {
             provider,
-            client: new_client()?,
+            transport,
+            framing,
             url: redact_userinfo(&url),
             parsed_url,
             headers: map,
@@ -179,12 +193,12 @@ impl HttpClient {
     ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
         use futures_util::StreamExt as _;
 
-        let response = self.with_retries(|| self.open(body.to_http(), extra, true)).await?;
+        let response = self.with_retries(|| self.open(&body, extra, true)).await?;
         // The response size limit holds for a stream as a whole, as for a
         // body read at once: memory stays bounded whatever the server sends.
         let (provider, limit) = (self.provider, self.max_response_bytes);
         let mut total = 0u64;
-        let bytes = super::sse::body_bytes(self.provider, response).map(move |chunk| {
+        let bytes = response.body.map(move |chunk| {
             let chunk = chunk?;
             total += chunk.len() as u64;
             if total > limit {
@@ -204,7 +218,7 @@ impl HttpClient {
     async fn send(&self, body: &WireBody, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
         // The body's chunks are shared: a retry copies nothing.
         self.with_retries(|| async {
-            let response = self.open(body.to_http(), extra, false).await?;
+            let response = self.open(body, extra, false).await?;
             self.read_body(response).await
         })
         .await
@@ -244,14 +258,11 @@ impl HttpClient {
     /// `stream` asks for an event stream.
     async fn open(
         &self,
-        body: reqwest::Body,
+        body: &WireBody,
         extra: &[(HeaderName, HeaderValue)],
         stream: bool,
-    ) -> Result<reqwest::Response, Failure> {
-        let transport = |error: &reqwest::Error| {
-            let error = error::transport_error(self.provider, error);
-            Failure { retryable: error.kind() != ModelErrorKind::Redirect, error, server_wait: None }
-        };
+    ) -> Result<Incoming, Failure> {
+        let transport = |error: ModelError| Failure { retryable: error.is_retryable(), error, server_wait: None };
         let mut request_headers = self.headers.clone();
         for (name, value) in extra {
             request_headers.append(name.clone(), value.clone());
@@ -259,26 +270,35 @@ impl HttpClient {
         if stream {
             request_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream, application/x-ndjson"));
         }
-        let request = self.client.post(self.parsed_url.clone()).headers(request_headers).body(body);
+        let request = Outgoing {
+            provider: self.provider,
+            url: &self.parsed_url,
+            headers: request_headers,
+            body,
+            stream,
+            framing: self.framing,
+            timeout: self.timeout,
+        };
         let response = if stream {
             // A stream may rightly run longer than the timeout (Anthropic's
             // long outputs must stream because they do): the timeout bounds
             // the wait for the answer's head, and the idle timeout each wait
             // for more of its body.
-            tokio::time::timeout(self.timeout, request.send()).await.map_err(|_| self.timed_out())?
+            tokio::time::timeout(self.timeout, self.transport.send(request)).await.map_err(|_| self.timed_out())?
         } else {
-            request.timeout(self.timeout).send().await
+            // The transport bounds the whole exchange, body included.
+            self.transport.send(request).await
         }
-        .map_err(|e| transport(&e))?;
-        let status = response.status().as_u16();
+        .map_err(transport)?;
+        let status = response.status;
         if (300..400).contains(&status) {
-            let error = redirect_error(self.provider, status, response.headers());
+            let error = redirect_error(self.provider, status, &response.headers);
             return Err(Failure { error, retryable: false, server_wait: None });
         }
         if (200..300).contains(&status) {
             return Ok(response);
         }
-        let headers = response.headers().clone();
+        let headers = response.headers.clone();
         let bytes = if stream {
             tokio::time::timeout(self.timeout, self.read_body(response)).await.map_err(|_| self.timed_out())??
         } else {
@@ -308,7 +328,9 @@ impl HttpClient {
 
     /// Reads the body chunk by chunk, stopping at the size limit: memory
     /// stays bounded whatever the server sends or announces.
-    async fn read_body(&self, mut response: reqwest::Response) -> Result<Bytes, Failure> {
+    async fn read_body(&self, mut response: Incoming) -> Result<Bytes, Failure> {
+        use futures_util::StreamExt as _;
+
         let limit = self.max_response_bytes;
         let too_large = || Failure {
             error: ModelError::new(
@@ -319,14 +341,14 @@ impl HttpClient {
             retryable: false,
             server_wait: None,
         };
-        if response.content_length().is_some_and(|length| length > limit) {
+        if response.content_length.is_some_and(|length| length > limit) {
             return Err(too_large());
         }
         let mut body = Vec::new();
         loop {
-            let chunk = response.chunk().await.map_err(|error| Failure {
-                error: error::transport_error(self.provider, &error),
-                retryable: true,
+            let chunk = response.body.next().await.transpose().map_err(|error| Failure {
+                retryable: error.is_retryable(),
+                error,
                 server_wait: None,
             })?;
             let Some(chunk) = chunk else { return Ok(Bytes::from(body)) };
@@ -356,6 +378,17 @@ fn redirect_error(provider: &'static str, status: u16, headers: &HeaderMap) -> M
         redact_userinfo(location)
     );
     ModelError::new(ModelErrorKind::Redirect, provider, message).with_status(status)
+}
+
+/// The secrets a cassette must never write: the API key, the values of the
+/// user's extra headers, and the password of the base URL. (Headers and
+/// the URL's userinfo are left out of cassettes anyway; these are searched
+/// for wherever else they might turn up.)
+fn secrets(settings: &HttpSettings, url: &reqwest::Url) -> Vec<Secret> {
+    let mut secrets: Vec<Secret> = settings.api_key.iter().cloned().collect();
+    secrets.extend(settings.headers.iter().map(|(_, value)| value.clone()));
+    secrets.extend(url.password().map(Secret::new));
+    secrets
 }
 
 fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {

@@ -23,6 +23,7 @@ mod retry;
 mod secret;
 mod sse;
 mod trace;
+mod transport;
 
 use std::time::Duration;
 
@@ -37,6 +38,8 @@ pub(crate) use error::{ApiError, kind_for_status, stream_error};
 pub(crate) use format::RequestHeaders;
 pub use format::WireFormat;
 pub(crate) use format::{ApiKey, CallSettings, Format, Framing};
+pub(crate) use secret::Secret;
+pub(crate) use transport::{BodyStream, Incoming, Network, Outgoing, Transport};
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;

@@ -1,0 +1,265 @@
+//! The cassette file: versioned, pretty-printed JSON, one interaction (a
+//! request and its response) after the other, so that a re-recording
+//! reads as a diff in review.
+//!
+//! ```json
+//! {
+//!   "format": "toolloop-cassette",
+//!   "version": 1,
+//!   "interactions": [
+//!     {
+//!       "request": {
+//!         "method": "POST",
+//!         "url": "https://api.anthropic.com/v1/messages",
+//!         "headers": { "anthropic-version": "2023-06-01", ... },
+//!         "body": { "model": "...", "messages": [ ... ] }
+//!       },
+//!       "response": {
+//!         "status": 200,
+//!         "headers": { "content-type": "text/event-stream" },
+//!         "events": [ { "event": "message_start", "data": { ... } }, ... ]
+//!       }
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! A body that is JSON is kept as JSON (`body`, or `data` of an event);
+//! anything else as text (`text`). A streamed response is its list of
+//! events (server-sent events: `events`, with their types) or of lines
+//! (NDJSON: `lines`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::CassetteError;
+
+/// What the `format` field says.
+const FORMAT: &str = "toolloop-cassette";
+
+/// The version this toolloop writes, and the newest it reads.
+pub(crate) const VERSION: u32 = 1;
+
+/// A whole cassette file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct File {
+    pub(crate) format: String,
+    pub(crate) version: u32,
+    pub(crate) interactions: Vec<Interaction>,
+}
+
+/// One request and the response it got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Interaction {
+    pub(crate) request: Request,
+    pub(crate) response: Response,
+}
+
+/// A request as sent, without its secrets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Request {
+    pub(crate) method: String,
+    /// The URL without userinfo or key parameters.
+    pub(crate) url: String,
+    /// The headers that say how the request is read (content type, API
+    /// version, beta flags); never credentials.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) headers: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub(crate) body: Payload,
+}
+
+/// A body: JSON when it parses, else text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Payload {
+    Body(Value),
+    Text(String),
+}
+
+impl Payload {
+    /// `bytes` as JSON, or as (lossy) text when they are not JSON.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
+        match serde_json::from_slice(bytes) {
+            Ok(value) => Self::Body(value),
+            Err(_) => Self::Text(String::from_utf8_lossy(bytes).into_owned()),
+        }
+    }
+
+    /// The body as a JSON value, for matching.
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            Self::Body(value) => value.clone(),
+            Self::Text(text) => Value::String(text.clone()),
+        }
+    }
+}
+
+/// A response: its status, the headers a client acts on, and its body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) headers: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub(crate) body: ResponseBody,
+}
+
+/// A response body: whole, or the events or lines of a stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ResponseBody {
+    Body(Value),
+    Text(String),
+    /// Server-sent events.
+    Events(Vec<Event>),
+    /// NDJSON lines.
+    Lines(Vec<Line>),
+}
+
+/// One server-sent event: its type (none for the default `message`) and data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Event {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) event: Option<String>,
+    #[serde(flatten)]
+    pub(crate) data: Data,
+}
+
+/// One NDJSON line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Line {
+    #[serde(flatten)]
+    pub(crate) data: Data,
+}
+
+/// What an event or line carries: JSON when it parses, else text (an
+/// OpenAI stream's closing `[DONE]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Data {
+    Data(Value),
+    Text(String),
+}
+
+impl Data {
+    pub(crate) fn from_text(text: &str) -> Self {
+        match serde_json::from_str(text) {
+            Ok(value) => Self::Data(value),
+            Err(_) => Self::Text(text.to_owned()),
+        }
+    }
+
+    pub(crate) fn to_text(&self) -> String {
+        match self {
+            Self::Data(value) => value.to_string(),
+            Self::Text(text) => text.clone(),
+        }
+    }
+}
+
+impl File {
+    pub(crate) fn new(interactions: Vec<Interaction>) -> Self {
+        Self { format: FORMAT.to_owned(), version: VERSION, interactions }
+    }
+
+    /// Reads the cassette at `path`.
+    pub(crate) fn load(path: &Path) -> Result<Self, CassetteError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CassetteError::Missing { path: path.to_owned() });
+            }
+            Err(error) => return Err(CassetteError::Io { path: path.to_owned(), error }),
+        };
+        // The version first, so that a newer file says so rather than
+        // failing on a field this version does not know.
+        let head: Value = serde_json::from_str(&text)
+            .map_err(|error| CassetteError::Invalid { path: path.to_owned(), reason: error.to_string() })?;
+        if head.get("format").and_then(Value::as_str) != Some(FORMAT) {
+            let reason = format!("not a toolloop cassette (no `\"format\": \"{FORMAT}\"`)");
+            return Err(CassetteError::Invalid { path: path.to_owned(), reason });
+        }
+        let version = head.get("version").and_then(Value::as_u64).unwrap_or(0);
+        if version == 0 || version > u64::from(VERSION) {
+            return Err(CassetteError::Version { path: path.to_owned(), version, supported: VERSION });
+        }
+        serde_json::from_value(head)
+            .map_err(|error| CassetteError::Invalid { path: path.to_owned(), reason: error.to_string() })
+    }
+
+    /// Writes the cassette to `path` (creating its folder), pretty-printed
+    /// with a final newline.
+    pub(crate) fn save(&self, path: &Path) -> Result<(), CassetteError> {
+        let io = |error| CassetteError::Io { path: path.to_owned(), error };
+        if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder).map_err(io)?;
+        }
+        let mut text = serde_json::to_string_pretty(self).expect("a cassette serialises");
+        text.push('\n');
+        std::fs::write(path, text).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Data, Event, File, Interaction, Line, Payload, Request, Response, ResponseBody};
+
+    fn interaction(body: ResponseBody) -> Interaction {
+        Interaction {
+            request: Request {
+                method: "POST".into(),
+                url: "http://h/v1".into(),
+                headers: [("content-type".to_owned(), "application/json".to_owned())].into(),
+                body: Payload::Body(json!({"model": "m"})),
+            },
+            response: Response { status: 200, headers: Default::default(), body },
+        }
+    }
+
+    #[test]
+    fn the_format_reads_as_documented_and_round_trips() {
+        let file = File::new(vec![
+            interaction(ResponseBody::Body(json!({"id": "x"}))),
+            interaction(ResponseBody::Events(vec![
+                Event { event: Some("message_start".into()), data: Data::Data(json!({"a": 1})) },
+                Event { event: None, data: Data::Text("[DONE]".into()) },
+            ])),
+            interaction(ResponseBody::Lines(vec![Line { data: Data::Data(json!({"done": true})) }])),
+        ]);
+        let value = serde_json::to_value(&file).unwrap();
+        assert_eq!(value["format"], "toolloop-cassette");
+        assert_eq!(value["version"], 1);
+        assert_eq!(value["interactions"][0]["request"]["body"], json!({"model": "m"}));
+        assert_eq!(value["interactions"][0]["response"]["body"], json!({"id": "x"}));
+        assert_eq!(
+            value["interactions"][1]["response"]["events"],
+            json!([{"event": "message_start", "data": {"a": 1}}, {"text": "[DONE]"}])
+        );
+        assert_eq!(value["interactions"][2]["response"]["lines"], json!([{"data": {"done": true}}]));
+        let back: File = serde_json::from_value(value).unwrap();
+        assert_eq!(back.interactions, file.interactions);
+    }
+
+    #[test]
+    fn newer_versions_and_other_files_are_refused_with_the_reason() {
+        let folder = std::env::temp_dir().join(format!("toolloop-cassette-file-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let newer = folder.join("newer.json");
+        std::fs::write(&newer, r#"{"format": "toolloop-cassette", "version": 9, "interactions": [], "new": 1}"#)
+            .unwrap();
+        let error = File::load(&newer).unwrap_err().to_string();
+        assert!(error.contains("version 9") && error.contains("newer toolloop"), "{error}");
+        let other = folder.join("other.json");
+        std::fs::write(&other, r#"{"interactions": []}"#).unwrap();
+        assert!(File::load(&other).unwrap_err().to_string().contains("not a toolloop cassette"));
+        let missing = File::load(&folder.join("missing.json")).unwrap_err().to_string();
+        assert!(missing.contains("TOOLLOOP_RECORD=1"), "{missing}");
+        std::fs::remove_dir_all(folder).unwrap();
+    }
+}

@@ -1,0 +1,300 @@
+//! Cassettes: record an agent's HTTP exchanges with a real provider once,
+//! replay them offline in every later run.
+//!
+//! A [`Cassette`] is given to a model's builder
+//! ([`HttpModelBuilder::cassette`](crate::providers::HttpModelBuilder::cassette)).
+//! It sits where the HTTP core sends a request and gets its answer back,
+//! below every wire format, so each provider (streamed or not) records and
+//! replays the same way; retries, error mapping and stream decoding run on
+//! the replayed bytes exactly as on the network's.
+//!
+//! - **Record** (`TOOLLOOP_RECORD=1`, or [`CassetteMode::Record`]): calls
+//!   go to the API and each exchange is written to the file: the request
+//!   body as JSON, the response status, a safe subset of headers, and the
+//!   response body as JSON or a stream as its list of events.
+//! - **Replay** (the default): each request must equal the next recorded
+//!   one, and gets its recorded response; nothing is sent, no key is
+//!   needed. A request that differs fails the call, and the test, with the
+//!   differences by JSON pointer. Interactions left unplayed fail the test
+//!   when the cassette is dropped or [finished](Cassette::finish).
+//!
+//! See the guide's [Test your agents](crate::guide#test-your-agents) section.
+
+mod capture;
+mod file;
+mod matching;
+mod tape;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use matching::Difference as RequestDifference;
+pub(crate) use tape::Tape;
+
+/// The environment variable that switches cassettes to recording.
+pub const RECORD_VARIABLE: &str = "TOOLLOOP_RECORD";
+
+/// Whether a cassette records or replays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CassetteMode {
+    /// Calls go to the API; the file is written anew with what they
+    /// exchanged.
+    Record,
+    /// Calls are answered from the file; nothing is sent.
+    Replay,
+}
+
+impl CassetteMode {
+    /// [`Record`](Self::Record) when `TOOLLOOP_RECORD` is set to `1`,
+    /// `true`, `yes` or `on`; [`Replay`](Self::Replay) otherwise.
+    pub fn from_env() -> Self {
+        let value = std::env::var(RECORD_VARIABLE).unwrap_or_default();
+        if matches!(value.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on") {
+            Self::Record
+        } else {
+            Self::Replay
+        }
+    }
+}
+
+/// A cassette could not be used, or its replay went wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CassetteError {
+    /// Replay found no file.
+    #[error(
+        "no cassette at {}: record it by running this test once with {RECORD_VARIABLE}=1 and the provider's API key \
+         set (for example `{RECORD_VARIABLE}=1 cargo test NAME`), then commit the file",
+        path.display()
+    )]
+    Missing {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// The file could not be read or written.
+    #[error("cassette {}: {error}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        error: std::io::Error,
+    },
+    /// The file is not a cassette this toolloop can read.
+    #[error("cassette {}: {reason}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The file was written by a newer toolloop (or says no version).
+    #[error(
+        "cassette {} is version {version}; this toolloop reads versions 1 to {supported}: a newer toolloop wrote it, \
+         or re-record it with {RECORD_VARIABLE}=1",
+        path.display()
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version it says.
+        version: u64,
+        /// The newest version this toolloop reads.
+        supported: u32,
+    },
+    /// A request differs from the one recorded at its place.
+    #[error("{}", mismatch(path, *request, differences))]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The request's place in the run, from 1.
+        request: usize,
+        /// Where the request differs, by JSON pointer.
+        differences: Vec<RequestDifference>,
+    },
+    /// More requests were made than the cassette recorded.
+    #[error(
+        "request {} was made, but the cassette {} recorded only {recorded}: re-record it with {RECORD_VARIABLE}=1",
+        recorded + 1,
+        path.display()
+    )]
+    Exhausted {
+        /// The file.
+        path: PathBuf,
+        /// How many interactions it holds.
+        recorded: usize,
+    },
+    /// The run ended with interactions not played.
+    #[error(
+        "the cassette {} recorded {recorded} interactions but only {played} were played: the agent made fewer \
+         calls than when it was recorded (re-record it with {RECORD_VARIABLE}=1, or allow it with \
+         `allow_unplayed()`)",
+        path.display()
+    )]
+    Unplayed {
+        /// The file.
+        path: PathBuf,
+        /// How many were played.
+        played: usize,
+        /// How many it holds.
+        recorded: usize,
+    },
+}
+
+/// The message of [`CassetteError::Mismatch`]: one line per difference.
+fn mismatch(path: &Path, request: usize, differences: &[RequestDifference]) -> String {
+    const SHOWN: usize = 20;
+    let mut message = format!(
+        "request {request} does not match the one recorded in the cassette {} (re-record it with \
+         {RECORD_VARIABLE}=1, or ignore a field with `ignore_field` / `ignore_pointer`):",
+        path.display()
+    );
+    for difference in differences.iter().take(SHOWN) {
+        message.push_str("\n  ");
+        message.push_str(&difference.to_string());
+    }
+    if differences.len() > SHOWN {
+        message.push_str(&format!("\n  … and {} more", differences.len() - SHOWN));
+    }
+    message
+}
+
+/// Records a test's HTTP exchanges with a provider into a file, or replays
+/// them from it; give it to a model with
+/// [`HttpModelBuilder::cassette`](crate::providers::HttpModelBuilder::cassette).
+///
+/// Dropping it checks the replay (unless the test is already failing): a
+/// request that did not match, or an interaction left unplayed, panics
+/// with the reason. [`finish`](Self::finish) returns the same as an error.
+///
+/// ```no_run
+/// use toolloop::providers::anthropic::Anthropic;
+/// use toolloop::testing::Cassette;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let cassette = Cassette::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cassettes/weather.json"))?;
+/// let model = Anthropic::builder().cassette(&cassette).build()?; // no key needed to replay
+/// // ... run the agent with `model` and assert on its output ...
+/// cassette.finish()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Cassette {
+    tape: Arc<Tape>,
+    allow_unplayed: bool,
+    finished: bool,
+}
+
+/// Configures a [`Cassette`]; made by [`Cassette::builder`].
+#[derive(Clone, Debug)]
+pub struct CassetteBuilder {
+    path: PathBuf,
+    mode: Option<CassetteMode>,
+    ignored: matching::Ignored,
+    allow_unplayed: bool,
+}
+
+impl Cassette {
+    /// The cassette at `path`, recording when `TOOLLOOP_RECORD=1` and
+    /// replaying otherwise. Replay fails when there is no file, with how
+    /// to record it.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
+        Self::builder(path).open()
+    }
+
+    /// A builder for the cassette at `path`, for options.
+    pub fn builder(path: impl Into<PathBuf>) -> CassetteBuilder {
+        CassetteBuilder { path: path.into(), mode: None, ignored: matching::Ignored::default(), allow_unplayed: false }
+    }
+
+    /// Whether it records or replays.
+    pub fn mode(&self) -> CassetteMode {
+        self.tape.mode
+    }
+
+    /// Its file.
+    pub fn path(&self) -> &Path {
+        &self.tape.path
+    }
+
+    /// How many interactions were played (replay) or recorded (record) so far.
+    pub fn played(&self) -> usize {
+        self.tape.counts().0
+    }
+
+    /// Ends the test's use of it: in record mode, writes the file; in
+    /// replay, fails when a request did not match (the first such) or, unless
+    /// allowed, when interactions were left unplayed.
+    pub fn finish(mut self) -> Result<(), CassetteError> {
+        self.finished = true;
+        self.check()
+    }
+
+    fn check(&self) -> Result<(), CassetteError> {
+        if self.tape.mode == CassetteMode::Record {
+            self.tape.save();
+        }
+        self.tape.verdict(self.allow_unplayed)
+    }
+
+    pub(crate) fn tape(&self) -> Arc<Tape> {
+        Arc::clone(&self.tape)
+    }
+}
+
+impl Drop for Cassette {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let verdict = self.check();
+        if let Err(error) = verdict
+            && !std::thread::panicking()
+        {
+            panic!("{error}");
+        }
+    }
+}
+
+impl CassetteBuilder {
+    /// Records or replays as `mode` says, whatever `TOOLLOOP_RECORD` says
+    /// (by default it decides: [`CassetteMode::from_env`]).
+    pub fn mode(mut self, mode: CassetteMode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Leaves the object key `name` out of matching, wherever it appears
+    /// (a request field whose value changes from run to run: a timestamp
+    /// or a random id in a prompt). The recorded response is still served.
+    pub fn ignore_field(mut self, name: impl Into<String>) -> Self {
+        self.ignored.fields.push(name.into());
+        self
+    }
+
+    /// Leaves the value at `pointer` out of matching: a JSON pointer into
+    /// `{"method", "path", "headers", "body"}`, as a mismatch names it
+    /// (`/body/metadata/user_id`, `/headers/anthropic-beta`); a `*` segment
+    /// stands for any key or index (`/body/messages/*/content`).
+    pub fn ignore_pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.ignored.pointers.push(pointer.into());
+        self
+    }
+
+    /// Lets the run end with recorded interactions left unplayed (an agent
+    /// that may stop early); by default that fails the test.
+    pub fn allow_unplayed(mut self) -> Self {
+        self.allow_unplayed = true;
+        self
+    }
+
+    /// Opens the cassette: in replay mode, reads the file (an error when it
+    /// is missing, says how to record it); in record mode, starts a new
+    /// recording that replaces the file.
+    pub fn open(self) -> Result<Cassette, CassetteError> {
+        let mode = self.mode.unwrap_or_else(CassetteMode::from_env);
+        let tape = Tape::new(self.path, mode, self.ignored)?;
+        Ok(Cassette { tape: Arc::new(tape), allow_unplayed: self.allow_unplayed, finished: false })
+    }
+}

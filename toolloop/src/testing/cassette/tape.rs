@@ -1,0 +1,284 @@
+//! The state one cassette shares with the models it is given to, and the
+//! transport each of those models sends through.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::{Stream, stream};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use super::capture::{self, Secrets};
+use super::file::{File, Interaction, Request, Response, ResponseBody};
+use super::matching::{self, Ignored};
+use super::{CassetteError, CassetteMode};
+use crate::model::{BoxFuture, ModelError, ModelErrorKind};
+use crate::providers::{BodyStream, Framing, Incoming, Network, Outgoing, Secret, Transport};
+
+/// A cassette's state: its file, mode and what has been played or
+/// recorded so far. Models hold it through their transport.
+pub(crate) struct Tape {
+    pub(super) path: PathBuf,
+    pub(super) mode: CassetteMode,
+    pub(super) ignored: Ignored,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Replay: the recorded interactions, and the next one to play.
+    recorded: Vec<Interaction>,
+    next: usize,
+    /// Replay: requests that did not match, or found nothing left to play.
+    failures: Vec<CassetteError>,
+    /// Record: one slot per request sent, in order.
+    slots: Vec<Slot>,
+    /// Record: the first write that failed.
+    write_error: Option<CassetteError>,
+}
+
+enum Slot {
+    /// Sent; its response is being read.
+    Pending,
+    Done(Interaction),
+    /// No response came (a transport error): nothing to replay.
+    Failed,
+}
+
+impl fmt::Debug for Tape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cassette").field("path", &self.path).field("mode", &self.mode).finish_non_exhaustive()
+    }
+}
+
+impl Tape {
+    /// A tape for `path`: in replay, the file's interactions; in record,
+    /// none yet.
+    pub(super) fn new(path: PathBuf, mode: CassetteMode, ignored: Ignored) -> Result<Self, CassetteError> {
+        let recorded = match mode {
+            CassetteMode::Replay => File::load(&path)?.interactions,
+            CassetteMode::Record => Vec::new(),
+        };
+        let state = Mutex::new(State { recorded, ..State::default() });
+        Ok(Self { path, mode, ignored, state })
+    }
+
+    pub(crate) fn is_replaying(&self) -> bool {
+        self.mode == CassetteMode::Replay
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding it leaves the state usable.
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The transport of one model: `network` behind the tape, and the
+    /// model's `secrets` kept out of it.
+    pub(crate) fn transport(self: &Arc<Self>, network: Network, secrets: Vec<Secret>) -> CassetteTransport {
+        CassetteTransport { tape: Arc::clone(self), network, secrets: Secrets::new(secrets) }
+    }
+
+    /// (Recorded or played, in the cassette) interactions.
+    pub(super) fn counts(&self) -> (usize, usize) {
+        let state = self.state();
+        match self.mode {
+            CassetteMode::Replay => (state.next, state.recorded.len()),
+            CassetteMode::Record => {
+                let done = state.slots.iter().filter(|slot| matches!(slot, Slot::Done(_))).count();
+                (done, done)
+            }
+        }
+    }
+
+    /// What is wrong with the cassette's use so far: a write that failed,
+    /// a request that did not match, or (unless `allow_unplayed`)
+    /// interactions left unplayed.
+    pub(super) fn verdict(&self, allow_unplayed: bool) -> Result<(), CassetteError> {
+        let mut state = self.state();
+        if let Some(error) = state.write_error.take() {
+            return Err(error);
+        }
+        if !state.failures.is_empty() {
+            return Err(state.failures.remove(0));
+        }
+        let (played, recorded) = (state.next, state.recorded.len());
+        if self.mode == CassetteMode::Replay && played < recorded && !allow_unplayed {
+            return Err(CassetteError::Unplayed { path: self.path.clone(), played, recorded });
+        }
+        Ok(())
+    }
+
+    /// Record: writes the interactions that are complete, in order.
+    pub(super) fn save(&self) {
+        let mut state = self.state();
+        let interactions = state
+            .slots
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Done(interaction) => Some(interaction.clone()),
+                Slot::Pending | Slot::Failed => None,
+            })
+            .collect();
+        if let Err(error) = File::new(interactions).save(&self.path)
+            && state.write_error.is_none()
+        {
+            state.write_error = Some(error);
+        }
+    }
+
+    fn reserve(&self) -> usize {
+        let mut state = self.state();
+        state.slots.push(Slot::Pending);
+        state.slots.len() - 1
+    }
+
+    fn fill(&self, slot: usize, filled: Slot) {
+        self.state().slots[slot] = filled;
+        self.save();
+    }
+
+    /// Replay: the response recorded for `sent`, the next request.
+    fn play(&self, sent: &Request, provider: &'static str) -> Result<Response, ModelError> {
+        let mut state = self.state();
+        let index = state.next;
+        let failure = match state.recorded.get(index) {
+            None => CassetteError::Exhausted { path: self.path.clone(), recorded: state.recorded.len() },
+            Some(recorded) => {
+                let differences = matching::differences(&recorded.request, sent, &self.ignored);
+                if differences.is_empty() {
+                    let response = recorded.response.clone();
+                    state.next += 1;
+                    return Ok(response);
+                }
+                CassetteError::Mismatch { path: self.path.clone(), request: index + 1, differences }
+            }
+        };
+        let error = ModelError::new(ModelErrorKind::Other, provider, failure.to_string());
+        state.failures.push(failure);
+        Err(error)
+    }
+}
+
+/// The transport of a model given a cassette.
+pub(crate) struct CassetteTransport {
+    tape: Arc<Tape>,
+    network: Network,
+    secrets: Secrets,
+}
+
+impl Transport for CassetteTransport {
+    fn send<'a>(&'a self, request: Outgoing<'a>) -> BoxFuture<'a, Result<Incoming, ModelError>> {
+        Box::pin(async move {
+            let record = capture::request(&request, &self.secrets);
+            if self.tape.is_replaying() {
+                return Ok(replay(self.tape.play(&record, request.provider)?));
+            }
+            let streamed = request.stream.then_some(request.framing);
+            let slot = self.tape.reserve();
+            let incoming = match self.network.send(request).await {
+                Ok(incoming) => incoming,
+                Err(error) => {
+                    self.tape.fill(slot, Slot::Failed);
+                    return Err(error);
+                }
+            };
+            let recording = Recording {
+                tape: Arc::clone(&self.tape),
+                slot,
+                request: Some(record),
+                status: incoming.status,
+                headers: capture::response_headers(&incoming.headers, &self.secrets),
+                streamed,
+                secrets: self.secrets.clone(),
+                body: Vec::new(),
+            };
+            Ok(Incoming { body: Box::pin(Tee { inner: incoming.body, recording }), ..incoming })
+        })
+    }
+}
+
+/// The recorded `response` as it came over the wire: a stream's events or
+/// lines each a chunk of their own.
+fn replay(response: Response) -> Incoming {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &response.headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            headers.insert(name, value);
+        }
+    }
+    let chunks: Vec<Bytes> = match response.body {
+        ResponseBody::Body(value) => vec![Bytes::from(value.to_string())],
+        ResponseBody::Text(text) => vec![Bytes::from(text)],
+        ResponseBody::Events(events) => events
+            .into_iter()
+            .map(|event| {
+                let mut text = String::new();
+                if let Some(name) = &event.event {
+                    text.push_str(&format!("event: {name}\n"));
+                }
+                for line in event.data.to_text().split('\n') {
+                    text.push_str(&format!("data: {line}\n"));
+                }
+                text.push('\n');
+                Bytes::from(text)
+            })
+            .collect(),
+        ResponseBody::Lines(lines) => lines.into_iter().map(|line| Bytes::from(line.data.to_text() + "\n")).collect(),
+    };
+    let body: BodyStream = Box::pin(stream::iter(chunks.into_iter().map(Ok)));
+    Incoming { status: response.status, headers, content_length: None, body }
+}
+
+/// One response being recorded as its body is read.
+struct Recording {
+    tape: Arc<Tape>,
+    slot: usize,
+    /// Taken when the interaction is written.
+    request: Option<Request>,
+    status: u16,
+    headers: BTreeMap<String, String>,
+    streamed: Option<Framing>,
+    secrets: Secrets,
+    body: Vec<u8>,
+}
+
+impl Recording {
+    /// Writes the interaction with the body read so far (all of it, unless
+    /// the reader stopped early or the connection was cut).
+    fn finish(&mut self) {
+        let Some(request) = self.request.take() else { return };
+        let headers = std::mem::take(&mut self.headers);
+        let response = capture::response(self.status, headers, &self.body, self.streamed, &self.secrets);
+        self.tape.fill(self.slot, Slot::Done(Interaction { request, response }));
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// A body passed through as it is read, and kept for the cassette.
+struct Tee {
+    inner: BodyStream,
+    recording: Recording,
+}
+
+impl Stream for Tee {
+    type Item = Result<Bytes, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = self.inner.as_mut().poll_next(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(chunk))) => self.recording.body.extend_from_slice(chunk),
+            Poll::Ready(None) => self.recording.finish(),
+            Poll::Ready(Some(Err(_))) | Poll::Pending => {}
+        }
+        polled
+    }
+}
