@@ -1,0 +1,451 @@
+//! Cassettes over every wire, streamed and not: the city agent runs
+//! against a local fake that enforces the API's rules (as a real API
+//! would), recording; then the fake is stopped (its runtime dropped) and
+//! the same agent replays the cassette with no key, reaching the same
+//! conversation byte for byte. Signed thinking and encrypted reasoning go
+//! back exactly as recorded (the fakes verify them while recording; the
+//! replay matches every request against the recorded one). Also: secrets
+//! never reach the file, a changed request fails with a diff by JSON
+//! pointer, unplayed interactions fail the test unless allowed, a missing
+//! cassette says how to record it, and a recorded retry replays.
+
+#![allow(clippy::unused_async)] // tool handlers are async by contract
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use toolloop::providers::RetryPolicy;
+use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::ollama::Ollama;
+use toolloop::providers::openai::OpenAi;
+use toolloop::stream::RunEvent;
+use toolloop::testing::{Cassette, CassetteError, CassetteMode};
+use toolloop::{Conversation, Model, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
+use toolloop_workspace::responses_rules::{Item, ResponsesRules};
+use toolloop_workspace::{RecordedRequest, Reply, TestServer, streamed};
+
+mod cities;
+
+/// The key the recording models send; it must never reach a file.
+const CANARY_KEY: &str = "sk-canary-5f1e9b7c0d2a4e8f";
+
+const QUESTION: &str = "Which is larger, Paris or Berlin?";
+
+/// A fresh path for a test's cassette (no file yet).
+fn cassette_path(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cassettes").join(format!("{name}.json"));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+/// What one run of the agent gave.
+struct Run {
+    largest: String,
+    conversation: Conversation,
+}
+
+/// Runs the city agent on `model` to its output, streamed or not.
+async fn run_agent(model: impl Model + 'static, streamed: bool) -> Run {
+    let agent = cities::agent(model, None);
+    let mut conversation = Conversation::new();
+    conversation.push_user(QUESTION);
+    let largest = if streamed {
+        let mut events = agent.run_stream(&mut conversation);
+        let mut output = None;
+        while let Some(event) = events.next().await {
+            match event {
+                RunEvent::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
+                RunEvent::Finished(result) => output = Some(result.unwrap().output.largest),
+                _ => {}
+            }
+        }
+        drop(events);
+        output.expect("the stream ended with `Finished`")
+    } else {
+        agent.run(&mut conversation).await.unwrap().output.largest
+    };
+    Run { largest, conversation }
+}
+
+/// A server handler: a fake API.
+type Fake = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
+/// Records `run` against a server running `fake` (with the canary key),
+/// stops the server, then replays `run` with no key. Returns both runs and
+/// the requests the server received, and the cassette's text.
+fn record_and_replay<M, F>(
+    name: &str,
+    fake: Fake,
+    model: impl Fn(&str, Option<&str>, &Cassette) -> M,
+    run: impl Fn(M) -> F,
+) -> (Run, Run, Vec<RecordedRequest>, String)
+where
+    F: Future<Output = Run>,
+{
+    let path = cassette_path(name);
+    let recording = runtime();
+    let (url, recorded, requests) = recording.block_on(async {
+        let server = TestServer::start_with(fake).await;
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let recorded = run(model(&server.url(), Some(CANARY_KEY), &cassette)).await;
+        assert_eq!(cassette.played(), server.requests().len());
+        cassette.finish().unwrap();
+        (server.url(), recorded, server.requests())
+    });
+    // The server's tasks end with their runtime: nothing listens any more.
+    drop(recording);
+    let text = std::fs::read_to_string(&path).unwrap();
+
+    let replayed = runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let replayed = run(model(&url, None, &cassette)).await;
+        assert_eq!(cassette.played(), requests.len(), "every recorded interaction was played");
+        cassette.finish().unwrap();
+        replayed
+    });
+    (recorded, replayed, requests, text)
+}
+
+fn assert_same_run(recorded: &Run, replayed: &Run) {
+    assert_eq!(recorded.largest, "Berlin");
+    assert_eq!(replayed.largest, recorded.largest);
+    assert_eq!(replayed.conversation, recorded.conversation, "the replay rebuilds the conversation exactly");
+    assert!(replayed.conversation.unanswered_tool_calls().is_empty());
+}
+
+fn assert_no_secrets(text: &str) {
+    assert!(!text.contains(CANARY_KEY), "the key reached the cassette:\n{text}");
+    for header in ["authorization", "x-api-key", "x-goog-api-key", "cookie"] {
+        assert!(!text.to_ascii_lowercase().contains(&format!("\"{header}\"")), "`{header}` reached the cassette");
+    }
+}
+
+/// One success body a fake answers with, made from the request.
+type Answer = Box<dyn Fn(&Value) -> Value + Send + Sync>;
+
+/// A fake that checks each request with `check` and answers it with the
+/// next of `answers`, as a stream (`events`, framed as `content_type`)
+/// when the request asks for one.
+fn fake(
+    check: impl Fn(&Value) -> Result<(), Reply> + Send + Sync + 'static,
+    answers: Vec<Answer>,
+    events: fn(&Value) -> Vec<Vec<u8>>,
+    content_type: &'static str,
+) -> Fake {
+    let answers = Mutex::new(VecDeque::from(answers));
+    Box::new(move |request| {
+        let body = request.json();
+        if let Err(rejection) = check(&body) {
+            return rejection;
+        }
+        match answers.lock().unwrap().pop_front() {
+            Some(answer) if body["stream"] == json!(true) => streamed::reply(content_type, events(&answer(&body))),
+            Some(answer) => Reply::json(200, &answer(&body)),
+            None => Reply::json(500, &json!({"error": "no more answers"})),
+        }
+    })
+}
+
+// ---- Anthropic: thinking with signatures -------------------------------
+
+fn anthropic_fake() -> Fake {
+    let rules = Arc::new(AnthropicRules::new());
+    let turns: Vec<Vec<Block<'static>>> = vec![
+        vec![
+            Block::Thinking("Two cities: look both up at once."),
+            Block::RedactedThinking,
+            Block::ToolUse("toolu_1", "population", json!({"city": "Paris"})),
+            Block::ToolUse("toolu_2", "population", json!({"city": "Berlin"})),
+        ],
+        vec![Block::Thinking("Paris first, I think."), Block::ToolUse("toolu_3", "final_output", json!({"largest": "Paris"}))],
+        vec![Block::Thinking("Berlin."), Block::ToolUse("toolu_4", "final_output", json!({"largest": "Berlin"}))],
+    ];
+    let answers = turns
+        .into_iter()
+        .map(|blocks| {
+            let rules = Arc::clone(&rules);
+            Box::new(move |request: &Value| rules.respond(request, &blocks)) as Answer
+        })
+        .collect();
+    let checker = Arc::clone(&rules);
+    fake(move |body| checker.check(body).map_err(|r| r.reply()), answers, streamed::anthropic, "text/event-stream")
+}
+
+fn thinking_claude(url: &str, key: Option<&str>, cassette: &Cassette) -> Anthropic {
+    let mut builder = Anthropic::builder()
+        .base_url(url)
+        .model("claude-sonnet-4-5")
+        .max_tokens(8192)
+        .reasoning(ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048))
+        .cassette(cassette);
+    if let Some(key) = key {
+        builder = builder.api_key(key);
+    }
+    builder.build().unwrap()
+}
+
+fn anthropic_thinking(streamed: bool) {
+    let name = format!("anthropic_thinking_streamed_{streamed}");
+    let (recorded, replayed, requests, text) =
+        record_and_replay(&name, anthropic_fake(), thinking_claude, |model| run_agent(model, streamed));
+    assert_same_run(&recorded, &replayed);
+    assert_eq!(requests.len(), 3, "every request passed the fake's signature checks");
+    assert_eq!(requests[0].header("x-api-key"), Some(CANARY_KEY), "the key was sent to the API");
+    assert_no_secrets(&text);
+    let file: Value = serde_json::from_str(&text).unwrap();
+    let first = &file["interactions"][0];
+    assert_eq!(first["request"]["headers"]["anthropic-version"], "2023-06-01");
+    assert_eq!(first["request"]["body"]["messages"][0]["content"][0]["text"], QUESTION);
+    // The signature the fake issued is in the cassette and was sent back.
+    let signature = AnthropicRules::new().sign("Two cities: look both up at once.", 1, 0);
+    assert!(text.contains(&signature));
+    assert!(requests[1].json()["messages"][1]["content"][0]["signature"] == json!(signature));
+    if streamed {
+        let events = first["response"]["events"].as_array().unwrap();
+        assert_eq!(events[0]["event"], "message_start");
+        assert!(events.iter().any(|event| event["data"]["delta"]["type"] == "signature_delta"));
+        assert_eq!(events.last().unwrap()["event"], "message_stop");
+    } else {
+        assert_eq!(first["response"]["body"]["content"][0]["signature"], json!(signature));
+    }
+}
+
+#[test]
+fn anthropic_thinking_loop_records_and_replays() {
+    anthropic_thinking(false);
+}
+
+#[test]
+fn anthropic_thinking_loop_streamed_records_and_replays() {
+    anthropic_thinking(true);
+}
+
+// ---- OpenAI Responses: encrypted reasoning ----------------------------
+
+fn responses_fake() -> Fake {
+    let rules = Arc::new(ResponsesRules::new());
+    let turns: Vec<(Vec<Item<'static>>, u64)> = vec![
+        (
+            vec![
+                Item::Reasoning("Look both up at once."),
+                Item::FunctionCall("call_1", "population", json!({"city": "Paris"})),
+                Item::FunctionCall("call_2", "population", json!({"city": "Berlin"})),
+            ],
+            64,
+        ),
+        (vec![Item::Reasoning("Paris."), Item::FunctionCall("call_3", "final_output", json!({"largest": "Paris"}))], 32),
+        (vec![Item::Reasoning("Berlin."), Item::FunctionCall("call_4", "final_output", json!({"largest": "Berlin"}))], 8),
+    ];
+    let answers = turns
+        .into_iter()
+        .map(|(items, tokens)| {
+            let rules = Arc::clone(&rules);
+            Box::new(move |request: &Value| rules.respond_to(request, &items, tokens)) as Answer
+        })
+        .collect();
+    let checker = Arc::clone(&rules);
+    fake(move |body| checker.check(body).map_err(|r| r.reply()), answers, streamed::responses, "text/event-stream")
+}
+
+fn reasoning_gpt(url: &str, key: Option<&str>, cassette: &Cassette) -> toolloop::providers::openai::OpenAiResponses {
+    let mut builder = OpenAi::responses()
+        .base_url(url)
+        .model("gpt-5.1")
+        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
+        .cassette(cassette);
+    if let Some(key) = key {
+        builder = builder.api_key(key);
+    }
+    builder.build().unwrap()
+}
+
+fn responses_reasoning(streamed: bool) {
+    let name = format!("responses_reasoning_streamed_{streamed}");
+    let (recorded, replayed, requests, text) =
+        record_and_replay(&name, responses_fake(), reasoning_gpt, |model| run_agent(model, streamed));
+    assert_same_run(&recorded, &replayed);
+    assert_eq!(requests.len(), 3, "every request passed the fake's reasoning checks");
+    assert_eq!(requests[0].header("authorization"), Some(format!("Bearer {CANARY_KEY}").as_str()));
+    assert_no_secrets(&text);
+    // The encrypted reasoning went back as recorded.
+    let sealed = requests[1].json()["input"][1]["encrypted_content"].clone();
+    assert!(sealed.is_string());
+    assert!(text.contains(sealed.as_str().unwrap()));
+    let kept = replayed.conversation.messages().iter().flat_map(toolloop::Message::reasoning).count();
+    assert_eq!(kept, 3);
+}
+
+#[test]
+fn responses_reasoning_loop_records_and_replays() {
+    responses_reasoning(false);
+}
+
+#[test]
+fn responses_reasoning_loop_streamed_records_and_replays() {
+    responses_reasoning(true);
+}
+
+// ---- OpenAI Chat Completions -------------------------------------------
+
+/// The Chat Completions rule a loop can break: every `tool` message
+/// answers a `tool_calls` id of an earlier assistant message.
+fn chat_check(body: &Value) -> Result<(), Reply> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let mut issued = Vec::new();
+    for message in &messages {
+        if let Some(calls) = message["tool_calls"].as_array() {
+            issued.extend(calls.iter().map(|call| call["id"].clone()));
+        }
+        if message["role"] == "tool" && !issued.contains(&message["tool_call_id"]) {
+            let error = json!({"error": {"message": "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", "type": "invalid_request_error", "param": "messages", "code": null}});
+            return Err(Reply::json(400, &error));
+        }
+    }
+    Ok(())
+}
+
+fn chat_completion(message: Value, finish_reason: &str) -> Answer {
+    let finish_reason = finish_reason.to_owned();
+    Box::new(move |_| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1_767_225_600, "model": "gpt-4.1",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    })
+}
+
+fn chat_call(id: &str, name: &str, arguments: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+}
+
+fn chat_fake() -> Fake {
+    let answers = vec![
+        chat_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                chat_call("call_a", "population", r#"{"city":"Paris"}"#),
+                chat_call("call_b", "population", r#"{"city":"Berlin"}"#)]}),
+            "tool_calls",
+        ),
+        chat_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [chat_call("call_c", "final_output", r#"{"largest":"Paris"}"#)]}),
+            "tool_calls",
+        ),
+        chat_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [chat_call("call_d", "final_output", r#"{"largest":"Berlin"}"#)]}),
+            "tool_calls",
+        ),
+    ];
+    fake(chat_check, answers, streamed::chat, "text/event-stream")
+}
+
+fn gpt(url: &str, key: Option<&str>, cassette: &Cassette) -> OpenAi {
+    let mut builder = OpenAi::builder().base_url(url).model("gpt-4.1").cassette(cassette);
+    if let Some(key) = key {
+        builder = builder.api_key(key);
+    }
+    builder.build().unwrap()
+}
+
+fn chat(streamed: bool) {
+    let name = format!("chat_streamed_{streamed}");
+    let (recorded, replayed, requests, text) = record_and_replay(&name, chat_fake(), gpt, |m| run_agent(m, streamed));
+    assert_same_run(&recorded, &replayed);
+    assert_eq!(requests.len(), 3);
+    assert_no_secrets(&text);
+    let file: Value = serde_json::from_str(&text).unwrap();
+    if streamed {
+        let events = file["interactions"][0]["response"]["events"].as_array().unwrap();
+        assert_eq!(events.last().unwrap(), &json!({"text": "[DONE]"}), "non-JSON data is kept as text");
+        assert_eq!(file["interactions"][0]["request"]["headers"]["accept"], "text/event-stream, application/x-ndjson");
+    }
+}
+
+#[test]
+fn chat_completions_record_and_replay() {
+    chat(false);
+}
+
+#[test]
+fn chat_completions_streamed_record_and_replay() {
+    chat(true);
+}
+
+// ---- Ollama: ids made from the response --------------------------------
+
+/// Ollama's rule here: a `tool` message names a function the assistant called.
+fn ollama_check(body: &Value) -> Result<(), Reply> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let called: Vec<&Value> = messages
+        .iter()
+        .filter_map(|message| message["tool_calls"].as_array())
+        .flatten()
+        .map(|call| &call["function"]["name"])
+        .collect();
+    for message in messages.iter().filter(|message| message["role"] == "tool") {
+        if !called.contains(&&message["tool_name"]) {
+            return Err(Reply::json(400, &json!({"error": "tool result for a function that was not called"})));
+        }
+    }
+    Ok(())
+}
+
+fn ollama_answer(created_at: &'static str, calls: Value) -> Answer {
+    Box::new(move |_| {
+        json!({"model": "qwen3", "created_at": created_at,
+            "message": {"role": "assistant", "content": "", "tool_calls": calls},
+            "done_reason": "stop", "done": true, "prompt_eval_count": 10, "eval_count": 5})
+    })
+}
+
+fn ollama_fake() -> Fake {
+    let call = |name: &str, arguments: Value| json!({"function": {"name": name, "arguments": arguments}});
+    let answers = vec![
+        ollama_answer(
+            "2026-11-27T10:00:00.1Z",
+            json!([call("population", json!({"city": "Paris"})), call("population", json!({"city": "Berlin"}))]),
+        ),
+        ollama_answer("2026-11-27T10:00:01.2Z", json!([call("final_output", json!({"largest": "Paris"}))])),
+        ollama_answer("2026-11-27T10:00:02.3Z", json!([call("final_output", json!({"largest": "Berlin"}))])),
+    ];
+    fake(ollama_check, answers, streamed::ollama, "application/x-ndjson")
+}
+
+fn qwen(url: &str, key: Option<&str>, cassette: &Cassette) -> Ollama {
+    let mut builder = Ollama::builder().base_url(url).model("qwen3").cassette(cassette);
+    if let Some(key) = key {
+        builder = builder.api_key(key);
+    }
+    builder.build().unwrap()
+}
+
+fn ollama(streamed: bool) {
+    let name = format!("ollama_streamed_{streamed}");
+    let (recorded, replayed, requests, text) = record_and_replay(&name, ollama_fake(), qwen, |m| run_agent(m, streamed));
+    assert_same_run(&recorded, &replayed);
+    assert_eq!(requests.len(), 3);
+    assert_no_secrets(&text);
+    // Tool-call ids are made from the response's timestamp: it is kept.
+    assert!(text.contains("2026-11-27T10:00:00.1Z"));
+    if streamed {
+        let file: Value = serde_json::from_str(&text).unwrap();
+        let lines = file["interactions"][0]["response"]["lines"].as_array().unwrap();
+        assert_eq!(lines.last().unwrap()["data"]["done"], true);
+    }
+}
+
+#[test]
+fn ollama_records_and_replays() {
+    ollama(false);
+}
+
+#[test]
+fn ollama_streamed_records_and_replays() {
+    ollama(true);
+}
