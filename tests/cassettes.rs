@@ -449,3 +449,215 @@ fn ollama_records_and_replays() {
 fn ollama_streamed_records_and_replays() {
     ollama(true);
 }
+
+// ---- Secrets, mismatches, unplayed and missing cassettes, retries -------
+
+/// Records a chat agent run (non-streamed) into `name`; its server stops.
+fn record_chat(name: &str, calls: Option<u32>) -> (PathBuf, String) {
+    let path = cassette_path(name);
+    let url = runtime().block_on(async {
+        let server = TestServer::start_with(chat_fake()).await;
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let mut conversation = Conversation::new();
+        conversation.push_user(QUESTION);
+        let _ = cities::agent(gpt(&server.url(), Some(CANARY_KEY), &cassette), calls).run(&mut conversation).await;
+        cassette.finish().unwrap();
+        server.url()
+    });
+    (path, url)
+}
+
+/// Replays the chat agent from `cassette` with `question`; the run's
+/// error with its causes, if any.
+async fn replay_chat(url: &str, cassette: &Cassette, question: &str, calls: Option<u32>) -> Option<String> {
+    let mut conversation = Conversation::new();
+    conversation.push_user(question);
+    let error = cities::agent(gpt(url, None, cassette), calls).run(&mut conversation).await.err()?;
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    Some(message)
+}
+
+#[test]
+fn secrets_never_reach_the_cassette() {
+    const HEADER_CANARY: &str = "goog-canary-8c1d2e3f4a5b";
+    const GATEWAY_CANARY: &str = "gateway-canary-0a9b8c7d";
+    const PASSWORD_CANARY: &str = "pass-canary-77e6d5c4";
+    let path = cassette_path("secrets");
+    let echo = format!("I saw {CANARY_KEY} and {GATEWAY_CANARY}");
+    let requests = runtime().block_on(async {
+        let server = TestServer::start_with({
+            let echo = echo.clone();
+            move |request: &RecordedRequest| {
+                let answer = chat_completion(json!({"role": "assistant", "content": echo}), "stop")(&json!({}));
+                let answer = if request.json()["stream"] == json!(true) {
+                    streamed::reply("text/event-stream", streamed::chat(&answer))
+                } else {
+                    Reply::json(200, &answer)
+                };
+                answer.header("x-request-id", "req_5e0b1a2c")
+            }
+        })
+        .await;
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let url = server.url().replace("http://", &format!("http://user:{PASSWORD_CANARY}@"));
+        let model = OpenAi::builder()
+            .base_url(url)
+            .api_key(CANARY_KEY)
+            .header("x-goog-api-key", HEADER_CANARY)
+            .header("x-gateway-token", GATEWAY_CANARY)
+            .cassette(&cassette)
+            .build()
+            .unwrap();
+        let messages = [toolloop::Message::user("hello")];
+        let answer = model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
+        assert_eq!(answer.text(), echo, "the caller sees the answer as sent");
+        let streamed = toolloop::ResponseAccumulator::new()
+            .collect(model.stream(toolloop::ModelRequest::new(&messages)))
+            .await
+            .unwrap();
+        assert_eq!(streamed.text(), echo);
+        cassette.finish().unwrap();
+        server.requests()
+    });
+    // Every secret went to the API...
+    let sent = &requests[0];
+    assert_eq!(sent.header("authorization"), Some(format!("Bearer {CANARY_KEY}").as_str()));
+    assert_eq!(sent.header("x-goog-api-key"), Some(HEADER_CANARY));
+    assert_eq!(sent.header("x-gateway-token"), Some(GATEWAY_CANARY));
+    // ... and none reached the file, not even echoed back in a body.
+    let text = std::fs::read_to_string(&path).unwrap();
+    for canary in [CANARY_KEY, HEADER_CANARY, GATEWAY_CANARY, PASSWORD_CANARY, "req_5e0b1a2c", "x-gateway-token"] {
+        assert!(!text.contains(canary), "`{canary}` reached the cassette:\n{text}");
+    }
+    assert_no_secrets(&text);
+    let file: Value = serde_json::from_str(&text).unwrap();
+    let first = &file["interactions"][0];
+    assert!(!first["request"]["url"].as_str().unwrap().contains('@'), "the URL's userinfo is dropped");
+    assert_eq!(first["response"]["headers"]["x-request-id"], "<normalised>");
+    assert_eq!(first["response"]["body"]["choices"][0]["message"]["content"], "I saw <redacted> and <redacted>");
+    assert_eq!(file["interactions"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_changed_request_fails_with_a_diff_by_json_pointer() {
+    let (path, url) = record_chat("mismatch", None);
+    runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let error = replay_chat(&url, &cassette, "Which is larger, Rome or Berlin?", None).await.unwrap();
+        assert!(error.contains("request 1 does not match the one recorded in the cassette"), "{error}");
+        assert!(
+            error.contains(
+                "/body/messages/1/content: recorded \"Which is larger, Paris or Berlin?\", sent \"Which is larger, \
+                 Rome or Berlin?\""
+            ),
+            "{error}"
+        );
+        match cassette.finish() {
+            Err(CassetteError::Mismatch { request: 1, differences, .. }) => {
+                assert_eq!(differences.len(), 1, "{differences:?}");
+                assert_eq!(differences[0].pointer, "/body/messages/1/content");
+                assert_eq!(differences[0].recorded, Some(json!(QUESTION)));
+            }
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+
+        // Told to ignore that field, the replay serves the recorded answers.
+        let cassette = Cassette::builder(&path)
+            .mode(CassetteMode::Replay)
+            .ignore_pointer("/body/messages/1/content")
+            .open()
+            .unwrap();
+        assert_eq!(replay_chat(&url, &cassette, "Which is larger, Rome or Berlin?", None).await, None);
+        cassette.finish().unwrap();
+    });
+}
+
+#[test]
+fn unplayed_interactions_fail_unless_allowed() {
+    let (path, url) = record_chat("unplayed", None);
+    runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        assert!(replay_chat(&url, &cassette, QUESTION, Some(1)).await.is_some(), "the run stops at its call limit");
+        let error = cassette.finish().unwrap_err();
+        assert!(matches!(error, CassetteError::Unplayed { played: 1, recorded: 3, .. }), "{error:?}");
+        assert!(error.to_string().contains("allow_unplayed()"), "{error}");
+
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).allow_unplayed().open().unwrap();
+        let _ = replay_chat(&url, &cassette, QUESTION, Some(1)).await;
+        cassette.finish().unwrap();
+    });
+}
+
+#[test]
+#[should_panic(expected = "recorded 3 interactions but only 1 were played")]
+fn a_dropped_cassette_fails_the_test_when_interactions_were_left() {
+    let (path, url) = record_chat("unplayed_dropped", None);
+    runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let _ = replay_chat(&url, &cassette, QUESTION, Some(1)).await;
+    });
+}
+
+#[test]
+fn more_requests_than_recorded_fail_with_how_to_re_record() {
+    let (path, url) = record_chat("exhausted", Some(1));
+    runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let error = replay_chat(&url, &cassette, QUESTION, None).await.unwrap();
+        assert!(error.contains("request 2 was made, but the cassette") && error.contains("recorded only 1"), "{error}");
+        assert!(matches!(cassette.finish(), Err(CassetteError::Exhausted { recorded: 1, .. })));
+    });
+}
+
+#[test]
+fn a_missing_cassette_says_how_to_record_it() {
+    let path = cassette_path("never_recorded");
+    let error = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap_err();
+    assert!(matches!(error, CassetteError::Missing { .. }));
+    let message = error.to_string();
+    assert!(message.contains("never_recorded.json") && message.contains("TOOLLOOP_RECORD=1"), "{message}");
+}
+
+#[test]
+fn a_recorded_retry_replays() {
+    let path = cassette_path("retry");
+    let retries = RetryPolicy::default()
+        .with_max_retries(2)
+        .with_initial_backoff(std::time::Duration::from_millis(1))
+        .with_max_backoff(std::time::Duration::from_millis(2));
+    let model = move |url: &str, key: Option<&str>, cassette: &Cassette| {
+        let mut builder = OpenAi::builder().base_url(url).retry_policy(retries).cassette(cassette);
+        if let Some(key) = key {
+            builder = builder.api_key(key);
+        }
+        builder.build().unwrap()
+    };
+    let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+    let url = runtime().block_on(async {
+        let answer = chat_completion(json!({"role": "assistant", "content": "hi"}), "stop")(&json!({}));
+        let server =
+            TestServer::start([Reply::json(429, &limited).header("retry-after-ms", "1"), Reply::json(200, &answer)]).await;
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let messages = [toolloop::Message::user("hello")];
+        let recording = model(&server.url(), Some(CANARY_KEY), &cassette);
+        assert_eq!(recording.complete(toolloop::ModelRequest::new(&messages)).await.unwrap().text(), "hi");
+        cassette.finish().unwrap();
+        server.url()
+    });
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(file["interactions"][0]["response"]["status"], 429);
+    assert_eq!(file["interactions"][0]["response"]["headers"]["retry-after-ms"], "1");
+    runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let messages = [toolloop::Message::user("hello")];
+        let reply = model(&url, None, &cassette).complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
+        assert_eq!(reply.text(), "hi");
+        assert_eq!(cassette.played(), 2, "the 429 and the retry that succeeded");
+        cassette.finish().unwrap();
+    });
+}
