@@ -206,6 +206,100 @@
 //! # }
 //! ```
 //!
+//! ## Test your agents
+//!
+//! [`ScriptedModel`](crate::testing::ScriptedModel) tests the loop with
+//! answers you write. To test your agent against what a real model says,
+//! without calling it on every run, give the provider a
+//! [`Cassette`](crate::testing::Cassette): record once, replay forever.
+//!
+//! - `TOOLLOOP_RECORD=1 ANTHROPIC_API_KEY=... cargo test my_test` calls the
+//!   real API and writes each exchange to the cassette file (one file per
+//!   test): the request body, the response status, a safe subset of
+//!   headers, the response body (or a stream as its list of events). API
+//!   keys, `authorization`, `x-api-key`, `x-goog-api-key`, your own extra
+//!   headers and URL passwords never reach the file; request ids are
+//!   normalised. Commit the file.
+//! - `cargo test` (and CI) replays it: each request must equal the
+//!   recorded one, and gets the recorded response. Nothing is sent, no key
+//!   is needed, streamed calls stream the recorded events. Signatures,
+//!   encrypted reasoning and tool-call ids go back exactly as recorded.
+//! - A request that differs fails with the differences by JSON pointer;
+//!   when a field changes from run to run by design, ignore it with
+//!   [`ignore_field`](crate::testing::CassetteBuilder::ignore_field) or
+//!   [`ignore_pointer`](crate::testing::CassetteBuilder::ignore_pointer).
+//!   A run that makes fewer calls than were recorded fails when the
+//!   cassette is dropped or [finished](crate::testing::Cassette::finish),
+//!   unless [`allow_unplayed`](crate::testing::CassetteBuilder::allow_unplayed).
+//!   A missing cassette says how to record it.
+//!
+//! Cassettes work for every provider, streamed or not. The file is JSON,
+//! versioned, pretty-printed so that a re-recording reads as a diff; here
+//! is one, written by hand, replayed by an agent:
+//!
+//! ```
+//! use toolloop::providers::anthropic::Anthropic;
+//! use toolloop::testing::{Cassette, CassetteMode};
+//! use toolloop::{Agent, Conversation};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = std::env::temp_dir().join(format!("toolloop-guide-{}.json", std::process::id()));
+//! std::fs::write(&path, serde_json::json!({
+//!     "format": "toolloop-cassette",
+//!     "version": 1,
+//!     "interactions": [{
+//!         "request": {
+//!             "method": "POST",
+//!             "url": "https://api.anthropic.com/v1/messages",
+//!             "body": {
+//!                 "model": "claude-sonnet-4-5", "max_tokens": 4096,
+//!                 "system": [{"type": "text", "text": "Answer in French.", "cache_control": {"type": "ephemeral"}}],
+//!                 "messages": [{"role": "user", "content": [
+//!                     {"type": "text", "text": "Say hello.", "cache_control": {"type": "ephemeral"}}]}]
+//!             }
+//!         },
+//!         "response": {
+//!             "status": 200,
+//!             "headers": {"content-type": "application/json"},
+//!             "body": {
+//!                 "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+//!                 "content": [{"type": "text", "text": "Bonjour !"}],
+//!                 "stop_reason": "end_turn", "usage": {"input_tokens": 12, "output_tokens": 4}
+//!             }
+//!         }
+//!     }]
+//! }).to_string())?;
+//!
+//! // In your tests, `Cassette::open(path)`: TOOLLOOP_RECORD decides the mode.
+//! let replay = || Cassette::builder(&path).mode(CassetteMode::Replay).open();
+//! let cassette = replay()?;
+//! let model = Anthropic::builder().cassette(&cassette).build()?; // no key: nothing is sent
+//! let agent = Agent::builder().model(model).system("Answer in French.").build()?;
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Say hello.");
+//! assert_eq!(agent.run(&mut conversation).await?.output, "Bonjour !");
+//! cassette.finish()?;
+//!
+//! // The agent changed what it asks: the replay says where.
+//! let cassette = replay()?;
+//! let model = Anthropic::builder().cassette(&cassette).build()?;
+//! let agent = Agent::builder().model(model).system("Answer in French.").build()?;
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Say goodbye.");
+//! assert!(agent.run(&mut conversation).await.is_err());
+//! let mismatch = cassette.finish().unwrap_err().to_string();
+//! assert!(mismatch.contains(
+//!     r#"/body/messages/0/content/0/text: recorded "Say hello.", sent "Say goodbye.""#
+//! ));
+//! # std::fs::remove_file(&path)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `tests/cassette_example.rs` in the repository is a whole test to copy,
+//! with its recorded cassette.
+//!
 //! ## Where to look next
 //!
 //! The examples in the repository's `examples/` directory each show one of
