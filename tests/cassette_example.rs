@@ -19,9 +19,9 @@
 //! `127.0.0.1`; only the path is matched, so it replays against the
 //! default `https://api.anthropic.com`.
 
-use toolloop::{Agent, Conversation};
 use toolloop::providers::anthropic::AnthropicBuilder;
 use toolloop::testing::Cassette;
+use toolloop::{Agent, Conversation};
 
 /// Look up today's weather in a city.
 #[derive(toolloop::Tool)]

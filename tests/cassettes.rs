@@ -165,7 +165,10 @@ fn anthropic_fake() -> Fake {
             Block::ToolUse("toolu_1", "population", json!({"city": "Paris"})),
             Block::ToolUse("toolu_2", "population", json!({"city": "Berlin"})),
         ],
-        vec![Block::Thinking("Paris first, I think."), Block::ToolUse("toolu_3", "final_output", json!({"largest": "Paris"}))],
+        vec![
+            Block::Thinking("Paris first, I think."),
+            Block::ToolUse("toolu_3", "final_output", json!({"largest": "Paris"})),
+        ],
         vec![Block::Thinking("Berlin."), Block::ToolUse("toolu_4", "final_output", json!({"largest": "Berlin"}))],
     ];
     let answers = turns
@@ -241,8 +244,17 @@ fn responses_fake() -> Fake {
             ],
             64,
         ),
-        (vec![Item::Reasoning("Paris."), Item::FunctionCall("call_3", "final_output", json!({"largest": "Paris"}))], 32),
-        (vec![Item::Reasoning("Berlin."), Item::FunctionCall("call_4", "final_output", json!({"largest": "Berlin"}))], 8),
+        (
+            vec![Item::Reasoning("Paris."), Item::FunctionCall("call_3", "final_output", json!({"largest": "Paris"}))],
+            32,
+        ),
+        (
+            vec![
+                Item::Reasoning("Berlin."),
+                Item::FunctionCall("call_4", "final_output", json!({"largest": "Berlin"})),
+            ],
+            8,
+        ),
     ];
     let answers = turns
         .into_iter()
@@ -427,7 +439,8 @@ fn qwen(url: &str, key: Option<&str>, cassette: &Cassette) -> Ollama {
 
 fn ollama(streamed: bool) {
     let name = format!("ollama_streamed_{streamed}");
-    let (recorded, replayed, requests, text) = record_and_replay(&name, ollama_fake(), qwen, |m| run_agent(m, streamed));
+    let (recorded, replayed, requests, text) =
+        record_and_replay(&name, ollama_fake(), qwen, |m| run_agent(m, streamed));
     assert_same_run(&recorded, &replayed);
     assert_eq!(requests.len(), 3);
     assert_no_secrets(&text);
@@ -476,7 +489,8 @@ async fn replay_chat(url: &str, cassette: &Cassette, question: &str, calls: Opti
     let mut message = error.to_string();
     let mut source = std::error::Error::source(&error);
     while let Some(cause) = source {
-        message.push_str(&format!(": {cause}"));
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
         source = cause.source();
     }
     Some(message)
@@ -637,11 +651,13 @@ fn a_recorded_retry_replays() {
         }
         builder.build().unwrap()
     };
-    let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+    let limited =
+        json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
     let url = runtime().block_on(async {
         let answer = chat_completion(json!({"role": "assistant", "content": "hi"}), "stop")(&json!({}));
         let server =
-            TestServer::start([Reply::json(429, &limited).header("retry-after-ms", "1"), Reply::json(200, &answer)]).await;
+            TestServer::start([Reply::json(429, &limited).header("retry-after-ms", "1"), Reply::json(200, &answer)])
+                .await;
         let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
         let messages = [toolloop::Message::user("hello")];
         let recording = model(&server.url(), Some(CANARY_KEY), &cassette);

@@ -224,7 +224,8 @@
 //!   recorded one, and gets the recorded response. Nothing is sent, no key
 //!   is needed, streamed calls stream the recorded events. Signatures,
 //!   encrypted reasoning and tool-call ids go back exactly as recorded.
-//! - A request that differs fails with the differences by JSON pointer;
+//! - A request that differs (its path, body or recorded headers) fails
+//!   with the differences by JSON pointer;
 //!   when a field changes from run to run by design, ignore it with
 //!   [`ignore_field`](crate::testing::CassetteBuilder::ignore_field) or
 //!   [`ignore_pointer`](crate::testing::CassetteBuilder::ignore_pointer).

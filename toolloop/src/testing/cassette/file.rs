@@ -218,7 +218,7 @@ mod tests {
                 headers: [("content-type".to_owned(), "application/json".to_owned())].into(),
                 body: Payload::Body(json!({"model": "m"})),
             },
-            response: Response { status: 200, headers: Default::default(), body },
+            response: Response { status: 200, headers: std::collections::BTreeMap::new(), body },
         }
     }
 

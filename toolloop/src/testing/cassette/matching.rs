@@ -2,7 +2,9 @@
 //!
 //! Both sides become one JSON document, `{"method", "path", "headers",
 //! "body"}`: the URL's origin is left out, so a cassette recorded through
-//! a proxy or a local server replays against the provider's default URL.
+//! a proxy or a local server replays against the provider's default URL;
+//! of the headers, those the cassette recorded are matched (a cassette
+//! written by hand, or by a toolloop that kept fewer headers, still plays).
 //! Ignored fields are removed from both, then the two are compared value
 //! by value. Each difference is named by its JSON pointer into that
 //! document (`/body/messages/2/content/0/text`), the same pointer
@@ -38,7 +40,7 @@ pub struct Difference {
 
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let show = |value: &Option<Value>| value.as_ref().map_or_else(|| "nothing".to_owned(), |value| excerpt(value));
+        let show = |value: &Option<Value>| value.as_ref().map_or_else(|| "nothing".to_owned(), excerpt);
         let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
         write!(f, "{pointer}: recorded {}, sent {}", show(&self.recorded), show(&self.sent))
     }
@@ -56,7 +58,9 @@ fn excerpt(value: &Value) -> String {
 
 /// The differences between `recorded` and `sent`, in document order.
 pub(crate) fn differences(recorded: &Request, sent: &Request, ignored: &Ignored) -> Vec<Difference> {
-    let (mut recorded, mut sent) = (document(recorded), document(sent));
+    let mut sent = sent.clone();
+    sent.headers.retain(|name, _| recorded.headers.contains_key(name));
+    let (mut recorded, mut sent) = (document(recorded), document(&sent));
     for document in [&mut recorded, &mut sent] {
         for field in &ignored.fields {
             remove_field(document, field);
@@ -97,7 +101,9 @@ fn compare(recorded: &Value, sent: &Value, pointer: &mut String, out: &mut Vec<D
                 let mark = push(pointer, key);
                 match sent.get(key) {
                     Some(other) => compare(value, other, pointer, out),
-                    None => out.push(Difference { pointer: pointer.clone(), recorded: Some(value.clone()), sent: None }),
+                    None => {
+                        out.push(Difference { pointer: pointer.clone(), recorded: Some(value.clone()), sent: None });
+                    }
                 }
                 pointer.truncate(mark);
             }
@@ -190,7 +196,12 @@ mod tests {
     use crate::testing::cassette::file::{Payload, Request};
 
     fn request(url: &str, body: serde_json::Value) -> Request {
-        Request { method: "POST".into(), url: url.into(), headers: Default::default(), body: Payload::Body(body) }
+        Request {
+            method: "POST".into(),
+            url: url.into(),
+            headers: std::collections::BTreeMap::new(),
+            body: Payload::Body(body),
+        }
     }
 
     #[test]
@@ -224,7 +235,23 @@ mod tests {
         let found = differences(&recorded, &sent, &Ignored::default());
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].pointer, "/path");
-        assert!(differences(&recorded, &request("https://a.example/v1/messages", json!({})), &Ignored::default()).is_empty());
+        assert!(
+            differences(&recorded, &request("https://a.example/v1/messages", json!({})), &Ignored::default())
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn headers_the_cassette_recorded_are_matched() {
+        let mut recorded = request("http://h/p", json!({}));
+        let mut sent = request("http://h/p", json!({}));
+        sent.headers.insert("anthropic-version".into(), "2023-06-01".into());
+        assert!(differences(&recorded, &sent, &Ignored::default()).is_empty(), "not recorded: not matched");
+        recorded.headers.insert("anthropic-version".into(), "2023-01-01".into());
+        let found = differences(&recorded, &sent, &Ignored::default());
+        assert_eq!(found[0].to_string(), "/headers/anthropic-version: recorded \"2023-01-01\", sent \"2023-06-01\"");
+        sent.headers.clear();
+        assert_eq!(differences(&recorded, &sent, &Ignored::default())[0].sent, None);
     }
 
     #[test]
@@ -235,7 +262,8 @@ mod tests {
         let found = differences(&recorded, &sent, &ignored);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].pointer, "/body/items/1/id");
-        let ignored = Ignored { fields: vec!["user".into()], pointers: vec!["/body/items/1".into(), "/body/items/0/t".into()] };
+        let ignored =
+            Ignored { fields: vec!["user".into()], pointers: vec!["/body/items/1".into(), "/body/items/0/t".into()] };
         assert!(differences(&recorded, &sent, &ignored).is_empty());
     }
 }

@@ -25,6 +25,7 @@ mod file;
 mod matching;
 mod tape;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -155,7 +156,7 @@ fn mismatch(path: &Path, request: usize, differences: &[RequestDifference]) -> S
         message.push_str(&difference.to_string());
     }
     if differences.len() > SHOWN {
-        message.push_str(&format!("\n  … and {} more", differences.len() - SHOWN));
+        let _ = write!(message, "\n  … and {} more", differences.len() - SHOWN);
     }
     message
 }

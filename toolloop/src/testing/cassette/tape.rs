@@ -44,7 +44,7 @@ struct State {
 enum Slot {
     /// Sent; its response is being read.
     Pending,
-    Done(Interaction),
+    Done(Box<Interaction>),
     /// No response came (a transport error): nothing to replay.
     Failed,
 }
@@ -119,7 +119,7 @@ impl Tape {
             .slots
             .iter()
             .filter_map(|slot| match slot {
-                Slot::Done(interaction) => Some(interaction.clone()),
+                Slot::Done(interaction) => Some((**interaction).clone()),
                 Slot::Pending | Slot::Failed => None,
             })
             .collect();
@@ -218,10 +218,14 @@ fn replay(response: Response) -> Incoming {
             .map(|event| {
                 let mut text = String::new();
                 if let Some(name) = &event.event {
-                    text.push_str(&format!("event: {name}\n"));
+                    text.push_str("event: ");
+                    text.push_str(name);
+                    text.push('\n');
                 }
                 for line in event.data.to_text().split('\n') {
-                    text.push_str(&format!("data: {line}\n"));
+                    text.push_str("data: ");
+                    text.push_str(line);
+                    text.push('\n');
                 }
                 text.push('\n');
                 Bytes::from(text)
@@ -253,7 +257,7 @@ impl Recording {
         let Some(request) = self.request.take() else { return };
         let headers = std::mem::take(&mut self.headers);
         let response = capture::response(self.status, headers, &self.body, self.streamed, &self.secrets);
-        self.tape.fill(self.slot, Slot::Done(Interaction { request, response }));
+        self.tape.fill(self.slot, Slot::Done(Box::new(Interaction { request, response })));
     }
 }
 
@@ -280,5 +284,47 @@ impl Stream for Tee {
             Poll::Ready(Some(Err(_))) | Poll::Pending => {}
         }
         polled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use futures_util::StreamExt as _;
+
+    use super::replay;
+    use crate::providers::Framing;
+    use crate::testing::cassette::capture::{self, Secrets};
+
+    /// Records `body`, replays the record, and returns the replayed bytes.
+    async fn round_trip(content_type: &str, body: &str, framing: Framing) -> (String, super::Response) {
+        let headers = BTreeMap::from([("content-type".to_owned(), content_type.to_owned())]);
+        let response = capture::response(200, headers, body.as_bytes(), Some(framing), &Secrets::default());
+        let incoming = replay(response.clone());
+        assert_eq!(incoming.headers["content-type"], content_type);
+        let chunks: Vec<_> = incoming.body.collect().await;
+        let bytes: Vec<u8> = chunks.into_iter().flat_map(|chunk| chunk.unwrap().to_vec()).collect();
+        (String::from_utf8(bytes).unwrap(), response)
+    }
+
+    #[tokio::test]
+    async fn a_replayed_event_stream_reads_as_the_recorded_one() {
+        let body = "event: a\r\ndata: {\"x\": 1}\r\n\r\n: ping\n\ndata: line one\ndata: line two\n\ndata: [DONE]\n\n";
+        let (replayed, response) = round_trip("text/event-stream", body, Framing::Sse).await;
+        assert!(matches!(response.body, super::ResponseBody::Events(ref events) if events.len() == 3));
+        // The same events, JSON data written compact (the same value).
+        assert_eq!(replayed, "event: a\ndata: {\"x\":1}\n\ndata: line one\ndata: line two\n\ndata: [DONE]\n\n");
+    }
+
+    #[tokio::test]
+    async fn replayed_ndjson_lines_and_whole_bodies_read_as_recorded() {
+        let body = "{\"a\":1}\n\n{\"done\":true}\n";
+        let (replayed, _) = round_trip("application/x-ndjson", body, Framing::Ndjson).await;
+        assert_eq!(replayed, "{\"a\":1}\n{\"done\":true}\n");
+        // An error body of a streamed call is kept whole, by its content type.
+        let (replayed, response) = round_trip("application/json", "{\"error\": \"no\"}", Framing::Sse).await;
+        assert!(matches!(response.body, super::ResponseBody::Body(_)));
+        assert_eq!(replayed, "{\"error\":\"no\"}");
     }
 }
