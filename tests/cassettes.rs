@@ -677,3 +677,31 @@ fn a_recorded_retry_replays() {
         cassette.finish().unwrap();
     });
 }
+
+/// Run in a child process by [`the_record_variable_switches_cassettes_to_recording`]
+/// with `TOOLLOOP_RECORD` set as it says: prints the mode it reads.
+#[test]
+#[ignore = "a helper: run in a child process with TOOLLOOP_RECORD set"]
+fn report_the_mode_from_the_environment() {
+    println!("mode={:?}", CassetteMode::from_env());
+}
+
+#[test]
+fn the_record_variable_switches_cassettes_to_recording() {
+    let mode_with = |value: Option<&str>| {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child.args(["--exact", "report_the_mode_from_the_environment", "--include-ignored", "--nocapture"]);
+        match value {
+            Some(value) => child.env(toolloop::testing::RECORD_VARIABLE, value),
+            None => child.env_remove(toolloop::testing::RECORD_VARIABLE),
+        };
+        let output = child.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        stdout.lines().find_map(|line| line.strip_prefix("mode=")).unwrap().to_owned()
+    };
+    assert_eq!(mode_with(Some("1")), "Record");
+    assert_eq!(mode_with(Some("true")), "Record");
+    assert_eq!(mode_with(Some("0")), "Replay");
+    assert_eq!(mode_with(None), "Replay");
+}

@@ -28,6 +28,7 @@ pub(crate) struct Ignored {
 
 /// One place where the sent request differs from the recorded one.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Difference {
     /// The JSON pointer of the place, in the document
     /// `{"method", "path", "headers", "body"}`.
