@@ -705,3 +705,48 @@ fn the_record_variable_switches_cassettes_to_recording() {
     assert_eq!(mode_with(Some("0")), "Replay");
     assert_eq!(mode_with(None), "Replay");
 }
+
+/// A server that sends tool calls without ids (some OpenAI-compatible
+/// servers): toolloop makes unique ids of its own, from the clock, so they
+/// differ between the recording and the replay. The mismatch names them;
+/// ignoring those fields replays the run.
+#[test]
+fn ids_made_up_for_calls_without_ids_can_be_ignored() {
+    let fake = || {
+        let no_id = |name: &str, arguments: &str| json!({"type": "function", "function": {"name": name, "arguments": arguments}});
+        let calls = |calls: Vec<Value>| json!({"role": "assistant", "content": null, "tool_calls": calls});
+        fake(
+            chat_check,
+            vec![
+                chat_completion(calls(vec![no_id("population", r#"{"city":"Berlin"}"#)]), "tool_calls"),
+                chat_completion(calls(vec![no_id("final_output", r#"{"largest":"Berlin"}"#)]), "tool_calls"),
+            ],
+            streamed::chat,
+            "text/event-stream",
+        )
+    };
+    let path = cassette_path("no_ids");
+    let url = runtime().block_on(async {
+        let server = TestServer::start_with(fake()).await;
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        assert_eq!(run_agent(gpt(&server.url(), Some(CANARY_KEY), &cassette), false).await.largest, "Berlin");
+        cassette.finish().unwrap();
+        server.url()
+    });
+    runtime().block_on(async {
+        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let error = replay_chat(&url, &cassette, QUESTION, None).await.unwrap();
+        assert!(error.contains("/body/messages/2/tool_calls/0/id: recorded \"call_"), "{error}");
+        assert!(error.contains("/body/messages/3/tool_call_id: recorded \"call_"), "{error}");
+        assert!(matches!(cassette.finish(), Err(CassetteError::Mismatch { request: 2, .. })));
+
+        let cassette = Cassette::builder(&path)
+            .mode(CassetteMode::Replay)
+            .ignore_pointer("/body/messages/*/tool_calls/*/id")
+            .ignore_field("tool_call_id")
+            .open()
+            .unwrap();
+        assert_eq!(replay_chat(&url, &cassette, QUESTION, None).await, None);
+        cassette.finish().unwrap();
+    });
+}

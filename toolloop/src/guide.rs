@@ -229,6 +229,9 @@
 //!   when a field changes from run to run by design, ignore it with
 //!   [`ignore_field`](crate::testing::CassetteBuilder::ignore_field) or
 //!   [`ignore_pointer`](crate::testing::CassetteBuilder::ignore_pointer).
+//!   (A server that sends tool calls without ids, as some OpenAI-compatible
+//!   servers do, gets ids toolloop makes from the clock: ignore
+//!   `/body/messages/*/tool_calls/*/id` and `tool_call_id`.)
 //!   A run that makes fewer calls than were recorded fails when the
 //!   cassette is dropped or [finished](crate::testing::Cassette::finish),
 //!   unless [`allow_unplayed`](crate::testing::CassetteBuilder::allow_unplayed).
