@@ -57,7 +57,8 @@ fn researcher_script() -> ScriptedModel {
     let call = |id: &str, city: &str| ToolCall::new(id, "population", json!({ "city": city }));
     ScriptedModel::from_responses([
         ModelResponse::from_tool_calls([call("p1", "Paris"), call("p2", "Berlin")]).with_usage(Usage::new(180, 30)),
-        ModelResponse::from_text("Paris: 2.1 million people. Berlin: 3.7 million people.").with_usage(Usage::new(260, 18)),
+        ModelResponse::from_text("Paris: 2.1 million people. Berlin: 3.7 million people.")
+            .with_usage(Usage::new(260, 18)),
     ])
 }
 
@@ -66,12 +67,14 @@ fn writer_script() -> ScriptedModel {
         "title": "Berlin outgrows Paris",
         "body": "Berlin is home to 3.7 million people, Paris to 2.1 million. By city limits, Berlin is the larger.",
     });
-    ScriptedModel::from_responses([ModelResponse::from_tool_calls([ToolCall::new("a1", "final_output", article)])
-        .with_usage(Usage::new(240, 52))])
+    ScriptedModel::from_responses([
+        ModelResponse::from_tool_calls([ToolCall::new("a1", "final_output", article)]).with_usage(Usage::new(240, 52))
+    ])
 }
 
 fn orchestrator_script() -> ScriptedModel {
-    let research = ToolCall::new("r1", "research", json!({ "prompt": "What are the populations of Paris and Berlin?" }));
+    let research =
+        ToolCall::new("r1", "research", json!({ "prompt": "What are the populations of Paris and Berlin?" }));
     let brief = json!({
         "topic": "Which city is larger, Paris or Berlin?",
         "facts": ["Paris: 2.1 million people", "Berlin: 3.7 million people"],

@@ -129,13 +129,8 @@ async fn a_failed_sub_run_is_an_error_result_naming_its_termination_and_the_pare
     let limited_model = ScriptedModel::new()
         .respond(calls([call("s1", "search", json!({"query": "a"}))]))
         .respond(calls([call("s2", "search", json!({"query": "b"}))]));
-    let limited = Agent::builder()
-        .name("digger")
-        .model(limited_model)
-        .tool::<Search>()
-        .max_model_calls(2)
-        .build()
-        .unwrap();
+    let limited =
+        Agent::builder().name("digger").model(limited_model).tool::<Search>().max_model_calls(2).build().unwrap();
     let orchestrator_model = ScriptedModel::new()
         .respond(calls([research("r1", "dig"), call("d1", "dig", json!({"prompt": "deeper"}))]))
         .respond(text("I could not find out.", 5, 5));
@@ -158,7 +153,11 @@ async fn a_failed_sub_run_is_an_error_result_naming_its_termination_and_the_pare
          the model is overloaded"
     );
     assert_eq!(results[1].failure, Some(FailureKind::ToolFailed));
-    assert!(results[1].content.contains("(max_model_calls): reached the limit of 2 model calls"), "{}", results[1].content);
+    assert!(
+        results[1].content.contains("(max_model_calls): reached the limit of 2 model calls"),
+        "{}",
+        results[1].content
+    );
     let terminations: Vec<_> = done.metadata.sub_runs.iter().map(|run| run.termination().clone()).collect();
     assert_eq!(terminations, [Termination::ModelError, Termination::MaxModelCalls { limit: 2 }]);
     // The sub-run's tool calls still count in the parent's totals.
@@ -231,10 +230,8 @@ async fn a_typed_input_is_rendered_and_a_typed_output_returned_as_json() {
 
 #[tokio::test]
 async fn a_kept_conversation_lasts_for_one_parent_run() {
-    let researcher_model = ScriptedModel::new()
-        .respond(text("first", 1, 1))
-        .respond(text("second", 1, 1))
-        .respond(text("third", 1, 1));
+    let researcher_model =
+        ScriptedModel::new().respond(text("first", 1, 1)).respond(text("second", 1, 1)).respond(text("third", 1, 1));
     let orchestrator_model = ScriptedModel::new()
         .respond(calls([research("r1", "one")]))
         .respond(calls([research("r2", "two")]))
@@ -527,7 +524,8 @@ async fn a_streamed_parent_carries_the_sub_runs_events_tagged_with_the_call() {
         }
     }
     assert_eq!(sub_text, "Found it.");
-    let position = |name: &str| names.iter().position(|seen| seen == name).unwrap_or_else(|| panic!("{name}: {names:?}"));
+    let position =
+        |name: &str| names.iter().position(|seen| seen == name).unwrap_or_else(|| panic!("{name}: {names:?}"));
     let started = position("tool_execution_started");
     let finished_at = position("tool_execution_finished");
     let inside: Vec<_> = names[started + 1..finished_at].iter().map(String::as_str).collect();

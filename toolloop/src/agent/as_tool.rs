@@ -216,12 +216,11 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
     fn call<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let parsed: I = parse_arguments(input, &self.definition)?;
-            let message = match &self.render {
-                Some(render) => render(&parsed),
-                None => {
-                    let normalized = normalize(input, &self.definition.input_schema)?;
-                    serde_json::to_string_pretty(&*normalized).unwrap_or_else(|_| normalized.to_string())
-                }
+            let message = if let Some(render) = &self.render {
+                render(&parsed)
+            } else {
+                let normalized = normalize(input, &self.definition.input_schema)?;
+                serde_json::to_string_pretty(&*normalized).unwrap_or_else(|_| normalized.to_string())
             };
             let context = ToolContext::current();
             if let Some(context) = &context
@@ -230,21 +229,25 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
                 return Err(ToolError::Rejected(self.too_deep(context)));
             }
             let agent = self.agent_name();
+            // The conversation kept for this tool in the parent run, if asked
+            // for and there is a parent run; a fresh one otherwise.
+            let kept = context
+                .as_ref()
+                .and_then(|context| context.run.as_ref())
+                .filter(|_| self.keep_conversation)
+                .map(|run| run.sub_runs.conversation(&self.definition.name));
+            let (mut kept_guard, mut fresh);
+            let conversation: &mut Conversation = if let Some(kept) = &kept {
+                kept_guard = kept.lock().await;
+                &mut kept_guard
+            } else {
+                fresh = Conversation::new();
+                &mut fresh
+            };
+            conversation.push_user(message);
             let setup = Setup::new(context.as_ref(), agent);
             let watch = Watch::new(&setup, context.as_ref(), agent);
-            let nested = match context.as_ref().and_then(|context| context.run.as_ref()) {
-                Some(run) if self.keep_conversation => {
-                    let kept = run.sub_runs.conversation(&self.definition.name);
-                    let mut conversation = kept.lock().await;
-                    conversation.push_user(message);
-                    self.agent.run_nested(&mut conversation, setup).await
-                }
-                _ => {
-                    let mut conversation = Conversation::new();
-                    conversation.push_user(message);
-                    self.agent.run_nested(&mut conversation, setup).await
-                }
-            };
+            let nested = self.agent.run_nested(conversation, setup).await;
             let Nested { result, metadata } = nested;
             watch.finished(metadata);
             result.map(ToolOutput::new).map_err(ToolError::Failed)
@@ -254,8 +257,7 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
 
 impl<I> AgentTool<I> {
     fn too_deep(&self, context: &ToolContext) -> String {
-        let chain: Vec<&str> =
-            context.path().iter().map(String::as_str).chain([context.tool()]).collect();
+        let chain: Vec<&str> = context.path().iter().map(String::as_str).chain([context.tool()]).collect();
         format!(
             "not run: this call is nested {depth} tool calls deep ({chain}) and `{tool}` may be called at most {max} \
              deep; an agent that calls itself, directly or through others, stops here. Answer with what you have.",

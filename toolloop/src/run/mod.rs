@@ -36,8 +36,8 @@ pub use governance::{Approval, Approver, Decision, Governance, Verdict};
 pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};
 pub use iteration::LoopEnd;
 pub use metadata::{AnsweredBy, RunMetadata, ViewRewrite};
-pub use sub_runs::SubRun;
 pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_RESULT_CHARS, LoopOptions};
+pub use sub_runs::SubRun;
 pub use termination::{AttemptFailure, Phase, Termination};
 pub use tool_loop::ToolLoop;
 
