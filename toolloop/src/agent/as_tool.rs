@@ -105,10 +105,19 @@ pub struct AgentTool<I = Prompt> {
 
 type Render<I> = dyn Fn(&I) -> String + Send + Sync;
 
-impl<O: AgentOutput, R: 'static> Agent<O, R>
-where
-    O::Value: Serialize,
-{
+/// An agent's output that an agent tool can return: the tool's result is
+/// the output as JSON, so it must be `Serialize` (a text agent's `String` is).
+#[diagnostic::on_unimplemented(
+    message = "an agent whose output is `{Self}` cannot be a tool: `{Self}` must implement `serde::Serialize`",
+    label = "`{Self}` is not `Serialize`",
+    note = "the parent model reads the sub-agent's output as JSON: add `serde::Serialize` to the derives of `{Self}`"
+)]
+pub trait ToolResultOutput: Serialize {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> ToolResultOutput for T {}
+
+impl<O: AgentOutput, R: 'static> Agent<O, R> {
     /// This agent as a tool of another agent, called `name` and described
     /// to the parent model by `description` (say what the agent does and
     /// what to give it). It takes a prompt; see [`AgentTool`].
@@ -116,7 +125,10 @@ where
         &self,
         name: impl Into<Cow<'static, str>>,
         description: impl Into<Cow<'static, str>>,
-    ) -> AgentTool<Prompt> {
+    ) -> AgentTool<Prompt>
+    where
+        O::Value: ToolResultOutput,
+    {
         AgentTool {
             agent: Arc::new(self.clone()),
             definition: ToolDefinition::for_input::<Prompt>(name, description),
@@ -280,7 +292,7 @@ pub(super) trait SubAgent: Send + Sync {
 
 impl<O: AgentOutput, R: 'static> SubAgent for Agent<O, R>
 where
-    O::Value: Serialize,
+    O::Value: ToolResultOutput,
 {
     fn name(&self) -> Option<&str> {
         self.name.as_deref()

@@ -46,7 +46,7 @@ mod spec;
 pub mod state;
 mod sub_run;
 
-pub use as_tool::{AgentTool, DEFAULT_MAX_DEPTH, Prompt};
+pub use as_tool::{AgentTool, DEFAULT_MAX_DEPTH, Prompt, ToolResultOutput};
 pub use handlers::{NoReflection, Reflective};
 pub use output::{DEFAULT_OUTPUT_TOOL, OutputType, Text};
 pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};
