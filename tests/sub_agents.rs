@@ -556,3 +556,50 @@ async fn a_sub_agents_own_token_cancels_only_its_sub_run() {
     assert!(matches!(done.metadata.sub_runs[0].termination(), Termination::Cancelled { .. }));
     assert!(results(&conversation)[0].content.contains("(cancelled)"), "{}", results(&conversation)[0].content);
 }
+
+#[tokio::test(start_paused = true)]
+async fn sub_runs_running_at_once_are_listed_in_call_order() {
+    // The first call's sub-run answers after the second's.
+    let researcher_model = ScriptedModel::new()
+        .respond_after(Duration::from_secs(20), text("slow", 1, 1))
+        .respond_after(Duration::from_secs(1), text("fast", 2, 2));
+    let answered = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&answered);
+    let researcher = Agent::builder()
+        .name("researcher")
+        .model(researcher_model)
+        .on_model_response(move |response: &ModelResponse| log.lock().unwrap().push(response.text()))
+        .build()
+        .unwrap();
+    let orchestrator = Agent::builder()
+        .model(
+            ScriptedModel::new()
+                .respond(calls([research("r1", "first"), research("r2", "second")]))
+                .respond(text("done", 1, 1)),
+        )
+        .parallel_tool_calls(std::num::NonZeroUsize::new(2).unwrap())
+        .tool_dyn(researcher.as_tool("research", "Research.").into())
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let done = orchestrator.run(&mut conversation).await.unwrap();
+    assert_eq!(*answered.lock().unwrap(), ["fast", "slow"], "the sub-runs overlapped");
+    let listed: Vec<_> = done.metadata.sub_runs.iter().map(|run| (run.call_id.as_str(), run.usage().total())).collect();
+    assert_eq!(listed, [("r1", 2), ("r2", 4)]);
+    let contents: Vec<_> = results(&conversation).into_iter().map(|result| result.content).collect();
+    assert_eq!(contents, ["slow", "fast"]);
+}
+
+#[tokio::test]
+async fn a_tool_loop_can_call_an_agent_too() {
+    let researcher_model = ScriptedModel::new().respond(text("facts", 4, 4));
+    let mut tools = toolloop::ToolSet::new();
+    tools.add_dyn(named("researcher", &researcher_model).as_tool("research", "Research.").into()).unwrap();
+    let mut tool_loop = toolloop::run::ToolLoop::new(
+        ScriptedModel::new().respond(calls([research("r1", "dig")])).respond(text("done", 1, 1)),
+        tools,
+    );
+    let done = tool_loop.run(&mut ask("go")).await.unwrap();
+    assert_eq!(done.metadata.sub_runs[0].agent, "researcher");
+    assert_eq!(done.metadata.usage.total(), 10);
+}
