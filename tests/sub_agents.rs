@@ -407,8 +407,8 @@ async fn an_agent_that_calls_itself_stops_at_the_depth_limit() {
     assert_eq!(refused.failure, Some(FailureKind::Rejected));
     assert!(
         refused.content.starts_with(
-            "not run: this call is nested 2 tool calls deep (delegate → delegate → delegate) and `delegate` may be \
-             called at most 2 deep"
+            "not run: this call is nested 2 tool calls deep (delegate → delegate → delegate), and `delegate` starts \
+             no sub-run 2 or more deep"
         ),
         "{}",
         refused.content

@@ -271,8 +271,8 @@ impl<I> AgentTool<I> {
     fn too_deep(&self, context: &ToolContext) -> String {
         let chain: Vec<&str> = context.path().iter().map(String::as_str).chain([context.tool()]).collect();
         format!(
-            "not run: this call is nested {depth} tool calls deep ({chain}) and `{tool}` may be called at most {max} \
-             deep; an agent that calls itself, directly or through others, stops here. Answer with what you have.",
+            "not run: this call is nested {depth} tool calls deep ({chain}), and `{tool}` starts no sub-run {max} or \
+             more deep, so that an agent that calls itself, directly or through others, stops. Answer with what you have.",
             depth = context.depth(),
             chain = chain.join(" → "),
             tool = self.definition.name,

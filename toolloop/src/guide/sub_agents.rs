@@ -119,8 +119,8 @@
 //! calls and tool calls are added to the parent's totals, so `usage` is
 //! what the whole tree cost, and the parent's `token_budget` and
 //! `max_model_calls` count the sub-runs. `attempts` and `iterations` stay
-//! the parent's own. A sub-run cut short from outside reports the usage of
-//! the model calls it had been answered.
+//! the parent's own. A sub-run cut short from outside (the parent cancelled
+//! or out of time) reports the usage of the model calls that had answered.
 //!
 //! ## Streaming and traces
 //!
