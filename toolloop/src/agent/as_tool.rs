@@ -50,7 +50,7 @@ pub struct Prompt {
 ///   [`keep_conversation`](Self::keep_conversation) keeps one across the
 ///   calls of this tool within one parent run.
 /// - **Usage.** Each sub-run is listed in the parent's
-///   [`RunMetadata::sub_runs`] (call id, agent, termination, usage, its own
+///   [`RunMetadata::sub_runs`](crate::run::RunMetadata::sub_runs) (call id, agent, termination, usage, its own
 ///   metadata), and its usage and calls are added to the parent's totals:
 ///   the parent's token budget counts them. A sub-run also gets at most
 ///   the tokens left in the parent's budget.
