@@ -245,7 +245,7 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
             // for and there is a parent run; a fresh one otherwise.
             let kept = context
                 .as_ref()
-                .and_then(|context| context.run.as_ref())
+                .and_then(ToolContext::run)
                 .filter(|_| self.keep_conversation)
                 .map(|run| run.sub_runs.conversation(&self.definition.name));
             let (mut kept_guard, mut fresh);

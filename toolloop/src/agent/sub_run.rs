@@ -38,7 +38,7 @@ pub(super) struct Setup {
 impl Setup {
     pub(super) fn new(context: Option<&ToolContext>, agent: &str) -> Self {
         let events = context.and_then(|context| {
-            let sink = context.run.as_ref()?.events.as_ref()?;
+            let sink = context.run()?.events.as_ref()?;
             Some(sink.sub_run(context.call_id(), agent))
         });
         Self {
@@ -134,7 +134,7 @@ pub(super) struct Watch {
 impl Watch {
     pub(super) fn new(setup: &Setup, context: Option<&ToolContext>, agent: &str) -> Self {
         Self {
-            run: context.and_then(|context| context.run.clone()),
+            run: context.and_then(|context| context.run().cloned()),
             call_id: context.map(|context| context.call_id().to_owned()).unwrap_or_default(),
             agent: agent.to_owned(),
             cancel: context.map(|context| context.cancel().clone()),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::cancel::CancellationToken;
+use crate::cancel::{CancellationToken, Cancelled};
 use crate::message::ToolCall;
 use crate::run::SubRuns;
 use crate::stream::EventSink;
@@ -63,13 +63,21 @@ tokio::task_local! {
 pub struct ToolContext {
     call_id: String,
     tool: String,
+    /// The run's deadline, narrowed by the tool's timeout.
+    deadline: Option<Instant>,
+    /// What every call of the batch shares.
+    batch: Arc<Batch>,
+}
+
+/// What every tool call of one batch shares.
+struct Batch {
     cancel: CancellationToken,
     deadline: Option<Instant>,
     remaining_tokens: Option<u64>,
-    /// The tools of the calls this one is nested in, outermost first.
-    path: Arc<[String]>,
-    /// Where sub-runs started by this call report; `None` outside an engine.
-    pub(crate) run: Option<RunLink>,
+    /// The tools of the calls the batch is nested in, outermost first.
+    path: Vec<String>,
+    /// Where sub-runs started by its calls report; `None` outside an engine.
+    run: Option<RunLink>,
 }
 
 /// How a sub-run reaches the run whose tool call started it.
@@ -86,9 +94,9 @@ impl fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("call_id", &self.call_id)
             .field("tool", &self.tool)
-            .field("path", &self.path)
+            .field("path", &self.batch.path)
             .field("deadline", &self.deadline)
-            .field("remaining_tokens", &self.remaining_tokens)
+            .field("remaining_tokens", &self.batch.remaining_tokens)
             .finish_non_exhaustive()
     }
 }
@@ -113,7 +121,7 @@ impl ToolContext {
     /// The run's cancellation token: cancelled when the run is. Work the
     /// tool starts should stop when it fires (a sub-run takes a child of it).
     pub fn cancel(&self) -> &CancellationToken {
-        &self.cancel
+        &self.batch.cancel
     }
 
     /// When the call must be over: the earlier of the run's deadline
@@ -135,31 +143,30 @@ impl ToolContext {
     /// when the call's batch started; `None` without a budget. Calls of one
     /// batch that run at once each see the same figure.
     pub fn remaining_tokens(&self) -> Option<u64> {
-        self.remaining_tokens
+        self.batch.remaining_tokens
     }
 
     /// How many tool calls this one is nested in: 0 for a call of a run
     /// started by your code, 1 for a call made by a sub-run that a tool
     /// call started, and so on.
     pub fn depth(&self) -> u32 {
-        u32::try_from(self.path.len()).unwrap_or(u32::MAX)
+        u32::try_from(self.batch.path.len()).unwrap_or(u32::MAX)
     }
 
     /// The tools of the calls this one is nested in, outermost first
     /// (empty at depth 0).
     pub fn path(&self) -> &[String] {
-        &self.path
+        &self.batch.path
+    }
+
+    /// Where sub-runs started by this call report; `None` outside an engine.
+    pub(crate) fn run(&self) -> Option<&RunLink> {
+        self.batch.run.as_ref()
     }
 }
 
 /// What every tool call of one batch shares; makes each call's context.
-pub(crate) struct CallScope {
-    cancel: CancellationToken,
-    deadline: Option<Instant>,
-    remaining_tokens: Option<u64>,
-    path: Arc<[String]>,
-    run: Option<RunLink>,
-}
+pub(crate) struct CallScope(Arc<Batch>);
 
 impl CallScope {
     /// The scope of calls made on this task: nested one level below the
@@ -171,9 +178,9 @@ impl CallScope {
         run: Option<RunLink>,
     ) -> Self {
         let path = CURRENT
-            .try_with(|outer| outer.path.iter().cloned().chain([outer.tool.clone()]).collect())
-            .unwrap_or_else(|_| Arc::from([]));
-        Self { cancel: cancel.clone(), deadline, remaining_tokens, path, run }
+            .try_with(|outer| outer.batch.path.iter().cloned().chain([outer.tool.clone()]).collect())
+            .unwrap_or_default();
+        Self(Arc::new(Batch { cancel: cancel.clone(), deadline, remaining_tokens, path, run }))
     }
 
     /// The context of `call`.
@@ -181,11 +188,8 @@ impl CallScope {
         ToolContext {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            cancel: self.cancel.clone(),
-            deadline: self.deadline,
-            remaining_tokens: self.remaining_tokens,
-            path: Arc::clone(&self.path),
-            run: self.run.clone(),
+            deadline: self.0.deadline,
+            batch: Arc::clone(&self.0),
         }
     }
 }
@@ -199,8 +203,14 @@ impl ToolContext {
         self
     }
 
-    /// Runs `future` with this context as the current one.
-    pub(crate) fn scope<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
-        CURRENT.scope(self, future)
+    /// Runs `future` with this context as the current one; cut short with
+    /// `Err(Cancelled)` when the run's token is cancelled.
+    pub(crate) async fn scope<F: Future>(self, future: F) -> Result<F::Output, Cancelled> {
+        let batch = Arc::clone(&self.batch);
+        tokio::select! {
+            biased;
+            () = batch.cancel.cancelled() => Err(Cancelled),
+            output = CURRENT.scope(self, future) => Ok(output),
+        }
     }
 }

@@ -241,13 +241,13 @@ impl ToolSet {
             return Ok(ToolExecution::failed(call, FailureKind::UnknownTool, message, started));
         };
         let timeout = tool.definition().timeout.unwrap_or(self.default_timeout);
-        let context = context.within(timeout);
-        let cancel = context.cancel().clone();
-        let run = AssertUnwindSafe(context.scope(tool.call(&call.input))).catch_unwind();
-        let outcome = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(Cancelled),
-            outcome = tokio::time::timeout(timeout, run) => outcome,
+        // The context's scope ends the call when the run's token is cancelled.
+        let run = AssertUnwindSafe(context.within(timeout).scope(tool.call(&call.input))).catch_unwind();
+        let outcome = match tokio::time::timeout(timeout, run).await {
+            Ok(Ok(Err(Cancelled))) => return Err(Cancelled),
+            Ok(Ok(Ok(result))) => Ok(Ok(result)),
+            Ok(Err(panic)) => Ok(Err(panic)),
+            Err(elapsed) => Err(elapsed),
         };
         Ok(match outcome {
             Ok(Ok(Ok(output))) => ToolExecution {
