@@ -242,7 +242,9 @@ impl ToolSet {
         };
         let timeout = tool.definition().timeout.unwrap_or(self.default_timeout);
         // The context's scope ends the call when the run's token is cancelled.
-        let run = AssertUnwindSafe(context.within(timeout).scope(tool.call(&call.input))).catch_unwind();
+        // Boxed: it holds the context, and keeping it out of the call's
+        // future keeps that future (allocated per call by the batch) small.
+        let run = AssertUnwindSafe(Box::pin(context.within(timeout).scope(tool.call(&call.input)))).catch_unwind();
         let outcome = match tokio::time::timeout(timeout, run).await {
             Ok(Ok(Err(Cancelled))) => return Err(Cancelled),
             Ok(Ok(Ok(result))) => Ok(Ok(result)),
