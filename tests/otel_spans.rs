@@ -298,3 +298,58 @@ async fn a_streamed_run_is_the_same_trace() {
     assert_eq!(string(chats[0], "gen_ai.response.id"), "resp_1");
     assert_eq!(trace.all("execute_tool search").len(), 1);
 }
+
+#[tokio::test]
+async fn a_sub_agents_run_nests_under_the_tool_call_that_started_it() {
+    let researcher = Agent::builder()
+        .name("researcher")
+        .model(
+            ScriptedModel::new()
+                .respond(calls([call("s1", "search", json!({"query": "rust"}))]).with_usage(usage(7, 3)))
+                .respond(ModelResponse::from_text("Rust is fast.").with_usage(usage(9, 4))),
+        )
+        .tool::<Search>()
+        .build()
+        .unwrap();
+    let orchestrator = Agent::builder()
+        .name("orchestrator")
+        .model(
+            ScriptedModel::new()
+                .respond(calls([call("r1", "research", json!({"prompt": "Is Rust fast?"}))]).with_usage(usage(10, 5)))
+                .respond(ModelResponse::from_text("Yes.").with_usage(usage(20, 2))),
+        )
+        .tool_dyn(researcher.as_tool("research", "Research a question.").into())
+        .build()
+        .unwrap();
+    let (done, trace) = traced(|| async { orchestrator.run(&mut ask("Is Rust fast?")).await }).await;
+    assert_eq!(done.unwrap().output, "Yes.");
+
+    let sub_run = trace.one("invoke_agent researcher");
+    assert_eq!(
+        trace.path(sub_run),
+        ["invoke_agent researcher", "execute_tool research", "iteration 1", "attempt 1", "invoke_agent orchestrator"]
+    );
+    assert_eq!(string(trace.parent(sub_run).unwrap(), "gen_ai.tool.call.id"), "r1");
+    assert_eq!(int(sub_run, "gen_ai.usage.input_tokens"), 16);
+    // The sub-run's own model calls and tool calls are under its span.
+    assert_eq!(
+        trace.path(trace.one("execute_tool search")),
+        [
+            "execute_tool search",
+            "iteration 1",
+            "attempt 1",
+            "invoke_agent researcher",
+            "execute_tool research",
+            "iteration 1",
+            "attempt 1",
+            "invoke_agent orchestrator"
+        ]
+    );
+    let chats = trace.all("chat scripted");
+    assert_eq!(chats.len(), 4);
+    assert!(chats.iter().filter(|chat| trace.path(chat).contains(&"invoke_agent researcher".to_owned())).count() == 2);
+    // The parent's run counts the sub-run's tokens: 30 + 16 in, 7 + 7 out.
+    let run = trace.one("invoke_agent orchestrator");
+    assert_eq!(int(run, "gen_ai.usage.input_tokens"), 46);
+    assert_eq!(int(run, "gen_ai.usage.output_tokens"), 14);
+}

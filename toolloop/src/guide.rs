@@ -310,3 +310,7 @@
 //! these pieces end to end, offline: `quickstart`, `product_manager`,
 //! `architect`, `report_validators`, `explore_data`, `governance`,
 //! `cancellation`, `reasoning`, `resume_and_switch` and `observability`.
+//! [`sub_agents`] is the chapter on agents used as tools of other agents
+//! (example `sub_agents`).
+
+pub mod sub_agents;

@@ -39,7 +39,7 @@ pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{
     ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
-    ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet, run_blocking,
+    ToolContext, ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet, run_blocking,
 };
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
 /// tool's arguments.

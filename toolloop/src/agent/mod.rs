@@ -31,6 +31,7 @@
 // The agent is the module's subject; its file is named after it.
 #[allow(clippy::module_inception)]
 pub(crate) mod agent;
+mod as_tool;
 mod attempts;
 pub(crate) mod builder;
 mod builder_hooks;
@@ -43,7 +44,9 @@ mod own_tools;
 mod sealed;
 mod spec;
 pub mod state;
+mod sub_run;
 
+pub use as_tool::{AgentTool, DEFAULT_MAX_DEPTH, Prompt, ToolResultOutput};
 pub use handlers::{NoReflection, Reflective};
 pub use output::{DEFAULT_OUTPUT_TOOL, OutputType, Text};
 pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};

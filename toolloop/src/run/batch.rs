@@ -20,6 +20,7 @@ use super::pending::not_executed;
 use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
+use crate::tool::{CallScope, RunLink};
 
 /// How one call of a batch went.
 enum CallOutcome {
@@ -39,6 +40,8 @@ enum CallOutcome {
 struct BatchState {
     stopping: AtomicBool,
     executions: AtomicU32,
+    /// What each call's [`ToolContext`](crate::ToolContext) is made from.
+    scope: CallScope,
 }
 
 /// Error results for the calls of a truncated response: they may be cut
@@ -79,8 +82,11 @@ impl Engine<'_> {
         (attempt, iteration): (u32, u32),
     ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
         let at = At { attempt, iteration };
-        let state =
-            BatchState { stopping: AtomicBool::new(false), executions: AtomicU32::new(tally.limited_tool_calls) };
+        let state = BatchState {
+            stopping: AtomicBool::new(false),
+            executions: AtomicU32::new(tally.limited_tool_calls),
+            scope: self.call_scope(tally),
+        };
         let hook_errors = &tally.hook_errors;
         // The futures are made up front (they start only when polled): a
         // closure inside the stream would make the run future not `Send`.
@@ -95,6 +101,7 @@ impl Engine<'_> {
         // result; calls not yet started see `stopping` and are skipped.
         // Outcomes arrive in call order whatever the parallelism, so the
         // control sees its calls in order here.
+        let batch = calls;
         let mut calls = calls.iter();
         let mut used = Vec::new();
         while let Some(outcome) = outcomes.next().await {
@@ -134,11 +141,19 @@ impl Engine<'_> {
         }
         drop(outcomes);
         tally.tool_calls += executed_count;
+        tally.count_sub_runs(batch);
         for name in used {
             *tally.tools_used.entry(name).or_default() += 1;
         }
         tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
         (results, stop)
+    }
+
+    /// What the tool calls of a batch see of the run (see [`ToolContext`](crate::ToolContext)).
+    fn call_scope(&self, tally: &Tally) -> CallScope {
+        let remaining_tokens = self.options.token_budget.map(|budget| budget.saturating_sub(tally.usage.total()));
+        let run = RunLink { sub_runs: std::sync::Arc::clone(&tally.nested), events: self.events.clone() };
+        CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(run))
     }
 
     /// Has the control answer a call to one of its own tools, and reports it.
@@ -305,7 +320,7 @@ impl Engine<'_> {
                     let execution = tokio::select! {
                     biased;
                         () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
-                        execution = self.tools.execute(call, self.cancel) => execution,
+                        execution = self.tools.execute_in(call, state.scope.context(call)) => execution,
                     };
                     match execution {
                         Ok(execution) => (execution.result, execution.output, execution.elapsed, true),

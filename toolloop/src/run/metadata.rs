@@ -1,7 +1,7 @@
 //! What every run reports, however it ended.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -9,8 +9,10 @@ use tokio::time::Instant;
 
 use super::context::ContextView;
 use super::hooks::HookError;
+use super::sub_runs::{SubRun, SubRuns};
 use super::termination::Termination;
 use crate::conversation::Compaction;
+use crate::message::ToolCall;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -18,15 +20,17 @@ use crate::usage::Usage;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct RunMetadata {
-    /// Tokens summed over every model call of every attempt.
+    /// Tokens summed over every model call of every attempt, and over the
+    /// [sub-runs](Self::sub_runs).
     pub usage: Usage,
     /// Attempts started.
     pub attempts: u32,
     /// Iterations over all attempts (each is one model call and its tool calls).
     pub iterations: u32,
-    /// Model calls made (including ones that failed).
+    /// Model calls made (including ones that failed), the sub-runs' included.
     pub model_calls: u32,
-    /// Tool calls executed (denied and synthetic results not counted).
+    /// Tool calls executed (denied and synthetic results not counted), the
+    /// sub-runs' included.
     pub tool_calls: u32,
     /// The tools that ran, by name, with how many times each did (as
     /// counted in [`tool_calls`](Self::tool_calls)).
@@ -51,6 +55,12 @@ pub struct RunMetadata {
     /// Every compaction of the view sent to the model (see
     /// [`ContextPolicy`](super::ContextPolicy)), in order.
     pub compactions: Vec<Compaction>,
+    /// The runs its tool calls started ([agents used as tools](crate::agent::AgentTool)),
+    /// in call order, each with its own metadata. Their usage, model calls
+    /// and tool calls are also counted in this run's totals above, so the
+    /// run's [`token_budget`](super::LoopOptions::token_budget) and
+    /// [`max_model_calls`](super::LoopOptions::max_model_calls) count them.
+    pub sub_runs: Vec<SubRun>,
 }
 
 impl RunMetadata {
@@ -118,6 +128,10 @@ pub(crate) struct Tally {
     pub(crate) compactions: Vec<Compaction>,
     /// What earlier calls found about the view (see `note_view_rewrites`).
     pub(crate) rewrite_scan: crate::conversation::RewriteScan,
+    /// Where the run's sub-runs report, and their kept conversations.
+    pub(crate) nested: Arc<SubRuns>,
+    /// The sub-runs counted so far.
+    pub(crate) sub_runs: Vec<SubRun>,
 }
 
 impl Tally {
@@ -139,6 +153,26 @@ impl Tally {
             context: ContextView::default(),
             compactions: Vec::new(),
             rewrite_scan: crate::conversation::RewriteScan::default(),
+            nested: Arc::default(),
+            sub_runs: Vec::new(),
+        }
+    }
+
+    /// Counts the sub-runs reported since the last call: their usage and
+    /// calls go into the run's totals; they are listed in the order of
+    /// `calls` (the batch that started them), whatever order they ended in.
+    pub(crate) fn count_sub_runs(&mut self, calls: &[ToolCall]) {
+        let mut finished = self.nested.take();
+        finished.sort_by_key(|run| calls.iter().position(|call| call.id == run.call_id));
+        for run in finished {
+            let metadata = &run.metadata;
+            self.usage += metadata.usage;
+            self.model_calls += metadata.model_calls;
+            self.tool_calls += metadata.tool_calls;
+            for (tool, count) in &metadata.tools_used {
+                *self.tools_used.entry(tool.clone()).or_default() += count;
+            }
+            self.sub_runs.push(run);
         }
     }
 
@@ -149,7 +183,9 @@ impl Tally {
         self.hook_errors.lock().unwrap_or_else(PoisonError::into_inner).push(error);
     }
 
-    pub(crate) fn finish(self, termination: Termination) -> RunMetadata {
+    pub(crate) fn finish(mut self, termination: Termination) -> RunMetadata {
+        // Sub-runs reported after the last batch was counted (none, normally).
+        self.count_sub_runs(&[]);
         RunMetadata {
             usage: self.usage,
             attempts: self.attempts,
@@ -164,6 +200,7 @@ impl Tally {
             stop_reason: self.stop_reason,
             hook_errors: self.hook_errors.into_inner().unwrap_or_else(PoisonError::into_inner),
             compactions: self.compactions,
+            sub_runs: self.sub_runs,
         }
     }
 }

@@ -25,6 +25,7 @@ mod options;
 pub(crate) mod outcome;
 mod panic;
 mod pending;
+mod sub_runs;
 mod termination;
 mod tool_loop;
 
@@ -36,6 +37,7 @@ pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};
 pub use iteration::LoopEnd;
 pub use metadata::{AnsweredBy, RunMetadata, ViewRewrite};
 pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_RESULT_CHARS, LoopOptions};
+pub use sub_runs::SubRun;
 pub use termination::{AttemptFailure, Phase, Termination};
 pub use tool_loop::ToolLoop;
 
@@ -43,3 +45,4 @@ pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};
 pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
+pub(crate) use sub_runs::SubRuns;

@@ -1,5 +1,7 @@
 //! What a streamed run reports, in order.
 
+use std::convert::Infallible;
+
 use serde_json::Value;
 
 use crate::message::{ToolCall, ToolResult};
@@ -122,6 +124,20 @@ pub enum RunEvent<T> {
         /// Every error found.
         errors: Vec<String>,
     },
+    /// An event of a sub-run: the run an [agent used as a tool](crate::agent::AgentTool)
+    /// makes for the tool call `call_id`, between that call's
+    /// [`ToolExecutionStarted`](Self::ToolExecutionStarted) and
+    /// [`ToolExecutionFinished`](Self::ToolExecutionFinished). A sub-run's
+    /// own sub-runs nest one level deeper. Never `Finished`: the call's
+    /// `ToolExecutionFinished` ends it.
+    SubRun {
+        /// The tool call that started the sub-run.
+        call_id: String,
+        /// The agent's name, or the tool's when the agent has none.
+        agent: String,
+        /// What happened in the sub-run.
+        event: Box<RunEvent<Infallible>>,
+    },
     /// The run ended: what the non-streamed run returns.
     Finished(Result<RunOutput<T>, RunError>),
 }
@@ -152,6 +168,7 @@ impl<T> RunEvent<T> {
             Self::ToolExecutionFinished { .. } => "tool_execution_finished",
             Self::OutputProposed { .. } => "output_proposed",
             Self::ValidationFailed { .. } => "validation_failed",
+            Self::SubRun { .. } => "sub_run",
             Self::Finished(_) => "finished",
         }
     }
@@ -180,6 +197,7 @@ impl Progress {
             Self::ToolExecutionFinished { call, result } => RunEvent::ToolExecutionFinished { call, result },
             Self::OutputProposed { attempt, input } => RunEvent::OutputProposed { attempt, input },
             Self::ValidationFailed { attempt, errors } => RunEvent::ValidationFailed { attempt, errors },
+            Self::SubRun { call_id, agent, event } => RunEvent::SubRun { call_id, agent, event },
             Self::Finished(never) => match never {
                 Ok(output) => match output.output {},
                 Err(_) => unreachable!("the engine never sends `Finished`"),

@@ -13,13 +13,40 @@ use crate::run::{RunError, RunOutput};
 
 /// Where the engine reports a streamed run's events.
 #[derive(Clone, Debug)]
-pub(crate) struct EventSink(mpsc::UnboundedSender<Progress>);
+pub(crate) struct EventSink(Destination);
+
+#[derive(Clone, Debug)]
+enum Destination {
+    /// The consumer of a [`RunStream`].
+    Stream(mpsc::UnboundedSender<Progress>),
+    /// A sub-run's events, reported to its parent run tagged with the tool call.
+    SubRun { parent: Box<EventSink>, call_id: String, agent: String },
+}
 
 impl EventSink {
     /// Reports `event`; a consumer that went away is no error: the run goes
     /// on to its end, as a non-streamed one would.
     pub(crate) fn send(&self, event: Progress) {
-        let _ = self.0.send(event);
+        match &self.0 {
+            Destination::Stream(sender) => {
+                let _ = sender.send(event);
+            }
+            Destination::SubRun { parent, call_id, agent } => parent.send(Progress::SubRun {
+                call_id: call_id.clone(),
+                agent: agent.clone(),
+                event: Box::new(event.widen()),
+            }),
+        }
+    }
+
+    /// Where a sub-run started by the tool call `call_id` reports: into
+    /// this run's events, each one tagged with the call and the agent.
+    pub(crate) fn sub_run(&self, call_id: &str, agent: &str) -> Self {
+        Self(Destination::SubRun {
+            parent: Box::new(self.clone()),
+            call_id: call_id.to_owned(),
+            agent: agent.to_owned(),
+        })
     }
 }
 
@@ -48,7 +75,7 @@ impl<'a, T: 'a> RunStream<'a, T> {
         F: Future<Output = Result<RunOutput<T>, RunError>> + Send + 'a,
     {
         let (sender, events) = mpsc::unbounded_channel();
-        Self { run: Some(Box::pin(start(EventSink(sender)))), events, result: None }
+        Self { run: Some(Box::pin(start(EventSink(Destination::Stream(sender))))), events, result: None }
     }
 }
 

@@ -3,6 +3,7 @@
 pub(crate) mod arguments;
 mod blocking;
 pub(crate) mod constraints;
+mod context;
 mod definition;
 mod error;
 mod output;
@@ -14,6 +15,8 @@ use std::future::Future;
 use serde_json::Value;
 
 pub use blocking::run_blocking;
+pub use context::ToolContext;
+pub(crate) use context::{CallScope, RunLink};
 pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
 pub use error::{ArgumentError, ToolError};

@@ -11,6 +11,7 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{CallScope, ToolContext};
 use super::{Tool, ToolDefinition, ToolError, ToolOutput};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
@@ -224,18 +225,31 @@ impl ToolSet {
     /// (unknown tool, arguments that do not parse, the handler's error, a
     /// panic, a timeout). Only cancellation is not a result: it returns
     /// `Err(Cancelled)`, promptly, also while the tool runs.
+    ///
+    /// The tool sees a [`ToolContext`] with the call's id, `cancel` and
+    /// its timeout (nested below the tool call running on this task, if any).
     pub async fn execute(&self, call: &ToolCall, cancel: &CancellationToken) -> Result<ToolExecution, Cancelled> {
+        self.execute_in(call, CallScope::new(cancel, None, None, None).context(call)).await
+    }
+
+    /// Executes one tool call as [`execute`](Self::execute) does, with the
+    /// context the engine made for it (which the tool's timeout narrows).
+    pub(crate) async fn execute_in(&self, call: &ToolCall, context: ToolContext) -> Result<ToolExecution, Cancelled> {
         let started = Instant::now();
         let Some(tool) = self.get(&call.name) else {
             let message = format!("unknown tool `{}`; the tools are: {}", call.name, self.name_list());
             return Ok(ToolExecution::failed(call, FailureKind::UnknownTool, message, started));
         };
         let timeout = tool.definition().timeout.unwrap_or(self.default_timeout);
-        let run = AssertUnwindSafe(tool.call(&call.input)).catch_unwind();
-        let outcome = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(Cancelled),
-            outcome = tokio::time::timeout(timeout, run) => outcome,
+        // The context's scope ends the call when the run's token is cancelled.
+        // Boxed: it holds the context, and keeping it out of the call's
+        // future keeps that future (allocated per call by the batch) small.
+        let run = AssertUnwindSafe(Box::pin(context.within(timeout).scope(tool.call(&call.input)))).catch_unwind();
+        let outcome = match tokio::time::timeout(timeout, run).await {
+            Ok(Ok(Err(Cancelled))) => return Err(Cancelled),
+            Ok(Ok(Ok(result))) => Ok(Ok(result)),
+            Ok(Err(panic)) => Ok(Err(panic)),
+            Err(elapsed) => Err(elapsed),
         };
         Ok(match outcome {
             Ok(Ok(Ok(output))) => ToolExecution {

@@ -1,0 +1,186 @@
+//! A sub-run: an agent run by a tool call of another run, within that
+//! run's limits, reporting to it however it ends.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::cancel::CancellationToken;
+use crate::message::FailureKind;
+use crate::run::{Event, Hooks, LoopOptions, Phase, RunMetadata, SubRun, Tally, Termination, Verdict};
+use crate::stream::EventSink;
+use crate::tool::{RunLink, ToolContext};
+use crate::usage::Usage;
+
+/// How a sub-run ended: the tool's result (an error text naming the
+/// termination when it failed) and what it did.
+pub(super) struct Nested {
+    pub(super) result: Result<serde_json::Value, String>,
+    pub(super) metadata: RunMetadata,
+}
+
+/// What a sub-run inherits from the tool call that starts it.
+pub(super) struct Setup {
+    /// The agent's name, as the parent's metadata and events show it.
+    pub(super) agent: String,
+    /// A child of the parent run's token.
+    pub(super) cancel: CancellationToken,
+    /// Time left before the parent's deadline or the call's timeout.
+    remaining_time: Option<Duration>,
+    /// Tokens left in the parent's budget.
+    remaining_tokens: Option<u64>,
+    /// The parent's events, when it is streamed, tagged with the call.
+    pub(super) events: Option<EventSink>,
+    progress: Arc<Mutex<Progress>>,
+}
+
+impl Setup {
+    pub(super) fn new(context: Option<&ToolContext>, agent: &str) -> Self {
+        let events = context.and_then(|context| {
+            let sink = context.run()?.events.as_ref()?;
+            Some(sink.sub_run(context.call_id(), agent))
+        });
+        Self {
+            agent: agent.to_owned(),
+            cancel: context.map_or_else(CancellationToken::new, |context| context.cancel().child_token()),
+            remaining_time: context.and_then(ToolContext::remaining_time),
+            remaining_tokens: context.and_then(ToolContext::remaining_tokens),
+            events,
+            progress: Arc::new(Mutex::new(Progress::new())),
+        }
+    }
+
+    /// Narrows the sub-agent's limits to what the parent has left, and
+    /// follows its progress (for a report if it is cut short).
+    pub(super) fn bound(&self, options: &mut LoopOptions, hooks: &mut Hooks) {
+        if let Some(left) = self.remaining_time {
+            options.max_duration = Some(options.max_duration.map_or(left, |own| own.min(left)));
+        }
+        if let Some(left) = self.remaining_tokens {
+            options.token_budget = Some(options.token_budget.map_or(left, |own| own.min(left)));
+        }
+        let progress = Arc::clone(&self.progress);
+        hooks.on_event(move |event| progress.lock().unwrap_or_else(PoisonError::into_inner).see(event));
+    }
+}
+
+/// What a sub-run has done so far, seen through its events.
+#[derive(Debug)]
+struct Progress {
+    started: Instant,
+    usage: Usage,
+    attempts: u32,
+    iterations: u32,
+    model_calls: u32,
+    tool_calls: u32,
+    position: (u32, u32),
+    phase: Phase,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            usage: Usage::default(),
+            attempts: 0,
+            iterations: 0,
+            model_calls: 0,
+            tool_calls: 0,
+            position: (0, 0),
+            phase: Phase::ModelCall,
+        }
+    }
+
+    fn see(&mut self, event: &Event<'_>) {
+        match event {
+            Event::AttemptStart { attempt } => self.attempts = *attempt,
+            Event::ModelRequest { attempt, iteration, .. } => {
+                self.model_calls += 1;
+                if self.position != (*attempt, *iteration) {
+                    self.iterations += 1;
+                    self.position = (*attempt, *iteration);
+                }
+                self.phase = Phase::ModelCall;
+            }
+            Event::ModelResponse { response, .. } => {
+                self.usage += response.usage;
+                self.phase = Phase::ToolExecution;
+            }
+            // As the engine counts executions: calls governance let through that ran.
+            Event::Audit(record)
+                if matches!(record.verdict, Verdict::Allowed | Verdict::Approved)
+                    && record.failure != Some(FailureKind::NotExecuted) =>
+            {
+                self.tool_calls += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Reports a sub-run to its parent run: how it ended, or, when the parent
+/// drops it (cancelled, out of time, the call timed out), what it had done.
+pub(super) struct Watch {
+    run: Option<RunLink>,
+    call_id: String,
+    agent: String,
+    cancel: Option<CancellationToken>,
+    limit: Option<Duration>,
+    progress: Arc<Mutex<Progress>>,
+    reported: bool,
+}
+
+impl Watch {
+    pub(super) fn new(setup: &Setup, context: Option<&ToolContext>, agent: &str) -> Self {
+        Self {
+            run: context.and_then(|context| context.run().cloned()),
+            call_id: context.map(|context| context.call_id().to_owned()).unwrap_or_default(),
+            agent: agent.to_owned(),
+            cancel: context.map(|context| context.cancel().clone()),
+            limit: setup.remaining_time,
+            progress: Arc::clone(&setup.progress),
+            reported: false,
+        }
+    }
+
+    /// Reports the sub-run that ended with `metadata`.
+    pub(super) fn finished(mut self, metadata: RunMetadata) {
+        self.report(metadata);
+    }
+
+    fn report(&mut self, metadata: RunMetadata) {
+        self.reported = true;
+        if let Some(run) = &self.run {
+            run.sub_runs.record(SubRun { call_id: self.call_id.clone(), agent: self.agent.clone(), metadata });
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if self.reported || self.run.is_none() {
+            return;
+        }
+        let progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        let termination = match self.limit {
+            Some(limit) if !self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) => {
+                Termination::MaxDuration { limit }
+            }
+            _ => {
+                let (attempt, iteration) = progress.position;
+                Termination::Cancelled { attempt, iteration, phase: progress.phase }
+            }
+        };
+        let mut tally = Tally::start();
+        tally.started = progress.started;
+        tally.usage = progress.usage;
+        tally.attempts = progress.attempts;
+        tally.iterations = progress.iterations;
+        tally.model_calls = progress.model_calls;
+        tally.tool_calls = progress.tool_calls;
+        drop(progress);
+        tracing::debug!(call_id = %self.call_id, agent = %self.agent, %termination, "sub-run cut short");
+        self.report(tally.finish(termination));
+    }
+}

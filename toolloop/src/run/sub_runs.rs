@@ -1,0 +1,70 @@
+//! Runs started by a run's tool calls (agents used as tools): how each
+//! ended, and the conversations kept for them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Serialize;
+
+use super::metadata::RunMetadata;
+use super::termination::Termination;
+use crate::conversation::Conversation;
+use crate::usage::Usage;
+
+/// A run that one of a run's tool calls started: an
+/// [agent used as a tool](crate::agent::AgentTool). Listed in the parent's
+/// [`RunMetadata::sub_runs`], in call order; its usage and counts are also
+/// in the parent's totals.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SubRun {
+    /// The id of the tool call that started it.
+    pub call_id: String,
+    /// The agent's name ([`AgentBuilder::name`](crate::AgentBuilder::name)),
+    /// or the tool's when the agent has none.
+    pub agent: String,
+    /// What it did and why it ended, its own sub-runs included.
+    pub metadata: RunMetadata,
+}
+
+impl SubRun {
+    /// Why it ended.
+    pub fn termination(&self) -> &Termination {
+        &self.metadata.termination
+    }
+
+    /// The tokens it used, its own sub-runs' included.
+    pub fn usage(&self) -> Usage {
+        self.metadata.usage
+    }
+}
+
+/// A conversation kept across the calls of one agent tool within one run.
+pub(crate) type KeptConversation = Arc<tokio::sync::Mutex<Conversation>>;
+
+/// What the sub-runs of one run share with it: where they report, and the
+/// conversations they keep. It lives as long as the run.
+#[derive(Debug, Default)]
+pub(crate) struct SubRuns {
+    finished: Mutex<Vec<SubRun>>,
+    conversations: Mutex<HashMap<String, KeptConversation>>,
+}
+
+impl SubRuns {
+    /// Reports a sub-run that ended.
+    pub(crate) fn record(&self, run: SubRun) {
+        self.finished.lock().unwrap_or_else(PoisonError::into_inner).push(run);
+    }
+
+    /// The sub-runs reported since the last call.
+    pub(crate) fn take(&self) -> Vec<SubRun> {
+        std::mem::take(&mut *self.finished.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The conversation kept for the agent tool `tool` in this run; empty
+    /// at its first call.
+    pub(crate) fn conversation(&self, tool: &str) -> KeptConversation {
+        let mut conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(conversations.entry(tool.to_owned()).or_default())
+    }
+}
