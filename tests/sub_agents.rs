@@ -603,3 +603,53 @@ async fn a_tool_loop_can_call_an_agent_too() {
     assert_eq!(done.metadata.sub_runs[0].agent, "researcher");
     assert_eq!(done.metadata.usage.total(), 10);
 }
+
+#[tokio::test]
+async fn a_sub_run_whose_validation_is_exhausted_is_an_error_result() {
+    let writer = Agent::builder()
+        .name("writer")
+        .model(ScriptedModel::new().respond(calls([call("o1", "final_output", json!({"title": "", "body": "x"}))])))
+        .output::<Article>()
+        .validator(|article: &Article| if article.title.is_empty() { Err("the title is empty") } else { Ok(()) })
+        .max_attempts(1)
+        .build()
+        .unwrap();
+    let orchestrator = Agent::builder()
+        .model(
+            ScriptedModel::new()
+                .respond(calls([call("w1", "write", json!({"prompt": "write"}))]))
+                .respond(text("sorry", 1, 1)),
+        )
+        .tool_dyn(writer.as_tool("write", "Write.").into())
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    let done = orchestrator.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output, "sorry");
+    let result = &results(&conversation)[0];
+    assert_eq!(result.failure, Some(FailureKind::ToolFailed));
+    assert_eq!(
+        result.content,
+        "agent `writer` ended without a result (validation_failed): no valid output after 1 attempt(s): attempt 1: \
+         the title is empty"
+    );
+    assert_eq!(done.metadata.sub_runs[0].termination(), &Termination::ValidationFailed { attempts: 1 });
+}
+
+#[tokio::test]
+async fn an_agent_tool_executed_outside_a_run_runs_on_its_own() {
+    // `ToolSet::execute` (an MCP server serving the tool, say) gives no run
+    // to report to: the sub-run still gets the token and the timeout.
+    let mut tools = toolloop::ToolSet::new();
+    let researcher = named("researcher", &ScriptedModel::new().respond(text("facts", 1, 1)));
+    tools.add_dyn(researcher.as_tool("research", "Research.").into()).unwrap();
+    let execution = tools.execute(&research("r1", "dig"), &CancellationToken::new()).await.unwrap();
+    assert_eq!(execution.result.content, "facts");
+
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let hanging = named("researcher", &ScriptedModel::new().hang());
+    let mut tools = toolloop::ToolSet::new();
+    tools.add_dyn(hanging.as_tool("research", "Research.").into()).unwrap();
+    assert!(tools.execute(&research("r2", "dig"), &cancel).await.is_err(), "cancelled");
+}
