@@ -4,6 +4,7 @@ pub(crate) mod arguments;
 mod blocking;
 pub(crate) mod constraints;
 mod definition;
+mod doc;
 mod error;
 mod output;
 pub(crate) mod schema;
@@ -16,6 +17,7 @@ use serde_json::Value;
 pub use blocking::run_blocking;
 pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
+pub(crate) use doc::doc_summary;
 pub use error::{ArgumentError, ToolError};
 pub use output::ToolOutput;
 pub use set::{
