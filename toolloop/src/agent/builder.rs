@@ -10,7 +10,7 @@ use super::agent::Agent;
 use super::error::BuildError;
 use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
-use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
+use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
@@ -301,7 +301,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     pub fn output<T>(self) -> AgentBuilder<M, T, R>
     where
         O: OutputUnset,
-        T: OutputDeserialize + OutputSchema + OutputSend + OutputSync + 'static,
+        T: OutputDeserialize + OutputSchema + OutputSend + 'static,
     {
         self.with_state(TypedSpec::default())
     }

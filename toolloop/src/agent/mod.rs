@@ -33,6 +33,7 @@
 pub(crate) mod agent;
 mod attempts;
 pub(crate) mod builder;
+mod built;
 mod builder_hooks;
 mod constraints;
 pub(crate) mod error;
