@@ -111,7 +111,8 @@ fn a_run_time_tool_whose_input_is_not_an_object_is_rejected_naming_it() {
     // reject it at the first request, so `build()` rejects it first.
     for schema in [serde_json::json!({"type": "string"}), serde_json::json!({})] {
         let tool = Hand(toolloop::ToolDefinition::from_schema("lookup", "Look something up.", schema.clone()));
-        let error = Agent::builder().model(ScriptedModel::new()).tool_dyn(std::sync::Arc::new(tool)).build().unwrap_err();
+        let error =
+            Agent::builder().model(ScriptedModel::new()).tool_dyn(std::sync::Arc::new(tool)).build().unwrap_err();
         assert_eq!(error, BuildError::ToolInputNotAnObject { tool: "lookup".into(), schema: schema.to_string() });
         let message = error.to_string();
         assert!(message.contains("tool `lookup`") && message.contains("must be a JSON object"), "{message}");

@@ -100,7 +100,10 @@ impl ConvertAll {
 
 #[test]
 fn the_model_is_sent_the_doc_comments_summary_unless_full_doc_is_asked_for() {
-    assert_eq!(Convert::definition().description, "Convert an amount between currencies, at today's rate.\n\nRates come from the central bank.");
+    assert_eq!(
+        Convert::definition().description,
+        "Convert an amount between currencies, at today's rate.\n\nRates come from the central bank."
+    );
     assert_eq!(
         ConvertAll::definition().description,
         "Convert an amount between currencies.\n\n# Rates\n\nToday's, from the central bank."

@@ -114,7 +114,9 @@ fn example(key: &str) -> &'static str {
     match key {
         "name" => "#[tool(name = \"get_weather\")]",
         "description" => "#[tool(description = \"What the tool does and when to use it.\")]",
-        "full_doc" => "#[tool(full_doc)] sends the whole doc comment, not only the paragraphs before its first heading or code block",
+        "full_doc" => {
+            "#[tool(full_doc)] sends the whole doc comment, not only the paragraphs before its first heading or code block"
+        }
         "state" => "#[tool(state = MyState)], and `run` takes `state: &MyState`",
         "timeout" => "#[tool(timeout = \"30s\")] (units: ms, s, m)",
         _ => "#[tool(crate = \"path::to::toolloop\")]",

@@ -90,7 +90,9 @@ pub(crate) fn reserved_names(cx: &mut Ctxt, input: &syn::DeriveInput) {
     fn visit(cx: &mut Ctxt, tokens: proc_macro2::TokenStream) {
         for token in tokens {
             match token {
-                proc_macro2::TokenTree::Ident(ident) if ident.to_string().to_ascii_lowercase().starts_with("__tool") => {
+                proc_macro2::TokenTree::Ident(ident)
+                    if ident.to_string().to_ascii_lowercase().starts_with("__tool") =>
+                {
                     cx.error_spanned_by(
                         &ident,
                         format!(

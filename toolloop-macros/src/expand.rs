@@ -37,7 +37,10 @@ pub(crate) fn derive_tool(input: &DeriveInput) -> TokenStream {
         }
     };
     if let Some(full_doc) = attrs.full_doc.as_ref().filter(|_| !has_doc) {
-        cx.error_spanned_by(full_doc, "`full_doc` sends the whole doc comment, and this tool has none: remove `full_doc`");
+        cx.error_spanned_by(
+            full_doc,
+            "`full_doc` sends the whole doc comment, and this tool has none: remove `full_doc`",
+        );
     }
     let state = attrs.state.as_ref().map_or_else(|| quote!(()), |ty| quote!(#ty));
 
@@ -56,8 +59,8 @@ pub(crate) fn derive_tool(input: &DeriveInput) -> TokenStream {
             let errors = result.err().map(|error| error.to_compile_error());
             // A generic struct cannot get a plain stand-in without new errors
             // of its own, and a wrong `crate` path would fail in it too.
-            let stub = (input.generics.params.is_empty() && !wrong_crate)
-                .then(|| stand_in(&input.ident, &krate, &state));
+            let stub =
+                (input.generics.params.is_empty() && !wrong_crate).then(|| stand_in(&input.ident, &krate, &state));
             quote!(#errors #stub)
         }
     }

@@ -357,7 +357,9 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Adds a validator run on every output that deserialised and met its
-    /// schema; its error is fed back to the model.
+    /// schema; its error is fed back to the model. Return `Err("reason")`
+    /// or `Err(format!(..))`: with `Err("reason".into())` the error's type
+    /// cannot be inferred (rustc asks for `Err::<(), E>`).
     pub fn validator<T: 'static, V: ValidationResult>(
         mut self,
         validator: impl Fn(&T) -> V + Send + Sync + 'static,
@@ -492,8 +494,11 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         }
         // Providers reject a tool whose input is not an object at the first
         // request; derived tools are checked when added, run-time ones here.
-        if let Some(definition) =
-            self.tools.definitions().iter().find(|definition| definition.input_schema.get("type") != Some(&"object".into()))
+        if let Some(definition) = self
+            .tools
+            .definitions()
+            .iter()
+            .find(|definition| definition.input_schema.get("type") != Some(&"object".into()))
         {
             return Err(BuildError::ToolInputNotAnObject {
                 tool: definition.name.to_string(),

@@ -33,8 +33,8 @@
 pub(crate) mod agent;
 mod attempts;
 pub(crate) mod builder;
-mod built;
 mod builder_hooks;
+mod built;
 mod constraints;
 pub(crate) mod error;
 mod handlers;

@@ -16,7 +16,8 @@ pub(crate) fn doc_summary(doc: &str) -> &str {
     for line in doc.split_inclusive('\n') {
         let content = line.trim_end_matches(['\n', '\r']);
         let blank = content.trim().is_empty();
-        let starts_block = !blank && (is_heading(content) || is_fence(content) || (previous_blank && is_indented(content)));
+        let starts_block =
+            !blank && (is_heading(content) || is_fence(content) || (previous_blank && is_indented(content)));
         if starts_block {
             if seen_text {
                 return doc[..offset].trim();
