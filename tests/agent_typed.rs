@@ -373,7 +373,13 @@ async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
     let error = Agent::builder().model(ScriptedModel::new()).tool::<Search>().tool::<Search>().build().unwrap_err();
     assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
 
-    let submit = || std::sync::Arc::new(Submit(toolloop::ToolDefinition::from_schema("submit", "Send.", json!({}))));
+    let submit = || {
+        std::sync::Arc::new(Submit(toolloop::ToolDefinition::from_schema(
+            "submit",
+            "Send.",
+            json!({"type": "object", "properties": {}}),
+        )))
+    };
     let error = Agent::builder()
         .model(ScriptedModel::new())
         .tool_dyn(submit())

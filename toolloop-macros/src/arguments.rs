@@ -24,10 +24,11 @@ impl ToTokens for Arguments {
     }
 }
 
-/// A field whose type needs `Deserialize` is read through a newtype whose
-/// `Deserialize` impl has no bounds, so that a type without it is reported
-/// once, at the field, instead of at each place serde's derived code uses
-/// it. schemars still describes the field by its own type.
+/// A field whose type needs `Deserialize` and `JsonSchema` is read and
+/// described through a newtype whose impls have no bounds, so that a type
+/// without them is reported once, at the field ("needs both"), instead of
+/// at each place serde's and schemars' derived code uses it. The newtype's
+/// schema is the field type's own (see `__private::Describe`).
 fn newtype(index: usize, field: &Field<'_>) -> Option<Ident> {
     field.needs_traits.then(|| format_ident!("__ToolArgument{}", index))
 }
@@ -46,16 +47,48 @@ pub(crate) fn generate(model: &ToolStruct<'_>, krate: &Path) -> Arguments {
     for (field, newtype) in model.fields.iter().zip(&newtypes) {
         let (attrs, ident, ty) = (&field.passthrough, field.ident, field.ty);
         if let Some(newtype) = newtype {
-            let described_by = syn::LitStr::new(&quote!(#ty).to_string(), ty.span());
-            field_defs.push(quote!(#(#attrs)* #[schemars(with = #described_by)] #ident: #newtype));
-            let read = quote_spanned!(ty.span()=> #krate::__private::deserialize_argument::<#ty, D>(deserializer));
+            field_defs.push(quote!(#(#attrs)* #ident: #newtype));
+            let read = quote_spanned!(ty.span()=>
+                #krate::__private::deserialize_argument::<#ty, __ToolDeserializer>(deserializer)
+            );
             newtype_defs.push(quote! {
                 struct #newtype(#ty);
-                impl<'de> #krate::__private::serde::Deserialize<'de> for #newtype {
-                    fn deserialize<D: #krate::__private::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> ::core::result::Result<Self, D::Error> {
+                impl<'__tool_de> #krate::__private::serde::Deserialize<'__tool_de> for #newtype {
+                    fn deserialize<__ToolDeserializer: #krate::__private::serde::Deserializer<'__tool_de>>(
+                        deserializer: __ToolDeserializer,
+                    ) -> ::core::result::Result<Self, __ToolDeserializer::Error> {
                         #read.map(#newtype)
+                    }
+                }
+                #[automatically_derived]
+                impl #krate::__private::schemars::JsonSchema for #newtype {
+                    fn inline_schema() -> bool {
+                        (#newtype::description().inline_schema)()
+                    }
+                    fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                        (#newtype::description().schema_name)()
+                    }
+                    fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                        (#newtype::description().schema_id)()
+                    }
+                    fn json_schema(
+                        generator: &mut #krate::__private::schemars::SchemaGenerator,
+                    ) -> #krate::__private::schemars::Schema {
+                        (#newtype::description().json_schema)(generator)
+                    }
+                    fn _schemars_private_non_optional_json_schema(
+                        generator: &mut #krate::__private::schemars::SchemaGenerator,
+                    ) -> #krate::__private::schemars::Schema {
+                        (#newtype::description().non_optional_json_schema)(generator)
+                    }
+                    fn _schemars_private_is_option() -> bool {
+                        (#newtype::description().is_option)()
+                    }
+                }
+                impl #newtype {
+                    fn description() -> #krate::__private::ArgumentDescription {
+                        use #krate::__private::{DescribeArgument as _, DescribeArgumentFallback as _};
+                        (&#krate::__private::Describe::<#ty>::NEW).description()
                     }
                 }
             });

@@ -36,6 +36,7 @@ impl<'a> ToolStruct<'a> {
     /// Reads `input`; `None` when its shape cannot be a tool (the reason is in `cx`).
     pub(crate) fn from_input(cx: &mut Ctxt, input: &'a DeriveInput) -> (ToolAttrs, Option<Self>) {
         let attrs = ToolAttrs::parse(cx, &input.attrs);
+        crate::check::reserved_names(cx, input);
         let fields = match &input.data {
             Data::Struct(data) => match &data.fields {
                 Fields::Named(named) => Some(&named.named),

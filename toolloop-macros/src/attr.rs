@@ -7,7 +7,7 @@ use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Token, Type};
 use crate::ctxt::Ctxt;
 
 /// The keys `#[tool(...)]` accepts on a struct.
-const KEYS: &str = "`name`, `description`, `state`, `timeout`, `crate`";
+const KEYS: &str = "`name`, `description`, `full_doc`, `state`, `timeout`, `crate`";
 
 /// What `#[tool(...)]` says about the tool.
 #[derive(Default)]
@@ -17,6 +17,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) state: Option<Type>,
     pub(crate) timeout: Option<(LitStr, u64)>,
     pub(crate) krate: Option<Path>,
+    /// `#[tool(full_doc)]`: send the whole doc comment, not its summary.
+    pub(crate) full_doc: Option<Path>,
     /// Whether `description` was given, even with a value that was rejected
     /// (so it is not reported missing as well).
     pub(crate) description_given: bool,
@@ -37,6 +39,14 @@ impl ToolAttrs {
                     let shown = quote::quote!(#path).to_string().replace(' ', "");
                     cx.error_spanned_by(path, format!("unknown key `{shown}` in #[tool(...)]; the keys are {KEYS}"));
                     return skip_value(&meta);
+                }
+                if key == "full_doc" {
+                    if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+                        cx.error_spanned_by(&meta.path, format!("`full_doc` takes no value: {}", example(&key)));
+                        return skip_value(&meta);
+                    }
+                    set_once(cx, &meta.path, &mut out.full_doc, meta.path.clone());
+                    return Ok(());
                 }
                 if !meta.input.peek(Token![=]) {
                     out.description_given |= key == "description";
@@ -97,13 +107,16 @@ impl ToolAttrs {
 }
 
 /// The keys of #[tool(...)], as matched.
-const KEY_NAMES: &[&str] = &["name", "description", "state", "timeout", "crate"];
+const KEY_NAMES: &[&str] = &["name", "description", "full_doc", "state", "timeout", "crate"];
 
 /// How `key` is written.
 fn example(key: &str) -> &'static str {
     match key {
         "name" => "#[tool(name = \"get_weather\")]",
         "description" => "#[tool(description = \"What the tool does and when to use it.\")]",
+        "full_doc" => {
+            "#[tool(full_doc)] sends the whole doc comment, not only the paragraphs before its first heading or code block"
+        }
         "state" => "#[tool(state = MyState)], and `run` takes `state: &MyState`",
         "timeout" => "#[tool(timeout = \"30s\")] (units: ms, s, m)",
         _ => "#[tool(crate = \"path::to::toolloop\")]",

@@ -47,6 +47,75 @@ pub(crate) fn missing_description(cx: &mut Ctxt, span: Span) {
     ));
 }
 
+/// Reports a tool with both a doc comment and `#[tool(description = ...)]`:
+/// the model would be sent only the attribute, silently.
+pub(crate) fn description_twice(cx: &mut Ctxt, literal: &LitStr) {
+    cx.push(syn::Error::new(
+        literal.span(),
+        "this tool has both a doc comment and #[tool(description = \"...\")], and the model is sent one \
+         description: remove the attribute to send the doc comment's summary, or turn the doc comment \
+         into `//` comments to send the attribute",
+    ));
+}
+
+/// Crates that `#[tool(crate = ...)]` is mistaken for.
+const NOT_TOOLLOOP: &[&str] = &["serde", "serde_json", "schemars", "toolloop_macros", "std", "core", "alloc"];
+
+/// Reports a `#[tool(crate = ...)]` path that is certainly not toolloop;
+/// true when it did. (Any other wrong path fails at the one import the
+/// derive writes through it.)
+pub(crate) fn crate_path(cx: &mut Ctxt, path: &syn::Path) -> bool {
+    let first = path.segments.first().map(|segment| segment.ident.to_string()).unwrap_or_default();
+    let single = path.segments.len() == 1;
+    let message = if single && NOT_TOOLLOOP.contains(&first.as_str()) {
+        format!("`{first}` is not toolloop: ")
+    } else if first == "toolloop" && !single {
+        "a path inside toolloop is not toolloop itself: ".to_owned()
+    } else {
+        return false;
+    };
+    cx.error_spanned_by(
+        path,
+        format!(
+            "{message}#[tool(crate = \"...\")] names the toolloop crate as your Cargo.toml calls it \
+             (`tl` for `tl = {{ package = \"toolloop\", .. }}`); leave it out when it is `toolloop`"
+        ),
+    );
+    true
+}
+
+/// The derive's own items (`__ToolArguments`, `__toolloop`...) are named
+/// `__Tool...`; a type of the user's named so would be shadowed by them.
+pub(crate) fn reserved_names(cx: &mut Ctxt, input: &syn::DeriveInput) {
+    fn visit(cx: &mut Ctxt, tokens: proc_macro2::TokenStream) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Ident(ident)
+                    if ident.to_string().to_ascii_lowercase().starts_with("__tool") =>
+                {
+                    cx.error_spanned_by(
+                        &ident,
+                        format!(
+                            "`{ident}` is a name #[derive(Tool)] keeps for the code it generates (names beginning \
+                             with `__Tool`): rename your type"
+                        ),
+                    );
+                }
+                proc_macro2::TokenTree::Group(group) => visit(cx, group.stream()),
+                _ => {}
+            }
+        }
+    }
+    let ident = &input.ident;
+    visit(cx, quote::quote!(#ident));
+    if let syn::Data::Struct(data) = &input.data {
+        for field in &data.fields {
+            let ty = &field.ty;
+            visit(cx, quote::quote!(#ty));
+        }
+    }
+}
+
 /// `GetWeather` -> `get_weather`, `HTTPRequest` -> `http_request`.
 pub(crate) fn snake_case(ident: &str) -> String {
     let ident = ident.strip_prefix("r#").unwrap_or(ident);

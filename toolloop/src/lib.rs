@@ -44,9 +44,14 @@ pub use tool::{
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
 /// tool's arguments.
 ///
-/// - The struct's doc comment is the description the model reads (or
-///   `#[tool(description = "...")]`); a tool without one does not compile.
-///   Field doc comments describe the properties.
+/// - The struct's doc comment is the description the model reads: its
+///   summary, the paragraphs before the first heading or code block, so
+///   that `# Examples`, `# Errors` and notes written for people stay out of
+///   the prompt (`#[tool(full_doc)]` sends the whole comment; one that
+///   begins with a heading or code block is sent whole). Or
+///   `#[tool(description = "...")]`, for a struct without a doc comment:
+///   both at once do not compile, nor does a tool with neither. Field doc
+///   comments describe the properties.
 /// - The name is the struct's name in `snake_case`, or `#[tool(name = "...")]`.
 ///   Names must match `[a-zA-Z0-9_-]{1,64}` and may not be `submit`, which
 ///   reflection agents reserve.
@@ -68,19 +73,20 @@ pub use tool::{
 ///   gets an [`InvalidArguments`](FailureKind::InvalidArguments) error result
 ///   naming the field and the constraint; the handler does not run.
 /// - The behaviour is an inherent `async fn run(self) -> Result<T, E>` where
-///   `T: Serialize` (a `String` reaches the model as plain text, anything else
-///   as JSON) and `E: Display` (your own error type; its message becomes the
+///   `T: Serialize` (a `String` reaches the model as plain text, `()` as
+///   [`ToolOutput::DONE`], anything else as JSON) and `E: Display` (your own error type; its message becomes the
 ///   error result the model sees). A missing `run`, or one with another
 ///   signature (not `async`, `&self`, a missing or extra state parameter),
 ///   fails to compile with the signature to write.
 ///
 /// Attributes, all optional: `#[tool(name = "...", description = "...",
-/// state = Type, timeout = "30s", crate = "path")]`. With `state = Type` (or
+/// full_doc, state = Type, timeout = "30s", crate = "path")]`. With `state = Type` (or
 /// `state = "Type"`), `run` takes the state too: `async fn run(self, state:
 /// &Type)`, and the tool is added with [`ToolSet::add_with_state`] (or
 /// `.tool_with_state` on an agent builder), given a `Type` or an
 /// `Arc<Type>` shared with other tools. `timeout` takes `ms`, `s` or `m`.
-/// `crate` names a renamed `toolloop` dependency.
+/// `crate` names a renamed `toolloop` dependency. Names beginning with
+/// `__Tool` are kept for the code the derive generates.
 ///
 /// ```
 /// use std::sync::Arc;

@@ -4,9 +4,29 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+/// The crate itself, as the derive reaches it: the generated code imports
+/// `<#[tool(crate)]>::__private::toolloop` once, so a `crate = ...` path
+/// that is not toolloop fails there, in one error, instead of at every
+/// path the derive writes.
+pub use crate as toolloop;
+
+/// Emits its input as it is. The derive writes everything it generates
+/// inside `__toolloop::__private::emit! { .. }`, so that when the import of
+/// `__toolloop` fails (a wrong `#[tool(crate)]`), nothing else is expanded
+/// to fail after it.
+pub use crate::__toolloop_emit as emit;
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __toolloop_emit {
+    ($($tokens:tt)*) => { $($tokens)* };
+}
+
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::fmt::Display;
 use std::future::{Future, Pending};
+use std::marker::PhantomData;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -15,7 +35,9 @@ use serde_json::Value;
 pub use crate::tool::arguments::parse_arguments;
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
-/// Builds a derived tool's definition, once per type.
+/// Builds a derived tool's definition, once per type. `from_doc`: the
+/// description is the struct's doc comment, of which the model is sent the
+/// summary (unless `#[tool(full_doc)]`, `full_doc`).
 ///
 /// # Panics
 ///
@@ -23,9 +45,12 @@ use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 pub fn definition<T: schemars::JsonSchema>(
     name: &'static str,
     description: &'static str,
+    from_doc: bool,
+    full_doc: bool,
     timeout_millis: Option<u64>,
 ) -> ToolDefinition {
-    let definition = ToolDefinition::for_input::<T>(name, description.trim());
+    let description = if from_doc && !full_doc { crate::tool::doc_summary(description) } else { description.trim() };
+    let definition = ToolDefinition::for_input::<T>(name, description);
     // Providers take only object schemas, so a tool that builds another
     // would fail on every call; fail where it is added instead. The derive
     // rejects `#[serde(transparent)]`; `from`/`try_from` another type can
@@ -73,6 +98,102 @@ pub trait Argument: DeserializeOwned + schemars::JsonSchema {}
 
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + schemars::JsonSchema> Argument for T {}
+
+/// A tool argument crosses threads with the tool: the derive bounds its
+/// impl by `FieldType: SendArgument` for each field, so that a field that
+/// is not `Send` is reported once, at the field, by rustc's own message
+/// naming the type inside it that is not `Send`.
+pub trait SendArgument: Send {}
+
+impl<T: Send + ?Sized> SendArgument for T {}
+
+/// Stands for an argument type `T` in the schema of a derived tool's
+/// arguments. The derive describes each field through a newtype whose
+/// `JsonSchema` impl asks `(&Describe::<T>::NEW).description()`: that is
+/// `T`'s own schema ([`DescribeArgument`]) when `T: JsonSchema`, and a
+/// stand-in never used ([`DescribeArgumentFallback`]) otherwise, so that a
+/// field type without `JsonSchema` is reported once, by
+/// [`deserialize_argument`]'s bound ("needs both `Deserialize` and
+/// `JsonSchema`"), instead of by schemars too.
+pub struct Describe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> Describe<T> {
+    /// The probe.
+    pub const NEW: Self = Self(PhantomData);
+}
+
+impl<T: ?Sized> Clone for Describe<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Describe<T> {}
+
+/// How schemars describes an argument type: its `JsonSchema` functions.
+/// (The two hidden ones decide, among other things, whether an `Option`
+/// field is required; schemars' own `#[schemars(transparent)]` passes them
+/// on the same way.)
+#[allow(clippy::struct_field_names)]
+pub struct ArgumentDescription {
+    /// `JsonSchema::inline_schema`.
+    pub inline_schema: fn() -> bool,
+    /// `JsonSchema::schema_name`.
+    pub schema_name: fn() -> Cow<'static, str>,
+    /// `JsonSchema::schema_id`.
+    pub schema_id: fn() -> Cow<'static, str>,
+    /// `JsonSchema::json_schema`.
+    pub json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// schemars' hidden `_schemars_private_non_optional_json_schema`.
+    pub non_optional_json_schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// schemars' hidden `_schemars_private_is_option`.
+    pub is_option: fn() -> bool,
+}
+
+/// `T`'s own description, chosen when `T: JsonSchema`.
+pub trait DescribeArgument {
+    /// The description.
+    fn description(self) -> ArgumentDescription;
+}
+
+impl<T: schemars::JsonSchema + ?Sized> DescribeArgument for &Describe<T> {
+    fn description(self) -> ArgumentDescription {
+        ArgumentDescription {
+            inline_schema: T::inline_schema,
+            schema_name: T::schema_name,
+            schema_id: T::schema_id,
+            json_schema: T::json_schema,
+            non_optional_json_schema: T::_schemars_private_non_optional_json_schema,
+            is_option: T::_schemars_private_is_option,
+        }
+    }
+}
+
+/// Chosen when `T` has no `JsonSchema`; the derived code then does not
+/// compile (see [`Describe`]), so this never runs.
+pub trait DescribeArgumentFallback {
+    /// A description that is never used.
+    fn description(self) -> ArgumentDescription;
+}
+
+impl<T: ?Sized> DescribeArgumentFallback for Describe<T> {
+    fn description(self) -> ArgumentDescription {
+        fn never<R>() -> R {
+            unreachable!("a tool argument without `JsonSchema` does not compile")
+        }
+        fn never_with<R>(_: &mut schemars::SchemaGenerator) -> R {
+            never()
+        }
+        ArgumentDescription {
+            inline_schema: never,
+            schema_name: never,
+            schema_id: never,
+            json_schema: never_with,
+            non_optional_json_schema: never_with,
+            is_option: never,
+        }
+    }
+}
 
 /// Deserialises one argument. Derived tools read each field through a
 /// newtype whose `Deserialize` calls this, so that a field type without

@@ -10,7 +10,7 @@ use super::agent::Agent;
 use super::error::BuildError;
 use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
-use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
+use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
@@ -301,7 +301,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     pub fn output<T>(self) -> AgentBuilder<M, T, R>
     where
         O: OutputUnset,
-        T: OutputDeserialize + OutputSchema + OutputSend + OutputSync + 'static,
+        T: OutputDeserialize + OutputSchema + OutputSend + 'static,
     {
         self.with_state(TypedSpec::default())
     }
@@ -357,7 +357,9 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Adds a validator run on every output that deserialised and met its
-    /// schema; its error is fed back to the model.
+    /// schema; its error is fed back to the model. Return `Err("reason")`
+    /// or `Err(format!(..))`: with `Err("reason".into())` the error's type
+    /// cannot be inferred (rustc asks for `Err::<(), E>`).
     pub fn validator<T: 'static, V: ValidationResult>(
         mut self,
         validator: impl Fn(&T) -> V + Send + Sync + 'static,
@@ -465,9 +467,10 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 impl<M, O, R> AgentBuilder<M, O, R> {
     /// Builds the agent. Fails only on what types cannot catch: two tools
     /// with one name (also one of yours named like the output tool, or
-    /// `submit` on an agent with reflection), an output type whose schema
-    /// is not an object, an empty output-tool description, or a limit that
-    /// is zero (or a temperature that is negative or not finite).
+    /// `submit` on an agent with reflection), an output type or a run-time
+    /// tool whose schema is not an object, an empty output-tool
+    /// description, or a limit that is zero (or a temperature that is
+    /// negative or not finite).
     pub fn build(self) -> Result<Agent<O::Output, R>, BuildError>
     where
         M: HasModel,
@@ -488,6 +491,19 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         let names = self.tools.names().chain(output_definition.as_ref().map(|definition| &*definition.name));
         if let Some(name) = names.into_iter().find(|name| !crate::tool::is_valid_tool_name(name)) {
             return Err(BuildError::InvalidToolName(name.to_owned()));
+        }
+        // Providers reject a tool whose input is not an object at the first
+        // request; derived tools are checked when added, run-time ones here.
+        if let Some(definition) = self
+            .tools
+            .definitions()
+            .iter()
+            .find(|definition| definition.input_schema.get("type") != Some(&"object".into()))
+        {
+            return Err(BuildError::ToolInputNotAnObject {
+                tool: definition.name.to_string(),
+                schema: definition.input_schema.to_string(),
+            });
         }
         if let Some(definition) = &output_definition {
             if self.tools.get(&definition.name).is_some() {

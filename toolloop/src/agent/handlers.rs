@@ -31,17 +31,23 @@ where
     }
 }
 
-/// What a reflection handler returns: the text the model reviews (a
-/// `String`, or anything that converts into one, such as `&'static str`).
+/// What a reflection handler returns: the text the model reviews, a
+/// `String`.
+///
+/// Only `String`: a `&str` borrowed from the output cannot outlive the
+/// call (rustc would say only "lifetime may not live long enough"), so
+/// every `&str` is turned away here with a message that says what to
+/// return instead, a literal included (`"looks good".to_owned()`).
 #[diagnostic::on_unimplemented(
     message = "the reflection handler must return a `String`, not `{Self}`",
     label = "this handler returns `{Self}`",
-    note = "the handler renders the proposed output as text for the model to review: return a `String`, e.g. `format!(\"{{output:?}}\")`"
+    note = "the handler renders the proposed output as text for the model to review, and the text must own its \
+            contents: return `format!(\"{{output:?}}\")`, `output.title.clone()` or `\"...\".to_owned()`"
 )]
 pub trait ReflectionText: Into<String> {}
 
 #[diagnostic::do_not_recommend]
-impl<S: Into<String>> ReflectionText for S {}
+impl ReflectionText for String {}
 
 /// A validator for output type `O`: `Fn(&O) -> Result<(), E>` with `E: Display`
 /// (see [`ValidationResult`]).

@@ -35,6 +35,7 @@ mod as_tool;
 mod attempts;
 pub(crate) mod builder;
 mod builder_hooks;
+mod built;
 mod constraints;
 pub(crate) mod error;
 mod handlers;

@@ -26,9 +26,9 @@ pub struct Text;
 ///
 /// [`AgentBuilder::output`](crate::AgentBuilder::output) asks for each of
 /// these separately ([`state::OutputDeserialize`](super::state::OutputDeserialize),
-/// [`OutputSchema`](super::state::OutputSchema), [`OutputSend`](super::state::OutputSend),
-/// [`OutputSync`](super::state::OutputSync)), so that a type missing one is
-/// told which.
+/// [`OutputSchema`](super::state::OutputSchema), and
+/// [`OutputSend`](super::state::OutputSend) for `Send + Sync`), so that a
+/// type missing one is told which.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an agent's output type: it must implement `serde::Deserialize` and `schemars::JsonSchema`, and be `Send + Sync + 'static`",
     label = "not an output type",
@@ -64,8 +64,10 @@ pub trait AgentOutput: Sealed + Sized + Send + Sync + 'static {
 
 impl Sealed for Text {}
 
+// Every type `.output::<T>()` may leave in the builder, valid or not, as
+// long as it reads JSON: see `state::Typed`.
 #[diagnostic::do_not_recommend]
-impl<T: OutputType> Sealed for T {}
+impl<T: super::output_bounds::OutputDeserialize> Sealed for T {}
 
 impl AgentOutput for Text {
     type Value = String;

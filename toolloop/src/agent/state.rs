@@ -49,15 +49,21 @@ pub trait OutputUnset: Sealed {}
 impl OutputUnset for Text {}
 
 /// The builder makes a typed agent (`.output::<T>()` was called).
+///
+/// Implemented for every type that reads JSON, not only for complete
+/// output types: an output type that `.output::<T>()` rejected for another
+/// reason (no `JsonSchema`, not `Send`) is reported there, once, and not
+/// again as "needs a typed output" at each typed option after it.
 #[diagnostic::on_unimplemented(
     message = "this option needs a typed output, but this agent answers with `{Self}`",
     label = "only available on typed agents",
-    note = "call `.output::<YourType>()` first; reflection, validators and the output tool's name belong to typed agents"
+    note = "call `.output::<YourType>()` first; reflection, validators and the output tool's name belong to typed agents",
+    note = "if `.output::<{Self}>()` is there and was rejected, this error follows from that one: fix it first"
 )]
-pub trait Typed: OutputType {}
+pub trait Typed: Sealed {}
 
 #[diagnostic::do_not_recommend]
-impl<T: OutputType> Typed for T {}
+impl<T: OutputDeserialize> Typed for T {}
 
 /// The builder makes a text agent.
 #[diagnostic::on_unimplemented(
@@ -115,6 +121,15 @@ impl HasModel for WithModel {
 )]
 pub trait Built {}
 
+/// Never implemented: a built [`Agent`](crate::Agent) takes no more options.
+#[diagnostic::on_unimplemented(
+    message = "this agent is already built: its options are set on the builder, before `.build()`",
+    label = "an `Agent` cannot be configured",
+    note = "call the option on `Agent::builder()` before `.build()?`; to run with other options, build another \
+            agent (agents that share a model and tools are cheap to build)"
+)]
+pub trait Configurable {}
+
 /// Links a handler's argument type `T` to the agent's output type, so that
 /// a reflection handler or validator taking anything else does not compile.
 /// (No message of its own: rustc infers `T` from the output type and reports
@@ -129,7 +144,7 @@ pub trait OutputIs<T>: Sealed + Sized {
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: OutputType> OutputIs<T> for T {
+impl<T: OutputDeserialize> OutputIs<T> for T {
     fn reflection(handler: Arc<dyn ReflectionHandler<T>>) -> Option<Arc<dyn ReflectionHandler<T>>> {
         Some(handler)
     }

@@ -59,6 +59,14 @@ const DEFAULT_CHUNK: usize = 64;
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a model: `.model(..)` takes a provider, not a model's name",
+    label = "not a `Model`",
+    note = "make one from the environment, in `toolloop::providers`: `Anthropic::from_env()?`, \
+            `OpenAi::from_env()?`, `Ollama::from_env()?` or `Gemini::from_env()?`",
+    note = "to choose the model by name, set it on the provider's builder: \
+            `Anthropic::builder().model(\"claude-sonnet-4-5\").build()?`; in tests, use `toolloop::testing::ScriptedModel`"
+)]
 pub trait Model: Send + Sync {
     /// The wire format this model speaks (`"anthropic"`, `"openai"`,
     /// `"ollama"`, ...). Tool calls produced through one provider are shown
@@ -95,6 +103,7 @@ pub(crate) fn replay(complete: BoxFuture<'_, Result<ModelResponse, ModelError>>)
     }))
 }
 
+#[diagnostic::do_not_recommend]
 impl<M: Model + ?Sized> Model for Arc<M> {
     fn provider(&self) -> &str {
         (**self).provider()
@@ -110,6 +119,7 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<M: Model + ?Sized> Model for Box<M> {
     fn provider(&self) -> &str {
         (**self).provider()
@@ -125,6 +135,7 @@ impl<M: Model + ?Sized> Model for Box<M> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<M: Model + ?Sized> Model for &M {
     fn provider(&self) -> &str {
         (**self).provider()

@@ -135,6 +135,8 @@ impl Fallback {
     }
 }
 
+// Not listed under "other types implement `Model`": its message names the constructors.
+#[diagnostic::do_not_recommend]
 impl Model for Fallback {
     /// The first model's provider: requests are built for it.
     fn provider(&self) -> &str {

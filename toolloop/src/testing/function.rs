@@ -50,6 +50,8 @@ impl fmt::Debug for FunctionModel {
     }
 }
 
+// Not listed under "other types implement `Model`": its message names the constructors.
+#[diagnostic::do_not_recommend]
 impl Model for FunctionModel {
     fn provider(&self) -> &str {
         &self.provider

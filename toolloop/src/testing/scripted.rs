@@ -133,6 +133,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+// Not listed under "other types implement `Model`": its message names the constructors.
+#[diagnostic::do_not_recommend]
 impl Model for ScriptedModel {
     fn provider(&self) -> &str {
         self.provider.as_deref().unwrap_or(TEST_PROVIDER)

@@ -5,6 +5,7 @@ mod blocking;
 pub(crate) mod constraints;
 mod context;
 mod definition;
+mod doc;
 mod error;
 mod output;
 pub(crate) mod schema;
@@ -19,6 +20,7 @@ pub use context::ToolContext;
 pub(crate) use context::{CallScope, RunLink};
 pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
+pub(crate) use doc::doc_summary;
 pub use error::{ArgumentError, ToolError};
 pub use output::ToolOutput;
 pub use set::{

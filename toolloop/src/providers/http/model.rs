@@ -237,6 +237,8 @@ fn dump_request(provider: &str, endpoint: &str, body: &WireBody) {
     }
 }
 
+// Not listed under "other types implement `Model`": its message names the constructors.
+#[diagnostic::do_not_recommend]
 impl<W: WireFormat> Model for HttpModel<W> {
     fn provider(&self) -> &str {
         W::PROVIDER
