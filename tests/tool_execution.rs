@@ -226,7 +226,8 @@ async fn run_time_tools_sit_beside_derived_ones() {
 
 /// Blocks its thread.
 #[derive(toolloop::Tool)]
-#[tool(timeout = "50ms")]
+// Wide margins: a loaded CI machine must not time out the 1 ms call.
+#[tool(timeout = "1s")]
 struct Stuck {
     /// Milliseconds to block.
     millis: u64,
@@ -243,7 +244,7 @@ impl Stuck {
 async fn blocking_work_through_run_blocking_is_covered_by_the_timeout() {
     let mut tools = ToolSet::new();
     tools.add::<Stuck>().unwrap();
-    let result = execute(&tools, "stuck", serde_json::json!({"millis": 600})).await.result;
+    let result = execute(&tools, "stuck", serde_json::json!({"millis": 2500})).await.result;
     assert_eq!(result.failure, Some(toolloop::FailureKind::TimedOut), "{}", result.content);
     assert_eq!(execute(&tools, "stuck", serde_json::json!({"millis": 1})).await.result.content, "finished");
 }
