@@ -16,6 +16,7 @@
 mod batch;
 mod context;
 mod control;
+pub(crate) mod deferral;
 mod engine;
 mod governance;
 mod hooks;
@@ -25,12 +26,14 @@ mod options;
 pub(crate) mod outcome;
 mod panic;
 mod pending;
+mod resume;
 mod termination;
 mod tool_loop;
 
 pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub use context::{ContextPolicy, Summariser};
 pub use control::{ExecutedCall, LimitDecision, LimitReached};
+pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
 pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};
 pub use iteration::LoopEnd;
@@ -43,3 +46,4 @@ pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};
 pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
+pub(crate) use resume::{Resume, segment_usage};

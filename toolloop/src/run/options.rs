@@ -67,6 +67,16 @@ pub struct LoopOptions {
     /// a [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow) error
     /// ends the run).
     pub context: Option<ContextPolicy>,
+    /// When a call of a response is deferred (for approval, or to the
+    /// caller), hold back that response's calls that had not started yet
+    /// too, so nothing after a deferred call runs before it is resolved;
+    /// they run (governance first) when the run is resumed. Off by default:
+    /// the calls governance lets through run at once, as they would
+    /// without the deferral, and only the deferred ones wait — the model
+    /// asked for them together, and a person then decides only what needs
+    /// deciding. Calls already running (with
+    /// [`parallel_tool_calls`](Self::parallel_tool_calls)) finish either way.
+    pub hold_batch_on_deferral: bool,
 }
 
 impl Default for LoopOptions {
@@ -87,6 +97,7 @@ impl Default for LoopOptions {
             temperature: None,
             strict_tools: false,
             context: None,
+            hold_batch_on_deferral: false,
         }
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::message::{ToolCall, ToolResult};
-use crate::run::{RunError, RunOutput};
+use crate::run::{DeferralReason, RunError, RunOutput};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -107,6 +107,14 @@ pub enum RunEvent<T> {
         /// What the model will see.
         result: ToolResult,
     },
+    /// A tool call was deferred: the run will pause with it pending, and
+    /// end with [`Termination::Deferred`](crate::run::Termination::Deferred).
+    ToolCallDeferred {
+        /// The call.
+        call: ToolCall,
+        /// Why it waits.
+        reason: DeferralReason,
+    },
     /// The agent's output tool was called with this input (the output
     /// being proposed; validation follows).
     OutputProposed {
@@ -150,6 +158,7 @@ impl<T> RunEvent<T> {
             Self::IterationFinished { .. } => "iteration_finished",
             Self::ToolExecutionStarted { .. } => "tool_execution_started",
             Self::ToolExecutionFinished { .. } => "tool_execution_finished",
+            Self::ToolCallDeferred { .. } => "tool_call_deferred",
             Self::OutputProposed { .. } => "output_proposed",
             Self::ValidationFailed { .. } => "validation_failed",
             Self::Finished(_) => "finished",
@@ -178,6 +187,7 @@ impl Progress {
             }
             Self::ToolExecutionStarted { call } => RunEvent::ToolExecutionStarted { call },
             Self::ToolExecutionFinished { call, result } => RunEvent::ToolExecutionFinished { call, result },
+            Self::ToolCallDeferred { call, reason } => RunEvent::ToolCallDeferred { call, reason },
             Self::OutputProposed { attempt, input } => RunEvent::OutputProposed { attempt, input },
             Self::ValidationFailed { attempt, errors } => RunEvent::ValidationFailed { attempt, errors },
             Self::Finished(never) => match never {
