@@ -212,3 +212,8 @@
 //! these pieces end to end, offline: `quickstart`, `product_manager`,
 //! `architect`, `report_validators`, `explore_data`, `governance`,
 //! `cancellation`, `reasoning`, `resume_and_switch` and `observability`.
+//!
+//! Runs that wait for a person or for the caller, and conversations kept
+//! in a store: [`approvals`].
+
+pub mod approvals;
