@@ -416,3 +416,22 @@ async fn a_run_behind_fallback_pauses_and_resumes() {
     assert_eq!(done.metadata.answered_by.len(), 2);
     assert_consistent(&conversation);
 }
+
+#[tokio::test]
+async fn a_resolution_for_a_call_of_an_earlier_turn_is_already_answered() {
+    let model = ScriptedModel::new()
+        .respond(calls([search("old")]))
+        .respond(ModelResponse::from_text("first turn done"))
+        .respond(calls([delete("d1", "/a")]));
+    let deletions = Arc::new(Deletions::default());
+    let agent = agent(model, &deletions);
+    let mut conversation = ask("Search.");
+    agent.run(&mut conversation).await.unwrap();
+    conversation.push_user("Now delete /a.");
+    assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+    let before = conversation.clone();
+    let resolutions = [("d1", Resolution::Approve), ("old", Resolution::Approve)];
+    let error = agent.resume(&mut conversation, resolutions).await.unwrap_err();
+    assert_eq!(error.resume_error(), Some(&ResumeError::AlreadyAnswered { id: "old".into() }));
+    assert_eq!(conversation, before);
+}

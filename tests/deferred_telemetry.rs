@@ -102,12 +102,16 @@ async fn hooks_see_each_deferred_call_and_the_audit_records_the_decision() {
     });
     let agent = agent(model, hooks);
     let mut conversation = ask("Find both.");
-    agent.run(&mut conversation).await.unwrap_err();
+    // Traced like the test above: a thread without a subscriber, running at
+    // the same time, could leave tracing's callsite cache saying "disabled".
+    let (paused, _) = traced(|| agent.run(&mut conversation)).await;
+    paused.unwrap_err();
     assert_eq!(*seen.lock().unwrap(), ["deferred s1", "deferred s2", "stop true"]);
     seen.lock().unwrap().clear();
 
     let resolutions = [("s1", Resolution::Approve), ("s2", Resolution::deny("b is private"))];
-    agent.resume(&mut conversation, resolutions).await.unwrap();
+    let (done, _) = traced(|| agent.resume(&mut conversation, resolutions)).await;
+    done.unwrap();
     let expected = [
         format!("audit s1 {:?}", Verdict::Approved),
         format!("audit s2 {:?}", Verdict::ApprovalDenied("b is private".into())),

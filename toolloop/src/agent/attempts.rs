@@ -98,19 +98,14 @@ impl<O: AgentOutput, R> Agent<O, R> {
         for attempt in first..=self.max_attempts.max(first) {
             tally.attempts = attempt;
             let span = spans::attempt(attempt);
-            let end = match resume.take() {
+            let end = if let Some(Resume { answers, checkpoint }) = resume.take() {
                 // The paused attempt goes on where it was.
-                Some(Resume { answers, checkpoint }) => {
-                    let cursor = checkpoint.cursor();
-                    engine
-                        .drive_from(conversation, tally, attempt, &mut control, cursor, Some(answers))
-                        .instrument(span)
-                        .await?
-                }
-                None => {
-                    engine.fire(&Event::AttemptStart { attempt }, tally);
-                    engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
-                }
+                let cursor = checkpoint.cursor();
+                let resumed = engine.drive_from(conversation, tally, attempt, &mut control, cursor, Some(answers));
+                resumed.instrument(span).await?
+            } else {
+                engine.fire(&Event::AttemptStart { attempt }, tally);
+                engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
             };
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.

@@ -193,7 +193,7 @@ impl Governance {
             }),
         };
         let decision = match decision {
-            Decision::Allow | Decision::Ask if self.needs_approval.iter().any(|name| *name == call.name) => {
+            Decision::Allow | Decision::Ask if self.needs_approval.contains(&call.name) => {
                 Decision::Defer(format!("`{}` needs approval", call.name))
             }
             decision => decision,

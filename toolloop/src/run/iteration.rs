@@ -82,17 +82,8 @@ impl Engine<'_> {
     ) -> Result<LoopEnd<S>, Stop> {
         loop {
             if let Some(answers) = resumed.take() {
-                let calls: Vec<ToolCall> =
-                    conversation.last().map(|last| last.tool_calls().cloned().collect()).unwrap_or_default();
-                let at = (attempt, cursor.iteration);
-                let span = spans::iteration(attempt, cursor.iteration);
-                let (executed, stop) = self
-                    .resume_batch(&calls, &answers, control, tally, &mut cursor.consecutive_failures, at)
-                    .instrument(span)
-                    .await;
-                if let Some(signal) =
-                    self.after_batch(conversation, None, &calls, executed, stop, tally, attempt, cursor, control)?
-                {
+                let paused = self.finish_paused(conversation, &answers, tally, attempt, &mut cursor, control);
+                if let Some(signal) = paused.await? {
                     return Ok(LoopEnd::Signal(signal));
                 }
                 continue;
@@ -193,6 +184,28 @@ impl Engine<'_> {
         }
     }
 
+    /// Answers the paused batch of the conversation's last message as
+    /// `answers` say, then goes on as the rest of its iteration would have.
+    async fn finish_paused<S>(
+        &self,
+        conversation: &mut Conversation,
+        answers: &[Answer],
+        tally: &mut Tally,
+        attempt: u32,
+        cursor: &mut Cursor,
+        control: &mut dyn Control<S>,
+    ) -> Result<Option<S>, Stop> {
+        let calls: Vec<ToolCall> =
+            conversation.last().map(|last| last.tool_calls().cloned().collect()).unwrap_or_default();
+        let at = (attempt, cursor.iteration);
+        let span = spans::iteration(attempt, cursor.iteration);
+        let (executed, stop) = self
+            .resume_batch(&calls, answers, control, tally, &mut cursor.consecutive_failures, at)
+            .instrument(span)
+            .await;
+        self.after_batch(conversation, None, &calls, executed, stop, tally, attempt, *cursor, control)
+    }
+
     /// Writes an executed batch into the conversation (after `assistant`,
     /// when it is not there yet) and asks the control whether it ends the
     /// loop. A batch with deferred calls is written as pending instead,
@@ -227,12 +240,11 @@ impl Engine<'_> {
             conversation.set_pending(Some(PendingBatch { answered, deferred: deferred.to_vec(), checkpoint }));
             return Err(stop.expect("a deferral is a stop"));
         }
-        match assistant {
-            Some(assistant) => append_batch(conversation, assistant, calls, results, stop.as_ref()),
-            None => {
-                conversation.set_pending(None);
-                append_results(conversation, calls, results, stop.as_ref());
-            }
+        if let Some(assistant) = assistant {
+            append_batch(conversation, assistant, calls, results, stop.as_ref());
+        } else {
+            conversation.set_pending(None);
+            append_results(conversation, calls, results, stop.as_ref());
         }
         if let Some(stop) = stop {
             return Err(stop);

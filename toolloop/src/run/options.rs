@@ -29,6 +29,7 @@ pub const DEFAULT_CONFIRMATION_PROMPT: &str = "Before you finish: verify that th
 /// rejects them. Leave a setting at `None` for no limit.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::struct_excessive_bools)] // independent switches, each off by default
 pub struct LoopOptions {
     /// Model calls one attempt may make (default 15).
     pub max_iterations: u32,

@@ -5,7 +5,7 @@ use super::deferral::{Answer, Checkpoint, Resolution, ResumeError, plan};
 use super::metadata::Tally;
 use super::outcome::RunError;
 use crate::conversation::Conversation;
-use crate::message::{Role, ToolCall};
+use crate::message::{Message, Role, ToolCall};
 use crate::usage::Usage;
 
 /// A resume checked against the conversation: one answer per call of the
@@ -33,7 +33,15 @@ impl Resume {
             .map(|last| last.tool_calls().cloned().collect())
             .unwrap_or_default();
         let resolutions = resolutions.into_iter().map(|(id, resolution)| (id.into(), resolution)).collect();
-        let answers = plan(batch, &calls, resolutions).map_err(RunError::invalid_resume)?;
+        let answers = plan(batch, &calls, resolutions).map_err(|error| match error {
+            // A call of an earlier turn: answered long ago.
+            ResumeError::UnknownCall { id }
+                if conversation.iter().flat_map(Message::tool_calls).any(|c| c.id == id) =>
+            {
+                RunError::invalid_resume(ResumeError::AlreadyAnswered { id })
+            }
+            error => RunError::invalid_resume(error),
+        })?;
         Ok(Self { answers, checkpoint: batch.checkpoint.clone() })
     }
 
