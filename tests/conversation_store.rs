@@ -106,7 +106,8 @@ async fn every_block() -> Conversation {
     conversation
 }
 
-async fn round_trips_every_block(store: &dyn ConversationStore) {
+/// Saves and loads [`every_block`]; returns what was saved.
+async fn round_trips_every_block(store: &dyn ConversationStore) -> Conversation {
     let conversation = every_block().await;
     let version = store.save("every-block", &conversation, None).await.unwrap();
     let loaded = store.load("every-block").await.unwrap().unwrap();
@@ -114,6 +115,7 @@ async fn round_trips_every_block(store: &dyn ConversationStore) {
     assert_eq!(loaded.conversation, conversation);
     assert_eq!(loaded.conversation.deferred_calls(), conversation.deferred_calls());
     assert_eq!(serde_json::to_value(&loaded.conversation).unwrap(), serde_json::to_value(&conversation).unwrap());
+    conversation
 }
 
 async fn versions_are_optimistic(store: &dyn ConversationStore) {
@@ -154,13 +156,13 @@ async fn the_memory_store_keeps_the_promises() {
 async fn the_sqlite_store_keeps_the_promises_and_across_reopening() {
     let db = TempDb::new("promises");
     let store = SqliteStore::open(db.path()).unwrap();
-    round_trips_every_block(&store).await;
+    let saved = round_trips_every_block(&store).await;
     versions_are_optimistic(&store).await;
     drop(store);
     // Another handle (another process, say) reads what was saved.
     let reopened = SqliteStore::open(db.path()).unwrap();
     let loaded = reopened.load("every-block").await.unwrap().unwrap();
-    assert_eq!(loaded.conversation, every_block().await);
+    assert_eq!(loaded.conversation, saved);
     assert_eq!(reopened.load("v").await.unwrap().unwrap().version, 2);
 }
 
