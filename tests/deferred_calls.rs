@@ -435,3 +435,28 @@ async fn a_resolution_for_a_call_of_an_earlier_turn_is_already_answered() {
     assert_eq!(error.resume_error(), Some(&ResumeError::AlreadyAnswered { id: "old".into() }));
     assert_eq!(conversation, before);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_pause_does_not_count_toward_the_time_limit_but_run_time_does() {
+    let model = ScriptedModel::new()
+        .respond_after(std::time::Duration::from_secs(40), calls([delete("d1", "/a")]))
+        .respond_after(std::time::Duration::from_secs(40), ModelResponse::from_text("done"));
+    let deletions = Arc::new(Deletions::default());
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .max_duration(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let mut conversation = ask("Go.");
+    assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+    // A day passes before the person answers.
+    tokio::time::advance(std::time::Duration::from_secs(86_400)).await;
+    let mut conversation = reload(&conversation);
+    let error = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap_err();
+    // 40 s before the pause and 20 s after it: the second model call is cut at the limit.
+    assert_eq!(*error.termination(), Termination::MaxDuration { limit: std::time::Duration::from_secs(60) });
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 1, "the approved call ran before the limit");
+    assert_consistent(&conversation);
+}
