@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Report, Search, ask, assert_consistent, call, calls, output, results, submit};
 use serde_json::json;
-use toolloop::run::{Decision, DeferralReason, Governance, LoopEnd, Resolution, ResumeError, Termination, ToolLoop};
+use toolloop::run::{
+    Approval, Decision, DeferralReason, Governance, LoopEnd, Resolution, ResumeError, Termination, ToolLoop,
+};
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolDefinition, ToolSet};
@@ -458,5 +460,32 @@ async fn the_pause_does_not_count_toward_the_time_limit_but_run_time_does() {
     // 40 s before the pause and 20 s after it: the second model call is cut at the limit.
     assert_eq!(*error.termination(), Termination::MaxDuration { limit: std::time::Duration::from_secs(60) });
     assert_eq!(deletions.0.load(Ordering::SeqCst), 1, "the approved call ran before the limit");
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn an_approver_that_cannot_decide_now_defers_the_call() {
+    let model = ScriptedModel::new()
+        .respond(calls([delete("d1", "/a"), delete("d2", "/b")]))
+        .respond(ModelResponse::from_text("done"));
+    let deletions = Arc::new(Deletions::default());
+    // Approves small paths itself; for the rest, nobody is online.
+    let approver = |call: toolloop::ToolCall| async move {
+        if call.input["path"] == "/a" { Approval::Approve } else { Approval::Defer("no operator online".into()) }
+    };
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().policy(|_| Decision::Ask).approver(approver))
+        .build()
+        .unwrap();
+    let mut conversation = ask("Go.");
+    let paused = agent.run(&mut conversation).await.unwrap_err();
+    assert_eq!(paused.deferred_calls().len(), 1);
+    assert_eq!(paused.deferred_calls()[0].reason, DeferralReason::Approval("no operator online".into()));
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
+    let mut conversation = reload(&conversation);
+    agent.resume(&mut conversation, [("d2", Resolution::Approve)]).await.unwrap();
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 2);
     assert_consistent(&conversation);
 }

@@ -13,7 +13,9 @@
 //!
 //! - Governance: a policy returns [`Decision::Defer`](crate::run::Decision::Defer),
 //!   or a tool is marked with [`Governance::needs_approval`](crate::run::Governance::needs_approval)
-//!   (the policy can still deny its calls first).
+//!   (the policy can still deny its calls first). An in-process
+//!   [`Approver`](crate::run::Approver) that cannot decide now (no operator
+//!   online) answers [`Approval::Defer`](crate::run::Approval::Defer).
 //! - An external tool: [`AgentBuilder::external_tool`](crate::AgentBuilder::external_tool)
 //!   (or [`ToolSet::add_external`](crate::ToolSet::add_external)) offers the
 //!   model a name, description and schema, with no handler; its calls

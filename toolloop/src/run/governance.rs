@@ -39,6 +39,10 @@ pub enum Approval {
     /// ([`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied))
     /// saying the reason.
     Deny(String),
+    /// Nobody can decide now (say, no operator is online): the run pauses
+    /// with the call deferred for approval, as with [`Decision::Defer`],
+    /// and a person decides when it is resumed.
+    Defer(String),
 }
 
 /// What governance decided about a call, as recorded in the audit trail.
@@ -207,6 +211,7 @@ impl Governance {
                 Some(approver) => match AssertUnwindSafe(approver.approve(call)).catch_unwind().await {
                     Ok(Approval::Approve) => Verdict::Approved,
                     Ok(Approval::Deny(reason)) => Verdict::ApprovalDenied(reason),
+                    Ok(Approval::Defer(reason)) => Verdict::Deferred(reason),
                     Err(panic) => Verdict::ApprovalDenied(format!("the approver panicked: {}", panic_message(&*panic))),
                 },
             },
