@@ -312,5 +312,9 @@
 //! `cancellation`, `reasoning`, `resume_and_switch` and `observability`.
 //! [`sub_agents`] is the chapter on agents used as tools of other agents
 //! (example `sub_agents`).
+//!
+//! Runs that wait for a person or for the caller, and conversations kept
+//! in a store: [`approvals`].
 
+pub mod approvals;
 pub mod sub_agents;

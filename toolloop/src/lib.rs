@@ -13,6 +13,7 @@ pub mod providers;
 mod reasoning;
 pub mod run;
 mod stop_reason;
+pub mod store;
 pub mod stream;
 pub mod telemetry;
 pub mod testing;

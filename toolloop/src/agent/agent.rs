@@ -10,7 +10,7 @@ use super::spec::{TextSpec, TypedSpec};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
-use crate::run::{Governance, Hooks, LoopOptions, RunError, RunOutput};
+use crate::run::{Governance, Hooks, LoopOptions, Resolution, Resume, RunError, RunOutput};
 use crate::stream::RunStream;
 use crate::tool::{ToolDefinition, ToolSet};
 
@@ -117,7 +117,99 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel, None).await
+        self.execute(conversation, &cancel, None, None).await
+    }
+
+    /// Resumes a run that paused with deferred tool calls
+    /// ([`Termination::Deferred`](crate::run::Termination::Deferred)): one
+    /// [`Resolution`] per call that waits, by call id. Approved calls run
+    /// now, denied ones get an error result the model reads, external ones
+    /// the result the caller gives; then the run goes on to its end as it
+    /// would have — typed output, validation, reflection and attempts
+    /// included — with its limits and metadata counted over both segments
+    /// (the time paused does not count toward
+    /// [`max_duration`](crate::run::LoopOptions::max_duration)).
+    ///
+    /// The conversation may have been saved and loaded in between (it
+    /// serialises with serde), in another process, by an agent built the
+    /// same way. Resolutions that do not fit its deferred calls are refused
+    /// before anything runs ([`Termination::InvalidResume`](crate::run::Termination::InvalidResume),
+    /// with the [`ResumeError`](crate::run::ResumeError) in
+    /// [`RunError::resume_error`]), the conversation unchanged.
+    ///
+    /// ```
+    /// use toolloop::run::{Governance, Resolution};
+    /// use toolloop::testing::ScriptedModel;
+    /// use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+    ///
+    /// /// Transfer money.
+    /// #[derive(toolloop::Tool)]
+    /// struct Transfer {
+    ///     /// In cents.
+    ///     amount: u64,
+    /// }
+    ///
+    /// impl Transfer {
+    ///     async fn run(self) -> Result<String, std::convert::Infallible> {
+    ///         Ok(format!("sent {}", self.amount))
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new()
+    ///     .respond(ModelResponse::from_tool_calls([ToolCall::new("t1", "transfer", serde_json::json!({"amount": 500}))]))
+    ///     .respond(ModelResponse::from_text("Sent."));
+    /// let agent = Agent::builder()
+    ///     .model(model)
+    ///     .tool::<Transfer>()
+    ///     .governance(Governance::new().needs_approval("transfer"))
+    ///     .build()?;
+    ///
+    /// let mut conversation = Conversation::new();
+    /// conversation.push_user("Pay the invoice.");
+    /// let paused = agent.run(&mut conversation).await.unwrap_err();
+    /// assert!(paused.is_deferred());
+    /// assert_eq!(paused.deferred_calls()[0].call.id, "t1");
+    ///
+    /// // Later, maybe in another process: the conversation went through JSON.
+    /// let json = serde_json::to_string(&conversation)?;
+    /// let mut conversation: Conversation = serde_json::from_str(&json)?;
+    /// let done = agent.resume(&mut conversation, [("t1", Resolution::Approve)]).await?;
+    /// assert_eq!(done.output, "Sent.");
+    /// assert_eq!(done.metadata.model_calls, 2); // over both segments
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn resume<I, K>(
+        &self,
+        conversation: &mut Conversation,
+        resolutions: I,
+    ) -> Result<RunOutput<O::Value>, RunError>
+    where
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let resume = Resume::prepare(conversation, resolutions)?;
+        let cancel = self.cancel.clone().unwrap_or_default();
+        self.execute(conversation, &cancel, None, Some(resume)).await
+    }
+
+    /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
+    pub fn resume_stream<'a, I, K>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        resolutions: I,
+    ) -> RunStream<'a, O::Value>
+    where
+        O::Value: Send,
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let resume = Resume::prepare(conversation, resolutions);
+        RunStream::new(move |sink| async move {
+            let cancel = self.cancel.clone().unwrap_or_default();
+            self.execute(conversation, &cancel, Some(sink), Some(resume?)).await
+        })
     }
 
     /// Like [`run`](Self::run), cancelled through `cancel` (instead of the
@@ -127,7 +219,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        self.execute(conversation, cancel, None).await
+        self.execute(conversation, cancel, None, None).await
     }
 
     /// Runs the agent as [`run`](Self::run) does, streaming what happens:
@@ -141,7 +233,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     {
         RunStream::new(move |sink| async move {
             let cancel = self.cancel.clone().unwrap_or_default();
-            self.execute(conversation, &cancel, Some(sink)).await
+            self.execute(conversation, &cancel, Some(sink), None).await
         })
     }
 

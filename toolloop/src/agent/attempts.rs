@@ -14,7 +14,8 @@ use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolResult};
 use crate::run::{
-    AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
+    AttemptFailure, Engine, Event, LoopEnd, Phase, Resume, RunError, RunOutput, Stop, Tally, Termination,
+    deadline_passed,
 };
 use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
@@ -25,11 +26,15 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
         events: Option<EventSink>,
+        resume: Option<Resume>,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        if let Some(error) = RunError::nothing_to_answer(conversation) {
+        if resume.is_none()
+            && let Some(error) = RunError::cannot_start(conversation)
+        {
             return Err(error);
         }
-        let mut tally = Tally::start();
+        let mut tally = resume.as_ref().map_or_else(Tally::start, Resume::tally);
+        let carried = resume.as_ref().map(Resume::carried_usage).unwrap_or_default();
         let engine = Engine {
             model: &*self.model,
             tools: &self.tools,
@@ -44,18 +49,26 @@ impl<O: AgentOutput, R> Agent<O, R> {
             events,
         };
         let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
-        let mut failures = Vec::new();
-        let outcome = self.attempts(&engine, conversation, &mut tally, &mut failures).instrument(span.clone()).await;
+        if resume.is_some() {
+            spans::run_resumed(&span);
+        }
+        let mut failures = resume.as_ref().map(|resume| resume.checkpoint.attempt_failures.clone()).unwrap_or_default();
+        let outcome =
+            self.attempts(&engine, conversation, &mut tally, &mut failures, resume).instrument(span.clone()).await;
+        if let Err(stop) = &outcome
+            && stop.termination.is_deferred()
+            && let Some(pending) = conversation.pending_mut()
+        {
+            // A resumed run reports the failed attempts of both segments.
+            pending.checkpoint.attempt_failures.clone_from(&failures);
+        }
         let termination = match &outcome {
             Ok((_, termination)) => termination.clone(),
             Err(stop) => stop.termination.clone(),
         };
         engine.fire(&Event::Stop { reason: &termination }, &tally);
         let metadata = tally.finish(termination);
-        if !span.is_disabled() {
-            let termination = &metadata.termination;
-            spans::end_run(&span, metadata.usage, &termination.name(), termination.is_success());
-        }
+        spans::end_segment(&span, &metadata, carried);
         tracing::debug!(?metadata, "agent run finished");
         match outcome {
             Ok((output, _)) => Ok(RunOutput { output, metadata }),
@@ -69,17 +82,31 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         tally: &mut Tally,
         failures: &mut Vec<AttemptFailure>,
+        mut resume: Option<Resume>,
     ) -> Result<(O::Value, Termination), Stop> {
         // One control for every attempt: with reflection, an output proposed
         // but not submitted can still be submitted in the next attempt.
-        let own_tools = (self.output_definition.as_ref())
+        let mut own_tools = (self.output_definition.as_ref())
             .map(|definition| OwnTools::new(definition, self.typed.reflection.as_deref()));
+        if let (Some(own_tools), Some(_)) = (&mut own_tools, &resume) {
+            // The control of the paused run is gone: what it held (an
+            // output proposed, not submitted) is read back from the history.
+            own_tools.recall(conversation);
+        }
         let mut control = AgentControl { text: &self.text, own_tools };
-        for attempt in 1..=self.max_attempts {
+        let first = resume.as_ref().map_or(1, |resume| resume.checkpoint.attempt.max(1));
+        for attempt in first..=self.max_attempts.max(first) {
             tally.attempts = attempt;
-            engine.fire(&Event::AttemptStart { attempt }, tally);
             let span = spans::attempt(attempt);
-            let end = engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?;
+            let end = if let Some(Resume { answers, checkpoint }) = resume.take() {
+                // The paused attempt goes on where it was.
+                let cursor = checkpoint.cursor();
+                let resumed = engine.drive_from(conversation, tally, attempt, &mut control, cursor, Some(answers));
+                resumed.instrument(span).await?
+            } else {
+                engine.fire(&Event::AttemptStart { attempt }, tally);
+                engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
+            };
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.
                 LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {

@@ -153,6 +153,17 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
+    /// Adds an external tool: offered to the model, executed by the caller
+    /// (see [`ToolSet::add_external`]). A run that gets a call to it pauses
+    /// with the call pending; resume it with the call's result
+    /// ([`Agent::resume`]).
+    pub fn external_tool(mut self, definition: crate::ToolDefinition) -> Self {
+        if let Err(duplicate) = self.tools.add_external(definition) {
+            self.error.get_or_insert(BuildError::DuplicateToolName(duplicate.0));
+        }
+        self
+    }
+
     /// How long tools without a timeout of their own may run (default
     /// [`DEFAULT_TOOL_TIMEOUT`](crate::DEFAULT_TOOL_TIMEOUT)); a call that
     /// takes longer fails with [`FailureKind::TimedOut`](crate::FailureKind::TimedOut).

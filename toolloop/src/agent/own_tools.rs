@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use super::handlers::ReflectionHandler;
 use super::output::AgentOutput;
 use super::spec::TextSpec;
-use crate::message::{FailureKind, ToolCall, ToolResult};
+use crate::conversation::Conversation;
+use crate::message::{FailureKind, Message, ToolCall, ToolResult};
 use crate::run::{Control, ExecutedCall, LimitDecision, LimitReached};
 use crate::tool::{ToolDefinition, arguments};
 
@@ -81,6 +82,29 @@ pub(crate) struct OwnTools<'a, O> {
 impl<'a, O: AgentOutput> OwnTools<'a, O> {
     pub(crate) fn new(output: &'a ToolDefinition, reflection: Option<&'a dyn ReflectionHandler<O>>) -> Self {
         Self { output, reflection, proposal: None, submission: None }
+    }
+
+    /// Takes back what the control of a paused run held, from the history
+    /// before its paused batch: with reflection, the last output proposed
+    /// (a successful output call) and not submitted since.
+    pub(crate) fn recall(&mut self, conversation: &Conversation) {
+        if self.reflection.is_none() {
+            return;
+        }
+        let messages = conversation.messages();
+        let before_batch = &messages[..messages.len().saturating_sub(1)];
+        let succeeded = |id: &str| {
+            before_batch.iter().flat_map(Message::tool_results).any(|result| result.call_id == id && !result.is_error())
+        };
+        let mut proposed = None;
+        for call in before_batch.iter().flat_map(Message::tool_calls) {
+            if call.name == self.output.name && succeeded(&call.id) {
+                proposed = Some(call);
+            } else if call.name == SUBMIT_TOOL {
+                proposed = None;
+            }
+        }
+        self.proposal = proposed.map(|call| Proposal::from_call(call, self.output));
     }
 
     fn owns(&self, name: &str) -> bool {

@@ -130,7 +130,11 @@ impl Conversation {
         let Some((from, to)) = old_range(&self.messages, keep_iterations) else { return Vec::new() };
         let removed: Vec<Message> = self.messages[from..to].to_vec();
         let kept = replace_range(&self.messages, from, to, omitted_note(removed.len()));
+        // A paused run's pending batch stays: it answers the last message,
+        // which is kept.
+        let pending = self.pending.take();
         *self = Conversation::from(kept);
+        self.pending = pending;
         removed
     }
 }

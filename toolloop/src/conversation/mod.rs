@@ -7,6 +7,8 @@ mod view;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role, ToolResult};
+use crate::run::DeferredCall;
+use crate::run::deferral::PendingBatch;
 
 pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
@@ -25,6 +27,12 @@ pub(crate) use view::{RewriteScan, view_for, view_without_tools};
 /// What a model is sent is a *view* of the conversation built for that
 /// model's provider ([`Conversation::view_for`]); the raw history is never
 /// changed to suit one provider.
+///
+/// Every tool call in it is answered, or explicitly *pending*: a run that
+/// deferred calls (for approval, or for the caller to execute) leaves them
+/// in [`deferred_calls`](Self::deferred_calls), and the conversation must be
+/// resumed ([`Agent::resume`](crate::Agent::resume)) before a model sees it
+/// again. The pending calls serialise with it.
 //
 // Invariant the HTTP providers' body cache relies on (see `Message::restamp`):
 // every message taken in is restamped, no `&mut` to a held message is ever
@@ -38,11 +46,19 @@ pub struct Conversation {
     /// The ids of the calls in `messages`, for renaming a repeated one.
     #[serde(skip)]
     call_ids: call_ids::CallIds,
+    /// The batch of a paused run: the last message's calls, answered or deferred.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pending: Option<PendingBatch>,
 }
 
 impl std::fmt::Debug for Conversation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Conversation").field("messages", &self.messages).finish_non_exhaustive()
+        let mut debug = f.debug_struct("Conversation");
+        debug.field("messages", &self.messages);
+        if let Some(pending) = &self.pending {
+            debug.field("deferred_calls", &pending.deferred);
+        }
+        debug.finish_non_exhaustive()
     }
 }
 
@@ -51,18 +67,20 @@ impl std::fmt::Debug for Conversation {
 #[derive(Deserialize)]
 struct Stored {
     messages: Vec<Message>,
+    #[serde(default)]
+    pending: Option<PendingBatch>,
 }
 
 impl From<Stored> for Conversation {
     fn from(stored: Stored) -> Self {
-        Self::from(stored.messages)
+        Self { pending: stored.pending, ..Self::from(stored.messages) }
     }
 }
 
 impl Clone for Conversation {
     fn clone(&self) -> Self {
         // Cloned messages carry no stamp: the clone stamps its own.
-        Self::from(self.messages.clone())
+        Self { pending: self.pending.clone(), ..Self::from(self.messages.clone()) }
     }
 }
 
@@ -126,11 +144,39 @@ impl Conversation {
         self.messages.is_empty()
     }
 
+    /// The tool calls a paused run left waiting (for approval, or for the
+    /// caller to execute), in call order; empty when none are. Resume the
+    /// run with a [`Resolution`](crate::run::Resolution) for each (see
+    /// [`Agent::resume`](crate::Agent::resume)).
+    pub fn deferred_calls(&self) -> &[DeferredCall] {
+        self.pending.as_ref().map_or(&[], |pending| &pending.deferred)
+    }
+
+    /// Whether a paused run left tool calls pending: such a conversation is
+    /// resumed, not run.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    pub(crate) fn pending(&self) -> Option<&PendingBatch> {
+        self.pending.as_ref()
+    }
+
+    pub(crate) fn pending_mut(&mut self) -> Option<&mut PendingBatch> {
+        self.pending.as_mut()
+    }
+
+    /// Marks the last message's calls as the paused batch.
+    pub(crate) fn set_pending(&mut self, pending: Option<PendingBatch>) {
+        self.pending = pending;
+    }
+
     /// Ids of tool calls that have no result anywhere after them.
     ///
-    /// Every run leaves this empty; a non-empty answer means the history was
-    /// built by hand or came from elsewhere and cannot be sent to a provider
-    /// as it is.
+    /// Every run that ends leaves this empty; a paused run leaves the calls
+    /// of its last message, which are [pending](Self::deferred_calls).
+    /// Otherwise a non-empty answer means the history was built by hand or
+    /// came from elsewhere and cannot be sent to a provider as it is.
     pub fn unanswered_tool_calls(&self) -> Vec<&str> {
         let mut pending: Vec<&str> = Vec::new();
         for message in &self.messages {
@@ -149,7 +195,7 @@ impl Conversation {
 impl From<Vec<Message>> for Conversation {
     fn from(mut messages: Vec<Message>) -> Self {
         messages.iter_mut().for_each(Message::restamp);
-        Self { messages, call_ids: call_ids::CallIds::default() }
+        Self { messages, call_ids: call_ids::CallIds::default(), pending: None }
     }
 }
 

@@ -10,6 +10,7 @@ use futures_util::stream;
 use tracing::Instrument as _;
 
 use super::control::{Control, ExecutedCall};
+use super::deferral::{Answer, DeferralReason, DeferredCall};
 use super::engine::{Engine, deadline_passed};
 use super::governance::Verdict;
 use super::hooks::{AuditRecord, Event, HookError};
@@ -34,11 +35,30 @@ enum CallOutcome {
     Interrupted(Stop),
     /// The run had already stopped, so it was not started.
     Skipped,
+    /// It waits for a resolution (approval, or the caller's result).
+    Deferred(DeferralReason),
+    /// Another call of the batch was deferred and the options hold the
+    /// rest back, so it was not started.
+    Held,
+}
+
+/// How one call of a batch is to be answered: by the usual path, or as a
+/// resumed run decided.
+#[derive(Clone, Copy)]
+enum Preset<'a> {
+    /// Governance decides, then the tool runs (or the control answers).
+    Decide,
+    /// Approved when the run was resumed: it runs without asking again.
+    Approved,
+    /// Answered when the run was resumed (denied, or executed by the caller).
+    Given(&'a ToolResult, &'a Verdict),
 }
 
 /// Shared by the calls of one batch, which may run at once.
 struct BatchState {
     stopping: AtomicBool,
+    /// A call was deferred and the rest of the batch is held back.
+    holding: AtomicBool,
     executions: AtomicU32,
     /// What each call's [`ToolContext`](crate::ToolContext) is made from.
     scope: CallScope,
@@ -73,9 +93,67 @@ impl Engine<'_> {
     /// results still in call order); the control answers the calls to its
     /// own tools, in call order. Returns one entry per call (`None` where
     /// the run stopped before a result) and the stop, if any.
+    ///
+    /// When calls are deferred and nothing stopped the run, the stop is
+    /// [`Stop::deferred`] with them (and the calls held back), and their
+    /// entries are `None`.
     pub(crate) async fn execute_batch<S>(
         &self,
         calls: &[ToolCall],
+        control: &mut dyn Control<S>,
+        tally: &mut Tally,
+        consecutive_failures: &mut u32,
+        at: (u32, u32),
+    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+        let presets = vec![Preset::Decide; calls.len()];
+        self.execute_presets(calls, &presets, control, tally, consecutive_failures, at).await
+    }
+
+    /// Answers the calls of a resumed batch as `answers` say (one per call,
+    /// in order): answered ones keep their results (and fire no events
+    /// again), the others run or get their given results. Returns what
+    /// [`execute_batch`](Self::execute_batch) does, over the whole batch.
+    pub(crate) async fn resume_batch<S>(
+        &self,
+        calls: &[ToolCall],
+        answers: &[Answer],
+        control: &mut dyn Control<S>,
+        tally: &mut Tally,
+        consecutive_failures: &mut u32,
+        at: (u32, u32),
+    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+        let (open, presets): (Vec<ToolCall>, Vec<Preset<'_>>) = calls
+            .iter()
+            .zip(answers)
+            .filter_map(|(call, answer)| {
+                let preset = match answer {
+                    Answer::Answered(_) => return None,
+                    Answer::Approved => Preset::Approved,
+                    Answer::Held => Preset::Decide,
+                    Answer::Given(result, verdict) => Preset::Given(result, verdict),
+                };
+                Some((call.clone(), preset))
+            })
+            .unzip();
+        let (mut ran, stop) = self.execute_presets(&open, &presets, control, tally, consecutive_failures, at).await;
+        let mut ran = ran.drain(..);
+        let results = calls
+            .iter()
+            .zip(answers)
+            .map(|(call, answer)| match answer {
+                Answer::Answered(result) => {
+                    Some(ExecutedCall { call: call.clone(), result: result.clone(), output: None })
+                }
+                _ => ran.next().flatten(),
+            })
+            .collect();
+        (results, stop)
+    }
+
+    async fn execute_presets<S>(
+        &self,
+        calls: &[ToolCall],
+        presets: &[Preset<'_>],
         control: &mut dyn Control<S>,
         tally: &mut Tally,
         consecutive_failures: &mut u32,
@@ -84,14 +162,18 @@ impl Engine<'_> {
         let at = At { attempt, iteration };
         let state = BatchState {
             stopping: AtomicBool::new(false),
+            holding: AtomicBool::new(false),
             executions: AtomicU32::new(tally.limited_tool_calls),
             scope: self.call_scope(tally),
         };
         let hook_errors = &tally.hook_errors;
         // The futures are made up front (they start only when polled): a
         // closure inside the stream would make the run future not `Send`.
-        let pending: Vec<_> =
-            calls.iter().map(|call| self.run_call(call, control.owns(&call.name), &state, hook_errors, at)).collect();
+        let pending: Vec<_> = calls
+            .iter()
+            .zip(presets)
+            .map(|(call, preset)| self.run_call(call, *preset, control.owns(&call.name), &state, hook_errors, at))
+            .collect();
         let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
 
         let mut results = Vec::with_capacity(calls.len());
@@ -101,11 +183,13 @@ impl Engine<'_> {
         // result; calls not yet started see `stopping` and are skipped.
         // Outcomes arrive in call order whatever the parallelism, so the
         // control sees its calls in order here.
-        let batch = calls;
-        let mut calls = calls.iter();
+        let mut calls_left = calls.iter();
         let mut used = Vec::new();
+        // Why each call waits, for the calls that do.
+        let mut waiting: Vec<Option<DeferralReason>> = vec![None; calls.len()];
         while let Some(outcome) = outcomes.next().await {
-            let call = calls.next().expect("one outcome per call");
+            let call = calls_left.next().expect("one outcome per call");
+            let index = results.len();
             let outcome = match outcome {
                 CallOutcome::Owned(verdict) => match &stop {
                     Some(stopped) => {
@@ -113,12 +197,26 @@ impl Engine<'_> {
                         results.push(None);
                         continue;
                     }
+                    // A deferral ends the run here: the control answers
+                    // its calls when the run is resumed (see below).
+                    None if waiting.iter().any(Option::is_some) => CallOutcome::Held,
                     None => CallOutcome::Done(self.answer_owned(call, control, verdict, hook_errors, at), true),
                 },
                 other => other,
             };
             match outcome {
                 CallOutcome::Skipped | CallOutcome::Owned(_) => results.push(None),
+                CallOutcome::Deferred(reason) => {
+                    if self.options.hold_batch_on_deferral {
+                        state.holding.store(true, Ordering::SeqCst);
+                    }
+                    waiting[index] = Some(reason);
+                    results.push(None);
+                }
+                CallOutcome::Held => {
+                    waiting[index] = Some(DeferralReason::Held);
+                    results.push(None);
+                }
                 CallOutcome::Interrupted(interrupted) => {
                     state.stopping.store(true, Ordering::SeqCst);
                     stop.get_or_insert(interrupted);
@@ -140,8 +238,11 @@ impl Engine<'_> {
             }
         }
         drop(outcomes);
+        if stop.is_none() && waiting.iter().any(Option::is_some) {
+            stop = Some(self.defer(calls, &mut results, waiting, control, at, hook_errors));
+        }
         tally.tool_calls += executed_count;
-        tally.count_sub_runs(batch);
+        tally.count_sub_runs(calls);
         for name in used {
             *tally.tools_used.entry(name).or_default() += 1;
         }
@@ -154,6 +255,37 @@ impl Engine<'_> {
         let remaining_tokens = self.options.token_budget.map(|budget| budget.saturating_sub(tally.usage.total()));
         let run = RunLink { sub_runs: std::sync::Arc::clone(&tally.nested), events: self.events.clone() };
         CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(run))
+    }
+
+    /// The stop of a batch whose `waiting` calls wait. The control's own
+    /// calls answered before the first deferral are held back too (their
+    /// answers dropped): the run ends here, so the control answers them
+    /// again, in order, when it is resumed.
+    fn defer<S>(
+        &self,
+        calls: &[ToolCall],
+        results: &mut [Option<ExecutedCall>],
+        mut waiting: Vec<Option<DeferralReason>>,
+        control: &mut dyn Control<S>,
+        At { attempt, iteration }: At,
+        hook_errors: &Mutex<Vec<HookError>>,
+    ) -> Stop {
+        for ((call, result), reason) in calls.iter().zip(results.iter_mut()).zip(&mut waiting) {
+            if control.owns(&call.name) && result.is_some() {
+                *result = None;
+                *reason = Some(DeferralReason::Held);
+            }
+        }
+        let deferred: Vec<DeferredCall> = calls
+            .iter()
+            .zip(waiting)
+            .filter_map(|(call, reason)| Some(DeferredCall::new(call.clone(), reason?)))
+            .collect();
+        for call in &deferred {
+            tracing::debug!(tool = %call.call.name, id = %call.call.id, reason = %call.reason, "tool call deferred");
+            self.fire_into(&Event::ToolCallDeferred { attempt, iteration, deferred: call }, hook_errors);
+        }
+        Stop::deferred(deferred)
     }
 
     /// Has the control answer a call to one of its own tools, and reports it.
@@ -243,6 +375,7 @@ impl Engine<'_> {
     async fn run_call(
         &self,
         call: &ToolCall,
+        preset: Preset<'_>,
         owned: bool,
         state: &BatchState,
         hook_errors: &Mutex<Vec<HookError>>,
@@ -251,17 +384,21 @@ impl Engine<'_> {
         if state.stopping.load(Ordering::SeqCst) {
             return CallOutcome::Skipped;
         }
+        if state.holding.load(Ordering::SeqCst) {
+            return CallOutcome::Held;
+        }
         let description = || {
             let definition = self.definitions.iter().find(|definition| definition.name == call.name);
             definition.map(|definition| definition.description.to_string())
         };
         let span = spans::execute_tool(call, description);
-        let outcome = self.run_call_traced(call, owned, state, hook_errors, at).instrument(span.clone()).await;
+        let outcome = self.run_call_traced(call, preset, owned, state, hook_errors, at).instrument(span.clone()).await;
         match &outcome {
             CallOutcome::Done(done, _) => spans::tool_result(&span, &done.result),
             CallOutcome::Interrupted(stop) => spans::tool_interrupted(&span, &stop.termination.name()),
+            CallOutcome::Deferred(reason) => spans::tool_deferred(&span, reason),
             // The control answers its own calls later, and they cannot fail.
-            CallOutcome::Owned(_) | CallOutcome::Skipped => {}
+            CallOutcome::Owned(_) | CallOutcome::Skipped | CallOutcome::Held => {}
         }
         outcome
     }
@@ -269,6 +406,7 @@ impl Engine<'_> {
     async fn run_call_traced(
         &self,
         call: &ToolCall,
+        preset: Preset<'_>,
         owned: bool,
         state: &BatchState,
         hook_errors: &Mutex<Vec<HookError>>,
@@ -284,13 +422,25 @@ impl Engine<'_> {
             CallOutcome::Interrupted(stop)
         };
         let cancelled = || Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ToolExecution });
-        let verdict = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => return interrupted(cancelled(), None),
-            () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
-            verdict = self.governance.decide(call) => verdict,
+        let verdict = match preset {
+            Preset::Decide => tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return interrupted(cancelled(), None),
+                () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
+                verdict = self.governance.decide(call) => verdict,
+            },
+            Preset::Approved => Verdict::Approved,
+            Preset::Given(result, verdict) => {
+                self.report(call, result, verdict.clone(), Duration::ZERO, hook_errors, at);
+                let done = ExecutedCall { call: call.clone(), result: result.clone(), output: None };
+                return CallOutcome::Done(done, verdict.allows());
+            }
         };
         let (result, output, elapsed, executed) = match &verdict {
+            Verdict::Deferred(reason) => return CallOutcome::Deferred(DeferralReason::Approval(reason.clone())),
+            Verdict::Allowed | Verdict::Approved if !owned && self.tools.is_external(&call.name) => {
+                return CallOutcome::Deferred(DeferralReason::External);
+            }
             Verdict::Denied(reason) => {
                 let message = format!("tool call denied: {reason}");
                 (ToolResult::failure(&call.id, FailureKind::Denied, message), None, Duration::ZERO, false)

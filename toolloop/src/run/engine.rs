@@ -365,6 +365,9 @@ fn progress(event: &Event<'_>) -> Option<Progress> {
         Event::ToolResult { call, result, .. } => {
             Progress::ToolExecutionFinished { call: (*call).clone(), result: (*result).clone() }
         }
+        Event::ToolCallDeferred { deferred, .. } => {
+            Progress::ToolCallDeferred { call: deferred.call.clone(), reason: deferred.reason.clone() }
+        }
         Event::ValidationFailure { attempt, errors } => {
             Progress::ValidationFailed { attempt: *attempt, errors: errors.to_vec() }
         }

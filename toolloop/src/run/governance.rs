@@ -22,6 +22,11 @@ pub enum Decision {
     Deny(String),
     /// Ask the [approver](Governance::approver).
     Ask,
+    /// Do not run it now: the run pauses with the call pending (a
+    /// [`DeferredCall`](super::DeferredCall) for approval, saying `reason`),
+    /// and a person approves or denies it when the run is resumed, in this
+    /// process or another ([`Agent::resume`](crate::Agent::resume)).
+    Defer(String),
 }
 
 /// What an approver answers.
@@ -34,6 +39,10 @@ pub enum Approval {
     /// ([`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied))
     /// saying the reason.
     Deny(String),
+    /// Nobody can decide now (say, no operator is online): the run pauses
+    /// with the call deferred for approval, as with [`Decision::Defer`],
+    /// and a person decides when it is resumed.
+    Defer(String),
 }
 
 /// What governance decided about a call, as recorded in the audit trail.
@@ -51,6 +60,9 @@ pub enum Verdict {
     ApprovalDenied(String),
     /// The run stopped (cancellation, deadline) before governance decided.
     Interrupted,
+    /// The policy deferred it for approval (see [`Decision::Defer`]); the
+    /// run pauses with the call pending.
+    Deferred(String),
 }
 
 impl Verdict {
@@ -134,6 +146,8 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 pub struct Governance {
     policy: Option<Arc<Policy>>,
     approver: Option<Arc<dyn Approver>>,
+    /// Tools whose calls are deferred for approval unless the policy denies them.
+    needs_approval: Vec<String>,
 }
 
 impl fmt::Debug for Governance {
@@ -141,6 +155,7 @@ impl fmt::Debug for Governance {
         f.debug_struct("Governance")
             .field("policy", &self.policy.is_some())
             .field("approver", &self.approver.is_some())
+            .field("needs_approval", &self.needs_approval)
             .finish()
     }
 }
@@ -164,6 +179,14 @@ impl Governance {
         self
     }
 
+    /// Marks tool `name` as needing approval: its calls are deferred (the
+    /// run pauses with them pending, see [`Decision::Defer`]) unless the
+    /// policy denies them first. Call once per tool.
+    pub fn needs_approval(mut self, name: impl Into<String>) -> Self {
+        self.needs_approval.push(name.into());
+        self
+    }
+
     /// Decides about `call`. A policy or approver that panics denies the
     /// call rather than breaking the run.
     pub(crate) async fn decide(&self, call: &ToolCall) -> Verdict {
@@ -173,14 +196,22 @@ impl Governance {
                 Decision::Deny(format!("the tool policy panicked: {}", panic_message(&*panic)))
             }),
         };
+        let decision = match decision {
+            Decision::Allow | Decision::Ask if self.needs_approval.contains(&call.name) => {
+                Decision::Defer(format!("`{}` needs approval", call.name))
+            }
+            decision => decision,
+        };
         match decision {
             Decision::Allow => Verdict::Allowed,
+            Decision::Defer(reason) => Verdict::Deferred(reason),
             Decision::Deny(reason) => Verdict::Denied(reason),
             Decision::Ask => match &self.approver {
                 None => Verdict::ApprovalDenied("approval is required but no approver is configured".to_owned()),
                 Some(approver) => match AssertUnwindSafe(approver.approve(call)).catch_unwind().await {
                     Ok(Approval::Approve) => Verdict::Approved,
                     Ok(Approval::Deny(reason)) => Verdict::ApprovalDenied(reason),
+                    Ok(Approval::Defer(reason)) => Verdict::Deferred(reason),
                     Err(panic) => Verdict::ApprovalDenied(format!("the approver panicked: {}", panic_message(&*panic))),
                 },
             },

@@ -73,6 +73,16 @@ pub enum Event<'a> {
         /// How long the call took (zero when it did not run).
         elapsed: Duration,
     },
+    /// A tool call was deferred: the run pauses with it pending (see
+    /// [`DeferredCall`](super::DeferredCall)).
+    ToolCallDeferred {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
+        /// The call and why it waits.
+        deferred: &'a super::DeferredCall,
+    },
     /// The audit record of a tool call, after it ran or was denied.
     Audit(&'a AuditRecord),
     /// An attempt's output failed validation; the errors are fed back.
@@ -99,6 +109,7 @@ impl Event<'_> {
             Self::Compaction { .. } => "compaction",
             Self::ToolCall { .. } => "tool_call",
             Self::ToolResult { .. } => "tool_result",
+            Self::ToolCallDeferred { .. } => "tool_call_deferred",
             Self::Audit(_) => "audit",
             Self::ValidationFailure { .. } => "validation_failure",
             Self::Stop { .. } => "stop",

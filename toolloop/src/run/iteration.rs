@@ -6,12 +6,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use tracing::Instrument as _;
 
 use super::batch::incomplete;
-use super::control::{Control, LimitDecision, LimitReached};
+use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
+use super::deferral::{Answer, Checkpoint, Cursor, PendingBatch};
 use super::engine::Engine;
 use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
-use super::pending::append_batch;
+use super::pending::{append_batch, append_results};
 use super::termination::Termination;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, Role, ToolCall, ToolResult};
@@ -63,28 +64,49 @@ impl Engine<'_> {
         attempt: u32,
         control: &mut dyn Control<S>,
     ) -> Result<LoopEnd<S>, Stop> {
-        let mut iteration = 0;
-        let mut limit = self.options.max_iterations;
-        let mut confirmation_asked = false;
-        let mut consecutive_failures = 0;
+        let cursor = Cursor::start(self.options.max_iterations);
+        self.drive_from(conversation, tally, attempt, control, cursor, None).await
+    }
+
+    /// Runs iterations from `cursor`; with `resumed`, first answers the
+    /// paused batch of the conversation's last message as planned, as the
+    /// rest of its iteration would have.
+    pub(crate) async fn drive_from<S>(
+        &self,
+        conversation: &mut Conversation,
+        tally: &mut Tally,
+        attempt: u32,
+        control: &mut dyn Control<S>,
+        mut cursor: Cursor,
+        mut resumed: Option<Vec<Answer>>,
+    ) -> Result<LoopEnd<S>, Stop> {
         loop {
-            if iteration >= limit {
-                let reached = LimitReached { attempt, iterations: iteration, limit };
+            if let Some(answers) = resumed.take() {
+                let paused = self.finish_paused(conversation, &answers, tally, attempt, &mut cursor, control);
+                if let Some(signal) = paused.await? {
+                    return Ok(LoopEnd::Signal(signal));
+                }
+                continue;
+            }
+            if cursor.iteration >= cursor.limit {
+                let reached = LimitReached { attempt, iterations: cursor.iteration, limit: cursor.limit };
                 // A panicking hook must not break the run: it counts as "stop".
                 let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(&reached))).unwrap_or_else(|panic| {
                     tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
                     LimitDecision::Stop
                 });
                 match decision {
-                    LimitDecision::Extend(more) if more > 0 => limit = limit.saturating_add(more),
+                    LimitDecision::Extend(more) if more > 0 => cursor.limit = cursor.limit.saturating_add(more),
                     LimitDecision::End(signal) => return Ok(LoopEnd::Signal(signal)),
                     LimitDecision::Stop | LimitDecision::Extend(_) => {
-                        return Err(Stop::new(Termination::MaxIterations { attempt, iterations: iteration, limit }));
+                        let (iterations, limit) = (cursor.iteration, cursor.limit);
+                        return Err(Stop::new(Termination::MaxIterations { attempt, iterations, limit }));
                     }
                 }
             }
-            self.check_budgets(tally, attempt, iteration + 1)?;
-            iteration += 1;
+            self.check_budgets(tally, attempt, cursor.iteration + 1)?;
+            cursor.iteration += 1;
+            let iteration = cursor.iteration;
             tally.position = (attempt, iteration);
             tally.iterations += 1;
             let span = spans::iteration(attempt, iteration);
@@ -103,8 +125,8 @@ impl Engine<'_> {
                 if stop_reason == StopReason::PauseTurn {
                     continue;
                 }
-                if let Some(prompt) = self.confirmation.filter(|_| !confirmation_asked) {
-                    confirmation_asked = true;
+                if let Some(prompt) = self.confirmation.filter(|_| !cursor.confirmation_asked) {
+                    cursor.confirmation_asked = true;
                     conversation.push(Message::user(prompt));
                     continue;
                 }
@@ -119,35 +141,123 @@ impl Engine<'_> {
             let (executed, stop) = if truncated {
                 (incomplete(&calls), None)
             } else {
-                self.execute_batch(&calls[..allowed], control, tally, &mut consecutive_failures, (attempt, iteration))
-                    .instrument(span)
-                    .await
+                self.execute_batch(
+                    &calls[..allowed],
+                    control,
+                    tally,
+                    &mut cursor.consecutive_failures,
+                    (attempt, iteration),
+                )
+                .instrument(span)
+                .await
             };
-            let mut results: Vec<Option<ToolResult>> =
-                executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
-            if let Some(limit) = self.options.max_tool_result_chars {
-                results.iter_mut().flatten().for_each(|result| cap_result(result, limit));
-            }
+            let mut executed = executed;
             if !truncated && allowed < calls.len() {
-                results.resize(allowed, None);
-                results.extend(calls[allowed..].iter().map(|call| Some(self.too_many_calls(call, calls.len()))));
-            }
-            append_batch(conversation, assistant, &calls, results, stop.as_ref());
-            if let Some(stop) = stop {
-                return Err(stop);
+                executed.resize(allowed, None);
+                executed.extend(calls[allowed..].iter().map(|call| {
+                    Some(ExecutedCall {
+                        call: call.clone(),
+                        result: self.too_many_calls(call, calls.len()),
+                        output: None,
+                    })
+                }));
             }
             if truncated {
                 // Nothing ran: the model is asked to make the calls again.
+                let results = executed.into_iter().map(|done| done.map(|done| done.result)).collect();
+                append_batch(conversation, assistant, &calls, results, None);
                 continue;
             }
-            let executed: Vec<_> = executed.into_iter().flatten().collect();
-            let signal = catch_unwind(AssertUnwindSafe(|| control.terminal(&executed))).unwrap_or_else(|panic| {
-                tally.push_hook_error("terminal_check", &format!("panicked: {}", panic_message(&*panic)));
-                None
-            });
-            if let Some(signal) = signal {
+            if let Some(signal) = self.after_batch(
+                conversation,
+                Some(assistant),
+                &calls,
+                executed,
+                stop,
+                tally,
+                attempt,
+                cursor,
+                control,
+            )? {
                 return Ok(LoopEnd::Signal(signal));
             }
         }
+    }
+
+    /// Answers the paused batch of the conversation's last message as
+    /// `answers` say, then goes on as the rest of its iteration would have.
+    async fn finish_paused<S>(
+        &self,
+        conversation: &mut Conversation,
+        answers: &[Answer],
+        tally: &mut Tally,
+        attempt: u32,
+        cursor: &mut Cursor,
+        control: &mut dyn Control<S>,
+    ) -> Result<Option<S>, Stop> {
+        let calls: Vec<ToolCall> =
+            conversation.last().map(|last| last.tool_calls().cloned().collect()).unwrap_or_default();
+        let at = (attempt, cursor.iteration);
+        let span = spans::iteration(attempt, cursor.iteration);
+        let (executed, stop) = self
+            .resume_batch(&calls, answers, control, tally, &mut cursor.consecutive_failures, at)
+            .instrument(span)
+            .await;
+        self.after_batch(conversation, None, &calls, executed, stop, tally, attempt, *cursor, control)
+    }
+
+    /// Writes an executed batch into the conversation (after `assistant`,
+    /// when it is not there yet) and asks the control whether it ends the
+    /// loop. A batch with deferred calls is written as pending instead,
+    /// and the run pauses.
+    #[allow(clippy::too_many_arguments)] // where the loop stands, as it stood before the batch
+    fn after_batch<S>(
+        &self,
+        conversation: &mut Conversation,
+        assistant: Option<Message>,
+        calls: &[ToolCall],
+        executed: Vec<Option<ExecutedCall>>,
+        stop: Option<Stop>,
+        tally: &Tally,
+        attempt: u32,
+        cursor: Cursor,
+        control: &mut dyn Control<S>,
+    ) -> Result<Option<S>, Stop> {
+        let mut results: Vec<Option<ToolResult>> =
+            executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
+        if let Some(limit) = self.options.max_tool_result_chars {
+            // Results a paused batch kept were capped when they were made.
+            let kept = conversation.pending().map(|pending| pending.answered.as_slice()).unwrap_or_default();
+            let kept = |result: &ToolResult| kept.iter().any(|kept| kept.call_id == result.call_id);
+            results.iter_mut().flatten().filter(|result| !kept(result)).for_each(|result| cap_result(result, limit));
+        }
+        if let Some(deferred) = stop.as_ref().and_then(Stop::deferred_calls) {
+            if let Some(assistant) = assistant {
+                conversation.push(assistant);
+            }
+            let checkpoint = Checkpoint::capture(tally, attempt, cursor);
+            let answered = results.into_iter().flatten().collect();
+            conversation.set_pending(Some(PendingBatch { answered, deferred: deferred.to_vec(), checkpoint }));
+            return Err(stop.expect("a deferral is a stop"));
+        }
+        if let Some(assistant) = assistant {
+            append_batch(conversation, assistant, calls, results, stop.as_ref());
+        } else {
+            conversation.set_pending(None);
+            append_results(conversation, calls, results, stop.as_ref());
+        }
+        if let Some(stop) = stop {
+            return Err(stop);
+        }
+        // Calls beyond the per-iteration cap did not run: not part of the batch the control sees.
+        let executed: Vec<_> = executed
+            .into_iter()
+            .flatten()
+            .filter(|done| done.result.failure != Some(FailureKind::TooManyCalls))
+            .collect();
+        Ok(catch_unwind(AssertUnwindSafe(|| control.terminal(&executed))).unwrap_or_else(|panic| {
+            tally.push_hook_error("terminal_check", &format!("panicked: {}", panic_message(&*panic)));
+            None
+        }))
     }
 }

@@ -73,7 +73,7 @@ impl RunMetadata {
 }
 
 /// The model that answered one model call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct AnsweredBy {
     /// The provider, as the response names it (else the model's).

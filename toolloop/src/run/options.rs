@@ -29,6 +29,7 @@ pub const DEFAULT_CONFIRMATION_PROMPT: &str = "Before you finish: verify that th
 /// rejects them. Leave a setting at `None` for no limit.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::struct_excessive_bools)] // independent switches, each off by default
 pub struct LoopOptions {
     /// Model calls one attempt may make (default 15).
     pub max_iterations: u32,
@@ -67,6 +68,16 @@ pub struct LoopOptions {
     /// a [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow) error
     /// ends the run).
     pub context: Option<ContextPolicy>,
+    /// When a call of a response is deferred (for approval, or to the
+    /// caller), hold back that response's calls that had not started yet
+    /// too, so nothing after a deferred call runs before it is resolved;
+    /// they run (governance first) when the run is resumed. Off by default:
+    /// the calls governance lets through run at once, as they would
+    /// without the deferral, and only the deferred ones wait — the model
+    /// asked for them together, and a person then decides only what needs
+    /// deciding. Calls already running (with
+    /// [`parallel_tool_calls`](Self::parallel_tool_calls)) finish either way.
+    pub hold_batch_on_deferral: bool,
 }
 
 impl Default for LoopOptions {
@@ -87,6 +98,7 @@ impl Default for LoopOptions {
             temperature: None,
             strict_tools: false,
             context: None,
+            hold_batch_on_deferral: false,
         }
     }
 }

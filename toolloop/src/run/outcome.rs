@@ -3,6 +3,7 @@
 use std::error::Error;
 use std::fmt;
 
+use super::deferral::{DeferredCall, ResumeError};
 use super::metadata::RunMetadata;
 use super::termination::{AttemptFailure, Termination};
 use crate::cancel::Cancelled;
@@ -50,6 +51,9 @@ pub(crate) enum Cause {
     Model(ModelError),
     Cancelled(Cancelled),
     Tool(ToolCallFailed),
+    /// The run paused; not an error underneath.
+    Deferred(Vec<DeferredCall>),
+    Resume(ResumeError),
 }
 
 /// A tool call whose failure ended the run under a stop policy.
@@ -82,6 +86,21 @@ impl Stop {
         Self { termination: Termination::ModelError, cause: Some(Cause::Model(error)) }
     }
 
+    /// The run pauses with `calls` pending.
+    pub(crate) fn deferred(calls: Vec<DeferredCall>) -> Self {
+        let waiting = calls.iter().filter(|deferred| deferred.reason.needs_resolution()).count();
+        let termination = Termination::Deferred { calls: u32::try_from(waiting).unwrap_or(u32::MAX) };
+        Self { termination, cause: Some(Cause::Deferred(calls)) }
+    }
+
+    /// The calls the run paused with, when it did.
+    pub(crate) fn deferred_calls(&self) -> Option<&[DeferredCall]> {
+        match &self.cause {
+            Some(Cause::Deferred(calls)) => Some(calls),
+            _ => None,
+        }
+    }
+
     pub(crate) fn tool(tool: &str, kind: FailureKind, message: &str) -> Self {
         let termination = Termination::ToolPolicy { tool: tool.to_owned(), kind };
         let failed = ToolCallFailed { tool: tool.to_owned(), kind, message: message.to_owned() };
@@ -101,6 +120,25 @@ impl RunError {
     pub(crate) fn new(stop: Stop, metadata: RunMetadata) -> Self {
         debug_assert_eq!(stop.termination, metadata.termination);
         Self { inner: Box::new(Inner { metadata, cause: stop.cause, attempt_failures: Vec::new() }) }
+    }
+
+    /// The error of a run that does not start on `conversation`: it has
+    /// deferred calls, or nothing to answer.
+    pub(crate) fn cannot_start(conversation: &crate::Conversation) -> Option<Self> {
+        if conversation.is_pending() {
+            let waiting = conversation.deferred_calls().iter().filter(|call| call.reason.needs_resolution()).count();
+            let termination = Termination::PendingCalls { calls: u32::try_from(waiting).unwrap_or(u32::MAX) };
+            let metadata = super::metadata::Tally::start().finish(termination.clone());
+            return Some(Self::new(Stop::new(termination), metadata));
+        }
+        Self::nothing_to_answer(conversation)
+    }
+
+    /// The error of a resume refused for `error`.
+    pub(crate) fn invalid_resume(error: ResumeError) -> Self {
+        let termination = Termination::InvalidResume;
+        let metadata = super::metadata::Tally::start().finish(termination.clone());
+        Self::new(Stop { termination, cause: Some(Cause::Resume(error)) }, metadata)
     }
 
     /// The error of a run that does not start because `conversation` gives
@@ -143,6 +181,31 @@ impl RunError {
             Some(Cause::Model(error)) => Some(error),
             _ => None,
         }
+    }
+
+    /// The tool calls the run paused with ([`Termination::Deferred`]), in
+    /// call order: each with its id, tool, arguments and why it waits.
+    /// Empty for any other ending. The conversation holds them too
+    /// ([`Conversation::deferred_calls`](crate::Conversation::deferred_calls)).
+    pub fn deferred_calls(&self) -> &[DeferredCall] {
+        match &self.inner.cause {
+            Some(Cause::Deferred(calls)) => calls,
+            _ => &[],
+        }
+    }
+
+    /// Why a resume was refused ([`Termination::InvalidResume`]).
+    pub fn resume_error(&self) -> Option<&ResumeError> {
+        match &self.inner.cause {
+            Some(Cause::Resume(error)) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// Whether the run paused with tool calls pending (see
+    /// [`deferred_calls`](Self::deferred_calls)) rather than failed.
+    pub fn is_deferred(&self) -> bool {
+        self.termination().is_deferred()
     }
 
     /// Why each failed attempt of an agent failed, in order: every attempt
@@ -192,6 +255,8 @@ impl Error for RunError {
             Cause::Model(error) => Some(error),
             Cause::Cancelled(cancelled) => Some(cancelled),
             Cause::Tool(failed) => Some(failed),
+            Cause::Resume(error) => Some(error),
+            Cause::Deferred(_) => None,
         }
     }
 }

@@ -24,6 +24,18 @@ pub(crate) fn append_batch(
     results: Vec<Option<ToolResult>>,
     stop: Option<&Stop>,
 ) {
+    conversation.push(assistant);
+    append_results(conversation, calls, results, stop);
+}
+
+/// Appends the results of `calls` (the last message's), answering those
+/// without one as not executed.
+pub(crate) fn append_results(
+    conversation: &mut Conversation,
+    calls: &[ToolCall],
+    results: Vec<Option<ToolResult>>,
+    stop: Option<&Stop>,
+) {
     let reason = stop.map_or_else(|| "the run stopped".to_owned(), |stop| format!("the run stopped: {stop}"));
     let results: Vec<ToolResult> = calls
         .iter()
@@ -34,6 +46,5 @@ pub(crate) fn append_batch(
             })
         })
         .collect();
-    conversation.push(assistant);
     conversation.push(Message::from_tool_results(results));
 }

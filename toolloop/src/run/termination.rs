@@ -101,6 +101,28 @@ pub enum Termination {
     /// model's own message, so there was nothing for the model to answer.
     /// Push the caller's message (`conversation.push_user(..)`) first.
     NothingToAnswer,
+    /// The run paused: tool calls wait for approval or for the caller to
+    /// execute them. [`RunError::deferred_calls`](crate::RunError::deferred_calls)
+    /// lists them, the conversation holds them as pending, and
+    /// [`Agent::resume`](crate::Agent::resume) goes on once they are
+    /// resolved. Not a failure: [`is_deferred`](Self::is_deferred).
+    Deferred {
+        /// How many calls wait for a resolution.
+        calls: u32,
+    },
+    /// The run did not start: the conversation has deferred tool calls
+    /// ([`Conversation::deferred_calls`](crate::Conversation::deferred_calls)),
+    /// so it is resumed with their resolutions, not run.
+    PendingCalls {
+        /// How many calls wait.
+        calls: u32,
+    },
+    /// A resume was refused before anything ran: a resolution names an
+    /// unknown or answered call, one is missing or does not fit, or the
+    /// conversation no longer matches its deferred calls.
+    /// [`RunError::resume_error`](crate::RunError::resume_error) says which;
+    /// the conversation is unchanged.
+    InvalidResume,
 }
 
 impl Termination {
@@ -120,6 +142,11 @@ impl Termination {
     /// answer or a signal).
     pub fn is_success(&self) -> bool {
         matches!(self, Self::Output | Self::Answer | Self::Signal)
+    }
+
+    /// Whether the run paused with tool calls pending ([`Termination::Deferred`]).
+    pub fn is_deferred(&self) -> bool {
+        matches!(self, Self::Deferred { .. })
     }
 }
 
@@ -155,6 +182,17 @@ impl fmt::Display for Termination {
                 "the conversation is empty or ends with the model's own message, so the model has nothing to \
                  answer: push your message with `conversation.push_user(..)` before running",
             ),
+            Self::Deferred { calls } => write!(
+                f,
+                "the run paused: {calls} tool call(s) wait for approval or for the caller; resume it with their \
+                 resolutions"
+            ),
+            Self::PendingCalls { calls } => write!(
+                f,
+                "the conversation has {calls} deferred tool call(s): resume it with their resolutions (`resume`) \
+                 instead of running it"
+            ),
+            Self::InvalidResume => f.write_str("the resume was refused; the conversation is unchanged"),
         }
     }
 }
@@ -188,7 +226,8 @@ impl fmt::Display for Phase {
 
 /// Why one attempt of an agent did not produce a valid output; fed back to
 /// the model, and listed by [`RunError::attempt_failures`](crate::RunError::attempt_failures).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Deserialize, Serialize)]
+#[serde(rename_all = "snake_case", tag = "failure")]
 #[non_exhaustive]
 pub enum AttemptFailure {
     /// The output failed deserialisation, a schema constraint or a validator.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tracing::Instrument as _;
 
 use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
+use super::deferral::Resolution;
 use super::engine::Engine;
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
@@ -14,6 +15,7 @@ use super::iteration::LoopEnd;
 use super::metadata::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
 use super::outcome::{RunError, RunOutput};
+use super::resume::Resume;
 use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -221,8 +223,54 @@ impl<S: Send> ToolLoop<S> {
     ///
     /// An empty conversation, or one ending with the model's message, is
     /// rejected before any model call ([`Termination::NothingToAnswer`]).
+    ///
+    /// A conversation with [deferred calls](Conversation::deferred_calls)
+    /// is rejected too ([`Termination::PendingCalls`]): [resume](Self::resume) it.
     pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
-        self.execute(conversation, None).await
+        self.execute(conversation, None, None).await
+    }
+
+    /// Resumes a run that paused with deferred calls
+    /// ([`Termination::Deferred`]), with one [`Resolution`] per call that
+    /// waits (by call id): approved calls run now, denied ones get an error
+    /// result, external ones the caller's result; then the run goes on to
+    /// its end as it would have, its limits and metadata counted over both
+    /// segments. The conversation may have been saved and loaded in between
+    /// (it serialises with serde), in another process.
+    ///
+    /// Resolutions that do not fit the deferred calls are refused before
+    /// anything runs ([`Termination::InvalidResume`], with the
+    /// [`ResumeError`](super::ResumeError)), the conversation unchanged.
+    pub async fn resume<I, K>(
+        &mut self,
+        conversation: &mut Conversation,
+        resolutions: I,
+    ) -> Result<RunOutput<LoopEnd<S>>, RunError>
+    where
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let resume = Resume::prepare(conversation, resolutions)?;
+        self.execute(conversation, None, Some(resume)).await
+    }
+
+    /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
+    pub fn resume_stream<'a, I, K>(
+        &'a mut self,
+        conversation: &'a mut Conversation,
+        resolutions: I,
+    ) -> RunStream<'a, LoopEnd<S>>
+    where
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let resume = Resume::prepare(conversation, resolutions);
+        RunStream::new(move |sink| async move {
+            match resume {
+                Ok(resume) => self.execute(conversation, Some(sink), Some(resume)).await,
+                Err(error) => Err(error),
+            }
+        })
     }
 
     /// Runs the loop as [`run`](Self::run) does, streaming what happens:
@@ -233,19 +281,23 @@ impl<S: Send> ToolLoop<S> {
     where
         S: Send,
     {
-        RunStream::new(move |sink| self.execute(conversation, Some(sink)))
+        RunStream::new(move |sink| self.execute(conversation, Some(sink), None))
     }
 
     async fn execute(
         &mut self,
         conversation: &mut Conversation,
         events: Option<EventSink>,
+        resume: Option<Resume>,
     ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
-        if let Some(error) = RunError::nothing_to_answer(conversation) {
+        if resume.is_none()
+            && let Some(error) = RunError::cannot_start(conversation)
+        {
             return Err(error);
         }
-        let mut tally = Tally::start();
+        let mut tally = resume.as_ref().map_or_else(Tally::start, Resume::tally);
         tally.attempts = 1;
+        let carried = resume.as_ref().map(Resume::carried_usage).unwrap_or_default();
         let engine = Engine {
             model: &*self.model,
             tools: &self.tools,
@@ -262,7 +314,19 @@ impl<S: Send> ToolLoop<S> {
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
         // A bare loop is an unnamed agent with one attempt.
         let span = spans::invoke_agent(None, &*self.model);
-        let outcome = engine.drive(conversation, &mut tally, 1, &mut control).instrument(span.clone()).await;
+        if resume.is_some() {
+            spans::run_resumed(&span);
+        }
+        let outcome = match resume {
+            Some(Resume { answers, checkpoint }) => {
+                let cursor = checkpoint.cursor();
+                engine
+                    .drive_from(conversation, &mut tally, 1, &mut control, cursor, Some(answers))
+                    .instrument(span.clone())
+                    .await
+            }
+            None => engine.drive(conversation, &mut tally, 1, &mut control).instrument(span.clone()).await,
+        };
         let termination = match &outcome {
             Ok(LoopEnd::Answer(_)) => Termination::Answer,
             Ok(LoopEnd::Signal(_)) => Termination::Signal,
@@ -270,10 +334,7 @@ impl<S: Send> ToolLoop<S> {
         };
         engine.fire(&Event::Stop { reason: &termination }, &tally);
         let metadata = tally.finish(termination);
-        if !span.is_disabled() {
-            let termination = &metadata.termination;
-            spans::end_run(&span, metadata.usage, &termination.name(), termination.is_success());
-        }
+        spans::end_segment(&span, &metadata, carried);
         match outcome {
             Ok(output) => Ok(RunOutput { output, metadata }),
             Err(stop) => Err(RunError::new(stop, metadata)),

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use serde_json::Value;
 
 use crate::message::{ToolCall, ToolResult};
-use crate::run::{RunError, RunOutput};
+use crate::run::{DeferralReason, RunError, RunOutput};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -109,6 +109,14 @@ pub enum RunEvent<T> {
         /// What the model will see.
         result: ToolResult,
     },
+    /// A tool call was deferred: the run will pause with it pending, and
+    /// end with [`Termination::Deferred`](crate::run::Termination::Deferred).
+    ToolCallDeferred {
+        /// The call.
+        call: ToolCall,
+        /// Why it waits.
+        reason: DeferralReason,
+    },
     /// The agent's output tool was called with this input (the output
     /// being proposed; validation follows).
     OutputProposed {
@@ -166,6 +174,7 @@ impl<T> RunEvent<T> {
             Self::IterationFinished { .. } => "iteration_finished",
             Self::ToolExecutionStarted { .. } => "tool_execution_started",
             Self::ToolExecutionFinished { .. } => "tool_execution_finished",
+            Self::ToolCallDeferred { .. } => "tool_call_deferred",
             Self::OutputProposed { .. } => "output_proposed",
             Self::ValidationFailed { .. } => "validation_failed",
             Self::SubRun { .. } => "sub_run",
@@ -195,6 +204,7 @@ impl Progress {
             }
             Self::ToolExecutionStarted { call } => RunEvent::ToolExecutionStarted { call },
             Self::ToolExecutionFinished { call, result } => RunEvent::ToolExecutionFinished { call, result },
+            Self::ToolCallDeferred { call, reason } => RunEvent::ToolCallDeferred { call, reason },
             Self::OutputProposed { attempt, input } => RunEvent::OutputProposed { attempt, input },
             Self::ValidationFailed { attempt, errors } => RunEvent::ValidationFailed { attempt, errors },
             Self::SubRun { call_id, agent, event } => RunEvent::SubRun { call_id, agent, event },

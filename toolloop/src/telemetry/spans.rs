@@ -29,8 +29,41 @@ pub(crate) fn invoke_agent(name: Option<&str>, model: &dyn Model) -> Span {
         gen_ai.usage.cache_read.input_tokens = field::Empty,
         gen_ai.usage.cache_creation.input_tokens = field::Empty,
         toolloop.termination = field::Empty,
+        toolloop.deferred_calls = field::Empty,
+        toolloop.resumed = field::Empty,
         error.type = field::Empty,
     )
+}
+
+/// Records how a run (or the segment of a paused run it resumed, whose
+/// `carried` usage was reported by the earlier segment's span) ended: as
+/// [`end_run`], a pause not as an error but with
+/// `toolloop.deferred_calls`.
+pub(crate) fn end_segment(span: &Span, metadata: &crate::run::RunMetadata, carried: Usage) {
+    if span.is_disabled() {
+        return;
+    }
+    let termination = &metadata.termination;
+    let usage = crate::run::segment_usage(metadata.usage, carried);
+    end_run(span, usage, &termination.name(), termination.is_success() || termination.is_deferred());
+    if let crate::run::Termination::Deferred { calls } = termination {
+        span.record("toolloop.deferred_calls", i64::from(*calls));
+    }
+}
+
+/// Marks the span of a run that resumes a paused one.
+pub(crate) fn run_resumed(span: &Span) {
+    span.record("toolloop.resumed", true);
+}
+
+/// Records a tool call deferred instead of executed.
+pub(crate) fn tool_deferred(span: &Span, reason: &crate::run::DeferralReason) {
+    let kind = match reason {
+        crate::run::DeferralReason::Approval(_) => "approval",
+        crate::run::DeferralReason::External => "external",
+        _ => "held",
+    };
+    span.record("toolloop.tool.deferred", kind);
 }
 
 /// Records how a run ended: its usage, its termination and, unless it
@@ -198,6 +231,7 @@ pub(crate) fn execute_tool(call: &ToolCall, description: impl FnOnce() -> Option
         gen_ai.tool.description = field::Empty,
         gen_ai.tool.call.arguments = field::Empty,
         gen_ai.tool.call.result = field::Empty,
+        toolloop.tool.deferred = field::Empty,
         error.type = field::Empty,
     );
     if !span.is_disabled() {

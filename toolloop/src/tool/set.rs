@@ -142,6 +142,22 @@ pub struct ToolSet {
     tools: Vec<Arc<dyn DynTool>>,
     definitions: Vec<ToolDefinition>,
     default_timeout: Duration,
+    /// The names of the external tools (see [`ToolSet::add_external`]).
+    external: Vec<String>,
+}
+
+/// A tool the caller executes: a definition and no handler.
+struct External(ToolDefinition);
+
+impl DynTool for External {
+    fn definition(&self) -> &ToolDefinition {
+        &self.0
+    }
+
+    fn call<'a>(&'a self, _input: &'a Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let message = format!("`{}` is an external tool: the caller executes it and resumes the run", self.0.name);
+        Box::pin(async move { Err(ToolError::Failed(message)) })
+    }
 }
 
 impl Default for ToolSet {
@@ -162,7 +178,7 @@ impl fmt::Debug for ToolSet {
 impl ToolSet {
     /// An empty set with the [default timeout](DEFAULT_TOOL_TIMEOUT).
     pub fn new() -> Self {
-        Self { tools: Vec::new(), definitions: Vec::new(), default_timeout: DEFAULT_TOOL_TIMEOUT }
+        Self { tools: Vec::new(), definitions: Vec::new(), default_timeout: DEFAULT_TOOL_TIMEOUT, external: Vec::new() }
     }
 
     /// Adds a tool that needs no state.
@@ -185,6 +201,26 @@ impl ToolSet {
         self.definitions.push(definition.clone());
         self.tools.push(tool);
         Ok(self)
+    }
+
+    /// Adds an *external* tool: offered to the model with `definition`'s
+    /// name, description and schema, and executed by the caller, not here
+    /// (in a browser, on a device, by another service). A run that gets a
+    /// call to it pauses with the call pending
+    /// ([`DeferralReason::External`](crate::run::DeferralReason::External));
+    /// the caller executes it and resumes the run with its result
+    /// ([`Resolution::Output`](crate::run::Resolution::Output)). Governance
+    /// sees the call first, as any other.
+    pub fn add_external(&mut self, definition: ToolDefinition) -> Result<&mut Self, DuplicateToolName> {
+        let name = definition.name.to_string();
+        self.add_dyn(Arc::new(External(definition)))?;
+        self.external.push(name);
+        Ok(self)
+    }
+
+    /// Whether `name` is an [external](Self::add_external) tool.
+    pub fn is_external(&self, name: &str) -> bool {
+        self.external.iter().any(|external| external == name)
     }
 
     /// Sets how long tools without a timeout of their own may run.

@@ -1,0 +1,399 @@
+//! Deferred tool calls: calls a run leaves pending for a person to approve
+//! or for the caller to execute, and how a resumed run answers them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::metadata::{AnsweredBy, Tally};
+use super::termination::AttemptFailure;
+use crate::message::{ToolCall, ToolResult};
+use crate::stop_reason::StopReason;
+use crate::usage::Usage;
+
+/// Why a tool call waits instead of running.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "reason")]
+#[non_exhaustive]
+pub enum DeferralReason {
+    /// Governance wants a decision first ([`Decision::Defer`](super::Decision::Defer),
+    /// or the tool [needs approval](super::Governance::needs_approval)):
+    /// resume with [`Resolution::Approve`] (the tool runs then) or
+    /// [`Resolution::Deny`].
+    Approval(String),
+    /// The tool is [external](crate::ToolSet::add_external): the caller
+    /// executes it and resumes with [`Resolution::Output`] or
+    /// [`Resolution::Error`] (or [`Resolution::Deny`]).
+    External,
+    /// The call needs no decision but was held back with the deferred ones
+    /// ([`LoopOptions::hold_batch_on_deferral`](super::LoopOptions::hold_batch_on_deferral)):
+    /// it runs, governance first, when the run is resumed.
+    Held,
+}
+
+impl DeferralReason {
+    /// Whether resuming needs a [`Resolution`] for the call (every reason
+    /// but [`Held`](Self::Held)).
+    pub fn needs_resolution(&self) -> bool {
+        !matches!(self, Self::Held)
+    }
+}
+
+impl fmt::Display for DeferralReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Approval(reason) => write!(f, "waits for approval: {reason}"),
+            Self::External => f.write_str("waits for the caller to execute it"),
+            Self::Held => f.write_str("held back until the deferred calls of its batch are resolved"),
+        }
+    }
+}
+
+/// A tool call a run left pending, with why; listed by
+/// [`RunError::deferred_calls`](crate::RunError::deferred_calls) and
+/// [`Conversation::deferred_calls`](crate::Conversation::deferred_calls).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DeferredCall {
+    /// The call, as the model made it (id, tool, arguments).
+    pub call: ToolCall,
+    /// Why it waits.
+    pub reason: DeferralReason,
+}
+
+impl DeferredCall {
+    /// A deferred call.
+    pub fn new(call: ToolCall, reason: DeferralReason) -> Self {
+        Self { call, reason }
+    }
+}
+
+/// How the caller answers one deferred call when it resumes the run
+/// ([`Agent::resume`](crate::Agent::resume),
+/// [`ToolLoop::resume`](super::ToolLoop::resume)).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "resolution")]
+#[non_exhaustive]
+pub enum Resolution {
+    /// Run the call now (a call deferred for [approval](DeferralReason::Approval)).
+    Approve,
+    /// Do not run it; the model reads an error result
+    /// ([`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied))
+    /// saying `reason`. Answers any deferred call.
+    Deny {
+        /// Why, for the model.
+        reason: String,
+    },
+    /// The caller executed an [external](DeferralReason::External) call:
+    /// its output, as the model reads it.
+    Output {
+        /// What the tool returned.
+        content: String,
+    },
+    /// The caller executed an [external](DeferralReason::External) call and
+    /// it failed: the model reads an error result
+    /// ([`FailureKind::ToolFailed`](crate::FailureKind::ToolFailed)).
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Resolution {
+    /// [`Resolution::Deny`] with `reason`.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Self::Deny { reason: reason.into() }
+    }
+
+    /// [`Resolution::Output`] with `content`.
+    pub fn output(content: impl Into<String>) -> Self {
+        Self::Output { content: content.into() }
+    }
+
+    /// [`Resolution::Error`] with `message`.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::Error { message: message.into() }
+    }
+
+    /// The name of the variant, for error messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Deny { .. } => "deny",
+            Self::Output { .. } => "output",
+            Self::Error { .. } => "error",
+        }
+    }
+}
+
+/// Why a resume was refused. The conversation is left exactly as it was.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// The conversation has no deferred calls: run it instead.
+    #[error("the conversation has no deferred tool calls to resume: run it instead")]
+    NothingPending,
+    /// No call of the conversation has this id.
+    #[error("no deferred tool call has the id `{id}`")]
+    UnknownCall {
+        /// The id given.
+        id: String,
+    },
+    /// The call has a result already.
+    #[error("tool call `{id}` is already answered")]
+    AlreadyAnswered {
+        /// The call's id.
+        id: String,
+    },
+    /// The call was held back and needs no resolution: it runs on resume.
+    #[error("tool call `{id}` was held back, not deferred: it runs when the run resumes and takes no resolution")]
+    NotDeferred {
+        /// The call's id.
+        id: String,
+    },
+    /// A deferred call got no resolution.
+    #[error("deferred tool call `{id}` ({reason}) has no resolution")]
+    MissingResolution {
+        /// The call's id.
+        id: String,
+        /// Why it was deferred.
+        reason: DeferralReason,
+    },
+    /// Two resolutions name the same call.
+    #[error("tool call `{id}` has more than one resolution")]
+    DuplicateResolution {
+        /// The call's id.
+        id: String,
+    },
+    /// The resolution does not fit why the call was deferred: an output for
+    /// a call deferred for approval only, or an approval of an external call
+    /// (which the caller executes).
+    #[error("tool call `{id}` {reason}, so it cannot be resolved with `{resolution}`")]
+    WrongResolution {
+        /// The call's id.
+        id: String,
+        /// Why it was deferred.
+        reason: DeferralReason,
+        /// The resolution given (`approve`, `deny`, `output`, `error`).
+        resolution: &'static str,
+    },
+    /// The conversation no longer matches its deferred calls: messages were
+    /// added or changed after the run paused.
+    #[error("the conversation was changed after its run paused, so its deferred calls no longer match: {detail}")]
+    Mismatch {
+        /// What does not match.
+        detail: String,
+    },
+}
+
+/// The batch of a paused run: the assistant message that made the calls
+/// is the conversation's last message; this holds the answers it has so
+/// far, the calls still waiting, and where the run was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PendingBatch {
+    /// Results of the calls that ran (or were refused) before the pause.
+    pub(crate) answered: Vec<ToolResult>,
+    /// The calls still waiting, in call order.
+    pub(crate) deferred: Vec<DeferredCall>,
+    /// Where the run was, so that the resumed run goes on from there.
+    pub(crate) checkpoint: Checkpoint,
+}
+
+/// What a paused run had done and where it stood: the resumed run counts
+/// its limits and reports its metadata over both segments.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Checkpoint {
+    pub(crate) attempt: u32,
+    pub(crate) iteration: u32,
+    /// The attempt's iteration limit, extensions included.
+    pub(crate) iteration_limit: u32,
+    pub(crate) confirmation_asked: bool,
+    pub(crate) consecutive_failures: u32,
+    pub(crate) usage: Usage,
+    pub(crate) iterations: u32,
+    pub(crate) model_calls: u32,
+    pub(crate) tool_calls: u32,
+    pub(crate) limited_tool_calls: u32,
+    pub(crate) tools_used: BTreeMap<String, u32>,
+    pub(crate) answered_by: Vec<AnsweredBy>,
+    /// Run time so far; the pause itself does not count.
+    pub(crate) elapsed_ms: u64,
+    pub(crate) stop_reason: Option<StopReason>,
+    /// An agent's failed attempts before the pause.
+    pub(crate) attempt_failures: Vec<AttemptFailure>,
+}
+
+/// Where an attempt's iteration loop stands.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cursor {
+    pub(crate) iteration: u32,
+    pub(crate) limit: u32,
+    pub(crate) confirmation_asked: bool,
+    pub(crate) consecutive_failures: u32,
+}
+
+impl Cursor {
+    pub(crate) fn start(limit: u32) -> Self {
+        Self { iteration: 0, limit, confirmation_asked: false, consecutive_failures: 0 }
+    }
+}
+
+impl Checkpoint {
+    /// A snapshot of `tally` at `cursor`, in `attempt`.
+    pub(crate) fn capture(tally: &Tally, attempt: u32, cursor: Cursor) -> Self {
+        Self {
+            attempt,
+            iteration: cursor.iteration,
+            iteration_limit: cursor.limit,
+            confirmation_asked: cursor.confirmation_asked,
+            consecutive_failures: cursor.consecutive_failures,
+            usage: tally.usage,
+            iterations: tally.iterations,
+            model_calls: tally.model_calls,
+            tool_calls: tally.tool_calls,
+            limited_tool_calls: tally.limited_tool_calls,
+            tools_used: tally.tools_used.clone(),
+            answered_by: tally.answered_by.clone(),
+            elapsed_ms: u64::try_from(tally.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            stop_reason: tally.stop_reason.clone(),
+            attempt_failures: Vec::new(),
+        }
+    }
+
+    /// The cursor of the paused attempt.
+    pub(crate) fn cursor(&self) -> Cursor {
+        Cursor {
+            iteration: self.iteration,
+            limit: self.iteration_limit,
+            confirmation_asked: self.confirmation_asked,
+            consecutive_failures: self.consecutive_failures,
+        }
+    }
+
+    /// Puts what the paused run had counted back into a fresh `tally`.
+    pub(crate) fn restore(&self, tally: &mut Tally) {
+        tally.usage = self.usage;
+        tally.attempts = self.attempt;
+        tally.iterations = self.iterations;
+        tally.model_calls = self.model_calls;
+        tally.tool_calls = self.tool_calls;
+        tally.limited_tool_calls = self.limited_tool_calls;
+        tally.tools_used.clone_from(&self.tools_used);
+        tally.answered_by.clone_from(&self.answered_by);
+        tally.stop_reason.clone_from(&self.stop_reason);
+        tally.position = (self.attempt, self.iteration);
+        let elapsed = std::time::Duration::from_millis(self.elapsed_ms);
+        tally.started = tally.started.checked_sub(elapsed).unwrap_or(tally.started);
+    }
+}
+
+/// How each call of the paused batch is answered on resume.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// It has its result already.
+    Answered(ToolResult),
+    /// It runs now, without asking governance again (approved).
+    Approved,
+    /// It runs now, through governance (held).
+    Held,
+    /// Its result is given (denied, or executed by the caller); the verdict
+    /// is what the audit record says.
+    Given(ToolResult, super::governance::Verdict),
+}
+
+/// The paused batch, checked against `resolutions`: one answer per call of
+/// the conversation's last message, in call order. The conversation is not
+/// changed.
+pub(crate) fn plan(
+    batch: &PendingBatch,
+    calls: &[ToolCall],
+    resolutions: Vec<(String, Resolution)>,
+) -> Result<Vec<Answer>, ResumeError> {
+    use super::governance::Verdict;
+    use crate::message::FailureKind;
+
+    check_match(batch, calls)?;
+    let mut given: BTreeMap<String, Resolution> = BTreeMap::new();
+    for (id, resolution) in resolutions {
+        let Some(deferred) = batch.deferred.iter().find(|deferred| deferred.call.id == id) else {
+            if batch.answered.iter().any(|result| result.call_id == id) || calls.iter().any(|call| call.id == id) {
+                return Err(ResumeError::AlreadyAnswered { id });
+            }
+            return Err(ResumeError::UnknownCall { id });
+        };
+        let fits = match (&deferred.reason, &resolution) {
+            (DeferralReason::Held, _) => return Err(ResumeError::NotDeferred { id }),
+            (_, Resolution::Deny { .. })
+            | (DeferralReason::Approval(_), Resolution::Approve)
+            | (DeferralReason::External, Resolution::Output { .. } | Resolution::Error { .. }) => true,
+            _ => false,
+        };
+        if !fits {
+            let reason = deferred.reason.clone();
+            return Err(ResumeError::WrongResolution { id, reason, resolution: resolution.name() });
+        }
+        if given.contains_key(&id) {
+            return Err(ResumeError::DuplicateResolution { id });
+        }
+        given.insert(id, resolution);
+    }
+    if let Some(missing) = batch
+        .deferred
+        .iter()
+        .find(|deferred| deferred.reason.needs_resolution() && !given.contains_key(&deferred.call.id))
+    {
+        return Err(ResumeError::MissingResolution { id: missing.call.id.clone(), reason: missing.reason.clone() });
+    }
+    Ok(calls
+        .iter()
+        .map(|call| {
+            if let Some(result) = batch.answered.iter().find(|result| result.call_id == call.id) {
+                return Answer::Answered(result.clone());
+            }
+            match given.remove(&call.id) {
+                None => Answer::Held,
+                Some(Resolution::Approve) => Answer::Approved,
+                Some(Resolution::Deny { reason }) => {
+                    let message = format!("tool call not approved: {reason}");
+                    let result = ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message);
+                    Answer::Given(result, Verdict::ApprovalDenied(reason))
+                }
+                Some(Resolution::Output { content }) => {
+                    Answer::Given(ToolResult::success(&call.id, content), Verdict::Allowed)
+                }
+                Some(Resolution::Error { message }) => {
+                    Answer::Given(ToolResult::failure(&call.id, FailureKind::ToolFailed, message), Verdict::Allowed)
+                }
+            }
+        })
+        .collect())
+}
+
+/// Checks that the paused batch answers exactly the calls of the
+/// conversation's last message, each once.
+fn check_match(batch: &PendingBatch, calls: &[ToolCall]) -> Result<(), ResumeError> {
+    let mismatch = |detail: String| Err(ResumeError::Mismatch { detail });
+    if calls.is_empty() {
+        return mismatch("the last message is not the model's message with the deferred calls".to_owned());
+    }
+    let mut ids: Vec<&str> = batch.answered.iter().map(|result| &*result.call_id).collect();
+    for deferred in &batch.deferred {
+        match calls.iter().find(|call| call.id == deferred.call.id) {
+            Some(call) if *call == deferred.call => ids.push(&deferred.call.id),
+            Some(_) => return mismatch(format!("tool call `{}` was changed", deferred.call.id)),
+            None => return mismatch(format!("tool call `{}` is not in the last message", deferred.call.id)),
+        }
+    }
+    for call in calls {
+        match ids.iter().filter(|id| **id == call.id).count() {
+            1 => {}
+            0 => return mismatch(format!("tool call `{}` is neither answered nor deferred", call.id)),
+            _ => return mismatch(format!("tool call `{}` is answered more than once", call.id)),
+        }
+    }
+    if ids.len() != calls.len() {
+        return mismatch("the paused batch answers calls the last message does not make".to_owned());
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! Resuming a paused run: its deferred calls checked against the caller's
+//! resolutions before anything runs, and where the run goes on from.
+
+use super::deferral::{Answer, Checkpoint, Resolution, ResumeError, plan};
+use super::metadata::Tally;
+use super::outcome::RunError;
+use crate::conversation::Conversation;
+use crate::message::{Message, Role, ToolCall};
+use crate::usage::Usage;
+
+/// A resume checked against the conversation: one answer per call of the
+/// paused batch, and where the paused run stood.
+#[derive(Debug)]
+pub(crate) struct Resume {
+    pub(crate) answers: Vec<Answer>,
+    pub(crate) checkpoint: Checkpoint,
+}
+
+impl Resume {
+    /// Checks `resolutions` against the paused batch of `conversation`;
+    /// the error of a refused resume otherwise. Changes nothing.
+    pub(crate) fn prepare<I, K>(conversation: &Conversation, resolutions: I) -> Result<Self, RunError>
+    where
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let Some(batch) = conversation.pending() else {
+            return Err(RunError::invalid_resume(ResumeError::NothingPending));
+        };
+        let calls: Vec<ToolCall> = conversation
+            .last()
+            .filter(|last| last.role == Role::Assistant)
+            .map(|last| last.tool_calls().cloned().collect())
+            .unwrap_or_default();
+        let resolutions = resolutions.into_iter().map(|(id, resolution)| (id.into(), resolution)).collect();
+        let answers = plan(batch, &calls, resolutions).map_err(|error| match error {
+            // A call of an earlier turn: answered long ago.
+            ResumeError::UnknownCall { id }
+                if conversation.iter().flat_map(Message::tool_calls).any(|c| c.id == id) =>
+            {
+                RunError::invalid_resume(ResumeError::AlreadyAnswered { id })
+            }
+            error => RunError::invalid_resume(error),
+        })?;
+        Ok(Self { answers, checkpoint: batch.checkpoint.clone() })
+    }
+
+    /// A fresh tally holding what the paused run had counted.
+    pub(crate) fn tally(&self) -> Tally {
+        let mut tally = Tally::start();
+        self.checkpoint.restore(&mut tally);
+        tally
+    }
+
+    /// The usage of the paused segment, which the resumed run's span does
+    /// not report again.
+    pub(crate) fn carried_usage(&self) -> Usage {
+        self.checkpoint.usage
+    }
+}
+
+/// The usage of a run's segment: the run's, less what an earlier segment reported.
+pub(crate) fn segment_usage(total: Usage, carried: Usage) -> Usage {
+    Usage {
+        input_tokens: total.input_tokens.saturating_sub(carried.input_tokens),
+        output_tokens: total.output_tokens.saturating_sub(carried.output_tokens),
+        cache_read_tokens: total.cache_read_tokens.saturating_sub(carried.cache_read_tokens),
+        cache_write_tokens: total.cache_write_tokens.saturating_sub(carried.cache_write_tokens),
+        reasoning_tokens: total.reasoning_tokens.saturating_sub(carried.reasoning_tokens),
+    }
+}
