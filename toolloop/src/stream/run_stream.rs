@@ -1,25 +1,39 @@
 //! The stream of a run: its events as they happen, then its result.
 
+use std::collections::VecDeque;
 use std::future::Future;
+use std::mem;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
-use tokio::sync::mpsc;
 
 use super::event::{Progress, RunEvent};
 use crate::cancel::BoxFuture;
 use crate::run::{RunError, RunOutput};
 
-/// Where the engine reports a streamed run's events.
-#[derive(Clone, Debug)]
-pub(crate) struct EventSink(mpsc::UnboundedSender<Progress>);
+/// Where the engine reports a streamed run's events: a queue the stream
+/// empties after every poll of the run.
+///
+/// Every event is sent while the stream polls the run (the engine sends
+/// them from the run's own future, never from another task), so nobody
+/// needs waking: a channel's wake-up would only reschedule the polling task
+/// itself, once per network read, and on a multi-threaded runtime hand it
+/// to another worker thread.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EventSink(Arc<Mutex<VecDeque<Progress>>>);
 
 impl EventSink {
     /// Reports `event`; a consumer that went away is no error: the run goes
     /// on to its end, as a non-streamed one would.
     pub(crate) fn send(&self, event: Progress) {
-        let _ = self.0.send(event);
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push_back(event);
+    }
+
+    /// Moves the events sent so far into `ready` (empty), in order.
+    fn take_into(&self, ready: &mut VecDeque<Progress>) {
+        mem::swap(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner), ready);
     }
 }
 
@@ -37,7 +51,10 @@ impl EventSink {
 #[must_use = "a run stream does nothing unless polled"]
 pub struct RunStream<'a, T> {
     run: Option<BoxFuture<'a, Result<RunOutput<T>, RunError>>>,
-    events: mpsc::UnboundedReceiver<Progress>,
+    /// Where the run sends its events.
+    sink: EventSink,
+    /// Events taken from the sink, not yet given out.
+    ready: VecDeque<Progress>,
     result: Option<Result<RunOutput<T>, RunError>>,
 }
 
@@ -47,8 +64,9 @@ impl<'a, T: 'a> RunStream<'a, T> {
     where
         F: Future<Output = Result<RunOutput<T>, RunError>> + Send + 'a,
     {
-        let (sender, events) = mpsc::unbounded_channel();
-        Self { run: Some(Box::pin(start(EventSink(sender)))), events, result: None }
+        let sink = EventSink::default();
+        let run = Box::pin(start(sink.clone()));
+        Self { run: Some(run), sink, ready: VecDeque::new(), result: None }
     }
 }
 
@@ -69,27 +87,23 @@ impl<T> Stream for RunStream<'_, T> {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent<T>>> {
         let this = &mut *self;
         // Events already sent come first: they happened before the end.
-        if let Poll::Ready(Some(event)) = this.events.poll_recv(cx) {
+        if let Some(event) = this.ready.pop_front() {
             return Poll::Ready(Some(event.widen()));
         }
-        if let Some(run) = this.run.as_mut() {
-            match run.as_mut().poll(cx) {
-                Poll::Ready(result) => {
-                    this.run = None;
-                    this.result = Some(result);
-                }
-                Poll::Pending => {
-                    // The run may have sent events while polled.
-                    return match this.events.poll_recv(cx) {
-                        Poll::Ready(Some(event)) => Poll::Ready(Some(event.widen())),
-                        _ => Poll::Pending,
-                    };
-                }
-            }
+        if let Some(run) = this.run.as_mut()
+            && let Poll::Ready(result) = run.as_mut().poll(cx)
+        {
+            this.run = None;
+            this.result = Some(result);
         }
-        // The run is over (its sink dropped): drain, then the result.
-        if let Ok(event) = this.events.try_recv() {
+        // What the run sent while polled; when it sent nothing and is still
+        // pending, its own wakers wake this stream's consumer.
+        this.sink.take_into(&mut this.ready);
+        if let Some(event) = this.ready.pop_front() {
             return Poll::Ready(Some(event.widen()));
+        }
+        if this.run.is_some() {
+            return Poll::Pending;
         }
         Poll::Ready(this.result.take().map(RunEvent::Finished))
     }

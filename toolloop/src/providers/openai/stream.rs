@@ -11,6 +11,8 @@
 //! Neutral indices follow the order of the non-streamed response: reasoning
 //! 0, text 1, refusal 2, then the tool calls from 3 in the order they began.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -84,8 +86,8 @@ impl StreamDecoder for ChatStreamDecoder {
         let announces = !chunk.choices.is_empty() || chunk.usage.is_some();
         if self.phase == Phase::Waiting && announces {
             self.phase = Phase::Streaming;
-            let model = chunk.model.filter(|model| !model.is_empty());
-            let id = chunk.id.filter(|id| !id.is_empty());
+            let model = chunk.model.filter(|model| !model.is_empty()).map(Cow::into_owned);
+            let id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
             out.push(StreamEvent::Started { model, provider: Some(PROVIDER.to_owned()), id });
         }
         // Only the first choice is used, as in the non-streamed response.
@@ -267,12 +269,14 @@ pub(crate) fn error_kind(error_type: Option<&str>) -> ModelErrorKind {
     kind_for_status(status, error_type)
 }
 
+/// `id` and `model` repeat in every chunk and are read from the first only:
+/// borrowed from the data (unless escaped), not allocated per chunk.
 #[derive(Debug, Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
     #[serde(default)]
     choices: Vec<Choice>,
     #[serde(default)]
