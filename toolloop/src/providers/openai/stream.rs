@@ -79,7 +79,7 @@ impl StreamDecoder for ChatStreamDecoder {
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|error| malformed_frame(PROVIDER, "a chunk", &error, data))?;
         if let Some(error) = chunk.error {
-            return Err(api_error(error));
+            return Err(api_error(*error));
         }
         // Azure's first chunk holds only prompt filter results, with an
         // empty model and id: the response starts with the first real chunk.
@@ -99,7 +99,7 @@ impl StreamDecoder for ChatStreamDecoder {
             }
         }
         if chunk.usage.is_some() {
-            out.push(StreamEvent::Usage(usage(chunk.usage)));
+            out.push(StreamEvent::Usage(usage(chunk.usage.map(|usage| *usage))));
         }
         Ok(())
     }
@@ -270,7 +270,9 @@ pub(crate) fn error_kind(error_type: Option<&str>) -> ModelErrorKind {
 }
 
 /// `id` and `model` repeat in every chunk and are read from the first only:
-/// borrowed from the data (unless escaped), not allocated per chunk.
+/// borrowed from the data (unless escaped), not allocated per chunk. The
+/// usage (once per stream) and an error (rarely) are boxed, so that the
+/// chunk every text delta arrives in stays small to move.
 #[derive(Debug, Deserialize)]
 struct Chunk<'a> {
     #[serde(default, borrow)]
@@ -280,9 +282,9 @@ struct Chunk<'a> {
     #[serde(default)]
     choices: Vec<Choice>,
     #[serde(default)]
-    usage: Option<WireUsage>,
+    usage: Option<Box<WireUsage>>,
     #[serde(default)]
-    error: Option<ErrorDetail>,
+    error: Option<Box<ErrorDetail>>,
 }
 
 #[derive(Debug, Deserialize)]
