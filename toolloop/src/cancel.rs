@@ -52,3 +52,51 @@ impl Future for Cancellation<'_> {
         poll
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future as _;
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Wake, Waker};
+
+    use super::{CancellationToken, cancelled};
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waker() -> (Waker, Arc<Count>) {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        (Waker::from(Arc::clone(&count)), count)
+    }
+
+    #[test]
+    fn the_cancellation_wakes_the_latest_waker_and_resolves() {
+        let token = CancellationToken::new();
+        let mut future = pin!(cancelled(&token));
+        let (first, first_wakes) = waker();
+        let (second, second_wakes) = waker();
+        assert!(future.as_mut().poll(&mut Context::from_waker(&first)).is_pending());
+        assert!(future.as_mut().poll(&mut Context::from_waker(&first)).is_pending());
+        // Moved to another task: the new waker is the one registered.
+        assert!(future.as_mut().poll(&mut Context::from_waker(&second)).is_pending());
+        token.cancel();
+        assert_eq!(second_wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(first_wakes.0.load(Ordering::SeqCst), 0);
+        assert!(future.as_mut().poll(&mut Context::from_waker(&second)).is_ready());
+    }
+
+    #[test]
+    fn a_token_cancelled_before_the_first_poll_resolves_at_once() {
+        let token = CancellationToken::new();
+        token.cancel();
+        let (waker, _) = waker();
+        assert!(pin!(cancelled(&token)).poll(&mut Context::from_waker(&waker)).is_ready());
+    }
+}

@@ -114,3 +114,70 @@ impl<T> std::fmt::Debug for RunStream<'_, T> {
         f.debug_struct("RunStream").field("running", &self.run.is_some()).finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll, Wake, Waker};
+
+    use futures_util::Stream;
+
+    use super::RunStream;
+    use crate::run::{RunError, RunOutput};
+    use crate::stream::{Progress, RunEvent};
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Pending once, waking its task (as a read that must wait for more does).
+    struct YieldOnce(bool);
+
+    impl Future for YieldOnce {
+        type Output = ();
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.0 {
+                return Poll::Ready(());
+            }
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    fn text<T>(event: Poll<Option<RunEvent<T>>>) -> String {
+        match event {
+            Poll::Ready(Some(RunEvent::TextDelta { text })) => text,
+            _ => panic!("expected a text delta"),
+        }
+    }
+
+    #[test]
+    fn events_come_in_order_and_sending_them_wakes_nobody() {
+        let mut stream = RunStream::<()>::new(|sink| async move {
+            sink.send(Progress::TextDelta { text: "a".into() });
+            sink.send(Progress::TextDelta { text: "b".into() });
+            YieldOnce(false).await;
+            sink.send(Progress::TextDelta { text: "c".into() });
+            std::future::pending::<Result<RunOutput<()>, RunError>>().await
+        });
+        let wakes = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(Arc::clone(&wakes));
+        let mut cx = Context::from_waker(&waker);
+        let mut next = || Pin::new(&mut stream).poll_next(&mut cx);
+        assert_eq!(text(next()), "a");
+        assert_eq!(text(next()), "b");
+        assert_eq!(text(next()), "c");
+        assert!(next().is_pending());
+        // Only the run's own wait woke the task; the three events did not.
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+    }
+}

@@ -216,3 +216,68 @@ pub(crate) mod testing {
         whole
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::{StreamExt as _, stream};
+
+    use super::{Frame, StreamDecoder, decode_frames};
+    use crate::model::{ModelError, StreamEvent};
+
+    /// Done after the frame whose data is `end`; every other frame is a text delta.
+    struct UntilEnd {
+        done: bool,
+    }
+
+    impl StreamDecoder for UntilEnd {
+        fn decode(&mut self, _event: Option<&str>, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+            if data == "end" {
+                self.done = true;
+            } else {
+                out.push(StreamEvent::TextDelta { index: 0, text: data.to_owned() });
+            }
+            Ok(())
+        }
+
+        fn is_done(&self) -> bool {
+            self.done
+        }
+
+        fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+            Ok(())
+        }
+    }
+
+    fn frame(data: &str) -> Result<Frame, ModelError> {
+        Ok(Frame { event: None, data: data.to_owned() })
+    }
+
+    fn texts(events: &[Result<StreamEvent, ModelError>]) -> Vec<&str> {
+        events
+            .iter()
+            .map(|event| match event {
+                Ok(StreamEvent::TextDelta { text, .. }) => text.as_str(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_follows_the_final_event_is_read_and_ignored() {
+        let frames = stream::iter([frame("a"), frame("b"), frame("end"), frame("late")]);
+        let events: Vec<_> = decode_frames(frames, UntilEnd { done: false }).collect().await;
+        assert_eq!(texts(&events), ["a", "b"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stays_open_after_the_final_event_ends_after_the_drain() {
+        let frames = stream::iter([frame("a"), frame("end")]).chain(stream::pending());
+        let started = tokio::time::Instant::now();
+        let events: Vec<_> = decode_frames(Box::pin(frames), UntilEnd { done: false }).collect().await;
+        assert_eq!(texts(&events), ["a"]);
+        assert_eq!(started.elapsed(), super::DRAIN);
+        assert!(super::DRAIN < Duration::from_secs(1));
+    }
+}
