@@ -311,12 +311,13 @@ fn compare(args: &[String]) {
     let flag = |name: &str| args.iter().any(|arg| arg == name);
     let quick = flag("--quick");
     let instructions = flag("--instructions");
-    let reps = args
-        .iter()
-        .position(|arg| arg == "--reps")
-        .map_or(if quick || instructions { 1.max(3 * usize::from(!instructions)) } else { 5 }, |i| {
-            args[i + 1].parse().unwrap()
-        });
+    // Instruction counts barely move between runs: one repetition is enough.
+    let default_reps = match (instructions, quick) {
+        (true, _) => 1,
+        (false, true) => 3,
+        (false, false) => 5,
+    };
+    let reps = args.iter().position(|arg| arg == "--reps").map_or(default_reps, |i| args[i + 1].parse().unwrap());
     let only: Vec<&str> = ["--plain", "--streamed", "--memory"].into_iter().filter(|name| flag(name)).collect();
     let wanted = |name: &str| only.is_empty() || only.contains(&name);
     // Model calls per measured process: enough that one process's CPU is
