@@ -47,11 +47,11 @@ fn main() {
 /// One client process: start-up, one warm-up conversation, then `runs`
 /// conversations of `calls` calls, `in_flight` at once; prints what it cost.
 fn client(args: &[String]) {
-    let [kind, wire, mode, calls, runs, in_flight, base] = args else {
+    let [kind, wire, shape, calls, runs, in_flight, base] = args else {
         panic!("client LOOP WIRE MODE CALLS RUNS IN_FLIGHT BASE")
     };
     let anthropic = wire == "anthropic";
-    let streamed = mode == "streamed";
+    let streamed = shape == "streamed";
     let calls: usize = calls.parse().unwrap();
     let runs: usize = runs.parse().unwrap();
     let in_flight: usize = in_flight.parse().unwrap();
@@ -65,7 +65,7 @@ fn client(args: &[String]) {
             let _ = rustls::crypto::ring::default_provider().install_default();
             Driver::Bare { client: reqwest::Client::builder().no_proxy().build().unwrap(), base }
         }
-        "toolloop" => Driver::Toolloop(framework::agent(anthropic, &base, calls)),
+        "toolloop" => Driver::Toolloop(Box::new(framework::agent(anthropic, &base, calls))),
         other => panic!("unknown loop {other}"),
     });
     let (made, events, baseline) = runtime.block_on(async {
@@ -103,7 +103,7 @@ fn client(args: &[String]) {
 /// One loop, set up before any conversation.
 enum Driver {
     Bare { client: reqwest::Client, base: String },
-    Toolloop(toolloop::Agent),
+    Toolloop(Box<toolloop::Agent>),
 }
 
 impl Driver {
@@ -230,7 +230,7 @@ impl Runner {
     fn pair(&self, wire: &str, mode: &str, calls: usize, runs: usize, in_flight: usize, rep: usize) -> [Measured; 2] {
         let mut pair = [Measured::default(); 2];
         // Alternate which loop goes first, so that drift hits both alike.
-        let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
+        let order = if rep.is_multiple_of(2) { [0, 1] } else { [1, 0] };
         for index in order {
             let kind = LOOPS[index];
             let start_up = self.run(kind, wire, mode, calls, 0, 1);
@@ -285,9 +285,9 @@ fn fit(points: &[(usize, f64)]) -> (f64, f64) {
     let rows: Vec<[f64; 4]> = points.iter().map(|&(calls, y)| [1.0, 1.0 / calls as f64, calls as f64, y]).collect();
     let mut matrix = [[0.0; 4]; 3];
     for row in &rows {
-        for i in 0..3 {
-            for j in 0..4 {
-                matrix[i][j] += row[i] * row[j];
+        for (line, factor) in matrix.iter_mut().zip(row) {
+            for (cell, value) in line.iter_mut().zip(row) {
+                *cell += factor * value;
             }
         }
     }
@@ -295,11 +295,12 @@ fn fit(points: &[(usize, f64)]) -> (f64, f64) {
     for column in 0..3 {
         let pivot = (column..3).max_by(|&a, &b| matrix[a][column].abs().total_cmp(&matrix[b][column].abs())).unwrap();
         matrix.swap(column, pivot);
-        for row in 0..3 {
-            if row != column {
-                let factor = matrix[row][column] / matrix[column][column];
-                for j in column..4 {
-                    matrix[row][j] -= factor * matrix[column][j];
+        let pivot_row = matrix[column];
+        for (index, line) in matrix.iter_mut().enumerate() {
+            if index != column {
+                let factor = line[column] / pivot_row[column];
+                for (cell, pivot) in line[column..].iter_mut().zip(&pivot_row[column..]) {
+                    *cell -= factor * pivot;
                 }
             }
         }

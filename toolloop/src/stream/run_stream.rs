@@ -169,8 +169,8 @@ mod tests {
             sink.send(Progress::TextDelta { text: "c".into() });
             std::future::pending::<Result<RunOutput<()>, RunError>>().await
         });
-        let wakes = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(Arc::clone(&wakes));
+        let counter = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(Arc::clone(&counter));
         let mut cx = Context::from_waker(&waker);
         let mut next = || Pin::new(&mut stream).poll_next(&mut cx);
         assert_eq!(text(next()), "a");
@@ -178,6 +178,6 @@ mod tests {
         assert_eq!(text(next()), "c");
         assert!(next().is_pending());
         // Only the run's own wait woke the task; the three events did not.
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(counter.0.load(Ordering::SeqCst), 1);
     }
 }

@@ -212,9 +212,17 @@ impl BodyOut {
     }
 
     fn finish(mut self) -> WireBody {
-        self.freeze();
+        if !self.buf.is_empty() {
+            let chunk = if mostly_full(&self.buf) { Bytes::from(self.buf) } else { Bytes::copy_from_slice(&self.buf) };
+            self.chunks.push(chunk);
+        }
         WireBody { chunks: self.chunks }
     }
+}
+
+/// Whether `buf` is worth sending as it is rather than copied out (see [`take_chunk`]).
+fn mostly_full(buf: &Vec<u8>) -> bool {
+    buf.len() * 2 >= buf.capacity()
 }
 
 /// The bytes of `buf` as a chunk to send, `buf` left empty to write on. A
@@ -223,7 +231,7 @@ impl BodyOut {
 /// are copied out rather than keeping a 4 KiB buffer alive per request in
 /// flight; a buffer that is mostly full is handed over as it is.
 fn take_chunk(buf: &mut Vec<u8>) -> Bytes {
-    if buf.len() * 2 >= buf.capacity() {
+    if mostly_full(buf) {
         Bytes::from(mem::replace(buf, Vec::with_capacity(BUF_CAPACITY)))
     } else {
         let chunk = Bytes::copy_from_slice(buf);

@@ -250,8 +250,8 @@ mod tests {
         }
     }
 
-    fn frame(data: &str) -> Result<Frame, ModelError> {
-        Ok(Frame { event: None, data: data.to_owned() })
+    fn frames(data: &[&str]) -> Vec<Result<Frame, ModelError>> {
+        data.iter().map(|data| Ok(Frame { event: None, data: (*data).to_owned() })).collect()
     }
 
     fn texts(events: &[Result<StreamEvent, ModelError>]) -> Vec<&str> {
@@ -266,14 +266,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn what_follows_the_final_event_is_read_and_ignored() {
-        let frames = stream::iter([frame("a"), frame("b"), frame("end"), frame("late")]);
+        let frames = stream::iter(frames(&["a", "b", "end", "late"]));
         let events: Vec<_> = decode_frames(frames, UntilEnd { done: false }).collect().await;
         assert_eq!(texts(&events), ["a", "b"]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_body_that_stays_open_after_the_final_event_ends_after_the_drain() {
-        let frames = stream::iter([frame("a"), frame("end")]).chain(stream::pending());
+        let frames = stream::iter(frames(&["a", "end"])).chain(stream::pending());
         let started = tokio::time::Instant::now();
         let events: Vec<_> = decode_frames(Box::pin(frames), UntilEnd { done: false }).collect().await;
         assert_eq!(texts(&events), ["a"]);
