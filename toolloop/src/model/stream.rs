@@ -413,18 +413,19 @@ impl ResponseAccumulator {
 /// first content event, or the failure that came before any content — when
 /// nothing of the answer has been shown, and the call may be made again or
 /// elsewhere.
-pub(crate) async fn until_content(
-    events: &mut super::ModelStream<'_>,
-) -> Result<Vec<Result<StreamEvent, ModelError>>, ModelError> {
+pub(crate) async fn until_content<S>(events: &mut S) -> Result<Vec<StreamEvent>, ModelError>
+where
+    S: futures_util::Stream<Item = Result<StreamEvent, ModelError>> + Unpin,
+{
     use futures_util::StreamExt as _;
 
     let mut held = Vec::new();
     loop {
         match events.next().await {
-            Some(Ok(event @ (StreamEvent::Started { .. } | StreamEvent::Usage(_)))) => held.push(Ok(event)),
+            Some(Ok(event @ (StreamEvent::Started { .. } | StreamEvent::Usage(_)))) => held.push(event),
             Some(Err(error)) => return Err(error),
             Some(Ok(event)) => {
-                held.push(Ok(event));
+                held.push(event);
                 return Ok(held);
             }
             None => return Ok(held),

@@ -195,12 +195,12 @@ impl Model for Fallback {
                 match until_content(&mut events).await {
                     Ok(mut held) => {
                         for event in &mut held {
-                            if let Ok(StreamEvent::Started { provider, model: name, .. }) = event {
+                            if let StreamEvent::Started { provider, model: name, .. } = event {
                                 provider.get_or_insert_with(|| model.provider().to_owned());
                                 name.get_or_insert_with(|| model.name().to_owned());
                             }
                         }
-                        return (held, Some(events));
+                        return (held.into_iter().map(Ok).collect::<Vec<_>>(), Some(events));
                     }
                     Err(error) if index < last && (self.fall_back_when)(&error) => {
                         self.failed(index);

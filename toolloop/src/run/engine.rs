@@ -205,7 +205,7 @@ impl Engine<'_> {
         let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
         let outcome = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => {
+            () = crate::cancel::cancelled(self.cancel) => {
                 let stop = Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall });
                 Err(stop)
             }

@@ -206,16 +206,37 @@ impl BodyOut {
 
     fn freeze(&mut self) {
         if !self.buf.is_empty() {
-            let buf = mem::replace(&mut self.buf, Vec::with_capacity(BUF_CAPACITY));
-            self.chunks.push(Bytes::from(buf));
+            let chunk = take_chunk(&mut self.buf);
+            self.chunks.push(chunk);
         }
     }
 
     fn finish(mut self) -> WireBody {
         if !self.buf.is_empty() {
-            self.chunks.push(Bytes::from(self.buf));
+            let chunk = if mostly_full(&self.buf) { Bytes::from(self.buf) } else { Bytes::copy_from_slice(&self.buf) };
+            self.chunks.push(chunk);
         }
         WireBody { chunks: self.chunks }
+    }
+}
+
+/// Whether `buf` is worth sending as it is rather than copied out (see [`take_chunk`]).
+fn mostly_full(buf: &Vec<u8>) -> bool {
+    buf.len() * 2 >= buf.capacity()
+}
+
+/// The bytes of `buf` as a chunk to send, `buf` left empty to write on. A
+/// chunk holds on to its allocation until the request is answered: a few
+/// hundred fresh bytes (a body's head, the open run, the tool definitions)
+/// are copied out rather than keeping a 4 KiB buffer alive per request in
+/// flight; a buffer that is mostly full is handed over as it is.
+fn take_chunk(buf: &mut Vec<u8>) -> Bytes {
+    if mostly_full(buf) {
+        Bytes::from(mem::replace(buf, Vec::with_capacity(BUF_CAPACITY)))
+    } else {
+        let chunk = Bytes::copy_from_slice(buf);
+        buf.clear();
+        chunk
     }
 }
 

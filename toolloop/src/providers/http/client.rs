@@ -298,11 +298,24 @@ impl HttpClient {
         if (200..300).contains(&status) {
             return Ok(response);
         }
+        // Boxed: the error path's state would otherwise size the future of
+        // every call (and so the memory of every call in flight).
+        Err(Box::pin(self.failure(response, stream)).await)
+    }
+
+    /// What a failure status says: the error read from its body, whether
+    /// and when to retry (or the failure to read that body).
+    async fn failure(&self, response: Incoming, stream: bool) -> Failure {
+        let status = response.status;
         let headers = response.headers.clone();
         let bytes = if stream {
-            tokio::time::timeout(self.timeout, self.read_body(response)).await.map_err(|_| self.timed_out())??
+            tokio::time::timeout(self.timeout, self.read_body(response)).await.unwrap_or_else(|_| Err(self.timed_out()))
         } else {
-            self.read_body(response).await?
+            self.read_body(response).await
+        };
+        let bytes = match bytes {
+            Ok(bytes) => bytes,
+            Err(failure) => return failure,
         };
         let server_wait = retry::server_wait(&headers);
         let request_id =
@@ -311,7 +324,7 @@ impl HttpClient {
             .with_retry_after(server_wait)
             .with_request_id(request_id);
         let retryable = retry::should_retry_header(&headers).unwrap_or_else(|| retry::status_is_retryable(status));
-        Err(Failure { error, retryable, server_wait })
+        Failure { error, retryable, server_wait }
     }
 }
 

@@ -2,8 +2,11 @@
 //! NDJSON lines) in, neutral [`StreamEvent`]s out.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use futures_util::{Stream, StreamExt as _};
+use tokio::time::Sleep;
 
 use crate::model::ModelError;
 use crate::model::StreamEvent;
@@ -19,7 +22,7 @@ pub(crate) struct Frame {
 /// Turns one wire format's stream into neutral events. Pure: it never does
 /// I/O, so every transcript can be tested without a server.
 #[allow(unreachable_pub)] // named by the sealed `Format`
-pub trait StreamDecoder: Send {
+pub trait StreamDecoder: Send + Unpin {
     /// Decodes one frame, appending the events it says to `out`. Error
     /// events of the API and data that cannot be understood are errors.
     fn decode(&mut self, event: Option<&str>, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
@@ -40,52 +43,92 @@ const DRAIN: std::time::Duration = std::time::Duration::from_millis(250);
 /// The events `decoder` makes of `frames`. The stream ends after the
 /// decoder's final event (what follows is read briefly and ignored, see
 /// [`DRAIN`]), at the end of the frames, or with the first error.
-pub(crate) fn decode_frames<F, D>(frames: F, decoder: D) -> impl Stream<Item = Result<StreamEvent, ModelError>> + Send
+pub(crate) fn decode_frames<F, D>(frames: F, decoder: D) -> DecodedFrames<F, D>
 where
     F: Stream<Item = Result<Frame, ModelError>> + Send + Unpin,
     D: StreamDecoder,
 {
-    struct State<F, D> {
-        frames: F,
-        decoder: D,
-        ready: VecDeque<StreamEvent>,
-        scratch: Vec<StreamEvent>,
-        ended: bool,
-    }
+    DecodedFrames { frames, decoder, ready: VecDeque::new(), scratch: Vec::new(), drain: None, ended: false }
+}
 
-    let state = State { frames, decoder, ready: VecDeque::new(), scratch: Vec::new(), ended: false };
-    futures_util::stream::unfold(state, |mut state| async move {
+/// The stream [`decode_frames`] returns: a plain struct polled in place (an
+/// `unfold` moved its whole state in and out of a new future per event).
+pub(crate) struct DecodedFrames<F, D> {
+    frames: F,
+    decoder: D,
+    /// Decoded, not yet handed out.
+    ready: VecDeque<StreamEvent>,
+    /// Where the decoder appends one frame's events.
+    scratch: Vec<StreamEvent>,
+    /// While the rest of the body is read after the final event: until when.
+    drain: Option<Pin<Box<Sleep>>>,
+    ended: bool,
+}
+
+impl<F, D> Stream for DecodedFrames<F, D>
+where
+    F: Stream<Item = Result<Frame, ModelError>> + Unpin,
+    D: StreamDecoder + Unpin,
+{
+    type Item = Result<StreamEvent, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
         loop {
-            if let Some(event) = state.ready.pop_front() {
-                return Some((Ok(event), state));
+            if let Some(event) = this.ready.pop_front() {
+                return Poll::Ready(Some(Ok(event)));
             }
-            if state.ended {
-                return None;
+            if this.ended {
+                return Poll::Ready(None);
             }
-            if state.decoder.is_done() {
-                state.ended = true;
-                let rest = async { while let Some(Ok(_)) = state.frames.next().await {} };
-                let _ = tokio::time::timeout(DRAIN, rest).await;
-                continue;
+            if this.decoder.is_done() {
+                return this.poll_drain(cx);
             }
-            let result = match state.frames.next().await {
-                Some(Ok(frame)) => state.decoder.decode(frame.event.as_deref(), &frame.data, &mut state.scratch),
+            let result = match ready!(this.frames.poll_next_unpin(cx)) {
+                Some(Ok(frame)) => this.decoder.decode(frame.event.as_deref(), &frame.data, &mut this.scratch),
                 Some(Err(error)) => Err(error),
                 None => {
-                    state.ended = true;
-                    state.decoder.finish(&mut state.scratch)
+                    this.ended = true;
+                    this.decoder.finish(&mut this.scratch)
                 }
             };
             if let Err(error) = result {
                 // `ready` was empty before this frame: only the frame's own
                 // events are dropped, never one already handed out.
-                state.scratch.clear();
-                state.ended = true;
-                return Some((Err(error), state));
+                this.scratch.clear();
+                this.ended = true;
+                return Poll::Ready(Some(Err(error)));
             }
-            state.ready.extend(state.scratch.drain(..));
+            // Most frames make one event: handed out without queueing.
+            if this.scratch.len() == 1
+                && let Some(event) = this.scratch.pop()
+            {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            this.ready.extend(this.scratch.drain(..));
         }
-    })
+    }
+}
+
+impl<F, D> DecodedFrames<F, D>
+where
+    F: Stream<Item = Result<Frame, ModelError>> + Unpin,
+{
+    /// Reads what follows the final event, for [`DRAIN`] at most, then ends.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, ModelError>>> {
+        let drain = self.drain.get_or_insert_with(|| Box::pin(tokio::time::sleep(DRAIN)));
+        loop {
+            match self.frames.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(_))) => {}
+                Poll::Ready(_) => break,
+                Poll::Pending if drain.as_mut().poll(cx).is_ready() => break,
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        self.ended = true;
+        self.drain = None;
+        Poll::Ready(None)
+    }
 }
 
 /// The error for frame data a decoder could not parse.
@@ -171,5 +214,70 @@ pub(crate) mod testing {
             }
         }
         whole
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::{StreamExt as _, stream};
+
+    use super::{Frame, StreamDecoder, decode_frames};
+    use crate::model::{ModelError, StreamEvent};
+
+    /// Done after the frame whose data is `end`; every other frame is a text delta.
+    struct UntilEnd {
+        done: bool,
+    }
+
+    impl StreamDecoder for UntilEnd {
+        fn decode(&mut self, _event: Option<&str>, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+            if data == "end" {
+                self.done = true;
+            } else {
+                out.push(StreamEvent::TextDelta { index: 0, text: data.to_owned() });
+            }
+            Ok(())
+        }
+
+        fn is_done(&self) -> bool {
+            self.done
+        }
+
+        fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+            Ok(())
+        }
+    }
+
+    fn frames(data: &[&str]) -> Vec<Result<Frame, ModelError>> {
+        data.iter().map(|data| Ok(Frame { event: None, data: (*data).to_owned() })).collect()
+    }
+
+    fn texts(events: &[Result<StreamEvent, ModelError>]) -> Vec<&str> {
+        events
+            .iter()
+            .map(|event| match event {
+                Ok(StreamEvent::TextDelta { text, .. }) => text.as_str(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_follows_the_final_event_is_read_and_ignored() {
+        let frames = stream::iter(frames(&["a", "b", "end", "late"]));
+        let events: Vec<_> = decode_frames(frames, UntilEnd { done: false }).collect().await;
+        assert_eq!(texts(&events), ["a", "b"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stays_open_after_the_final_event_ends_after_the_drain() {
+        let frames = stream::iter(frames(&["a", "end"])).chain(stream::pending());
+        let started = tokio::time::Instant::now();
+        let events: Vec<_> = decode_frames(Box::pin(frames), UntilEnd { done: false }).collect().await;
+        assert_eq!(texts(&events), ["a"]);
+        assert_eq!(started.elapsed(), super::DRAIN);
+        assert!(super::DRAIN < Duration::from_secs(1));
     }
 }

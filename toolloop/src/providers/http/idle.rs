@@ -1,7 +1,7 @@
 //! Ending a streamed body that stalls.
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt as _};
@@ -28,6 +28,7 @@ where
         idle,
         last_item,
         timer: Box::pin(tokio::time::sleep_until(deadline(last_item, idle))),
+        registered: None,
     }
 }
 
@@ -49,6 +50,11 @@ struct IdleTimeout<S> {
     idle: Duration,
     last_item: Instant,
     timer: Pin<Box<Sleep>>,
+    /// The waker the timer last registered. A body is read an event at a
+    /// time, so the stream waits after nearly every item; polling the timer
+    /// each time only to register the same waker again cost more than the
+    /// rest of this layer. `None` forces the next wait to register.
+    registered: Option<Waker>,
 }
 
 impl<S, T> Stream for IdleTimeout<S>
@@ -68,6 +74,11 @@ where
             }
             return Poll::Ready(item);
         }
+        let same_waker = this.registered.as_ref().is_some_and(|waker| waker.will_wake(cx.waker()));
+        if same_waker && !this.timer.is_elapsed() {
+            // The timer holds this task's waker: it wakes it when it fires.
+            return Poll::Pending;
+        }
         while this.timer.as_mut().poll(cx).is_ready() {
             let deadline = deadline(this.last_item, this.idle);
             if Instant::now() >= deadline {
@@ -77,6 +88,9 @@ where
             }
             // Items came since the timer was set: wait for the new deadline.
             this.timer.as_mut().reset(deadline);
+        }
+        if !same_waker {
+            this.registered = Some(cx.waker().clone());
         }
         Poll::Pending
     }

@@ -14,6 +14,7 @@ mod builder;
 mod client;
 mod decoder;
 mod error;
+mod events;
 mod format;
 mod idle;
 mod model;

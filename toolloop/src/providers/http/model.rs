@@ -1,22 +1,23 @@
 //! The model every HTTP provider is: one client, one wire format, one cache.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use futures_util::{StreamExt as _, stream};
 use tracing::Instrument as _;
 
 use super::body::{Body, BodyOut, WireBody};
 use super::body_cache::BodyCache;
 use super::client::HttpClient;
 use super::decoder::decode_frames;
+use super::events::{CallEvents, Frames, Opened};
 use super::format::{CallSettings, Framing, WireFormat};
 use super::ndjson::{MAX_LINE_BYTES, ndjson_frames};
 use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
     BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ModelStream, ReasoningConfig, ResponseAccumulator,
-    StreamEvent, until_content,
+    until_content,
 };
 
 /// A model behind an HTTP API speaking wire format `W`:
@@ -144,7 +145,9 @@ impl<W: WireFormat> HttpModel<W> {
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         if W::must_stream(request.max_tokens.or(self.max_tokens).or(W::DEFAULT_MAX_TOKENS)) {
-            let events = self.open_stream_retrying(request).await?;
+            // Boxed: this rare path would otherwise size every call's future
+            // (and so the memory of every call in flight).
+            let events = Box::pin(self.open_stream_retrying(request)).await?;
             let response = ResponseAccumulator::new().collect(events).await?;
             self.shared.format.answered(self.call_settings(&request, true), &request, &response);
             return Ok(response);
@@ -168,13 +171,16 @@ impl<W: WireFormat> HttpModel<W> {
     /// then; the events before content (started, usage) are held back until
     /// it comes. A failure after content ends the stream: its consumer has
     /// seen part of an answer.
-    async fn open_stream_retrying(&self, request: ModelRequest<'_>) -> Result<ModelStream<'static>, ModelError> {
+    async fn open_stream_retrying(&self, request: ModelRequest<'_>) -> Result<Opened<W>, ModelError> {
         let policy = self.shared.http.retry_policy();
         let mut retry = 0;
         loop {
             let mut events = self.open_stream(request).await?;
             let error = match until_content(&mut events).await {
-                Ok(held) => return Ok(Box::pin(stream::iter(held).chain(events))),
+                Ok(held) => {
+                    events.held = held.into();
+                    return Ok(events);
+                }
                 Err(error) => error,
             };
             if !error.is_retryable() || retry >= policy.max_retries() {
@@ -196,28 +202,23 @@ impl<W: WireFormat> HttpModel<W> {
     /// Opens a streamed call: the body with streaming on, posted with
     /// retries until the server answers with success, then its frames
     /// through the format's decoder.
-    async fn open_stream(&self, request: ModelRequest<'_>) -> Result<ModelStream<'static>, ModelError> {
+    async fn open_stream(&self, request: ModelRequest<'_>) -> Result<Opened<W>, ModelError> {
         let http = &self.shared.http;
         let headers = self.shared.format.prepare(self.call_settings(&request, true), &request)?;
         let body = self.body(&request, true).map_err(|error| http.body_error(&error))?;
         let body_bytes = body.len();
         dump_request(W::PROVIDER, http.url(), &body);
         let bytes = http.post_stream(body, &headers).await?;
-        let frames = match W::FRAMING {
-            Framing::Sse => sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES).boxed(),
-            Framing::Ndjson => ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES).boxed(),
+        let frames: Frames = match W::FRAMING {
+            Framing::Sse => Box::pin(sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES)),
+            Framing::Ndjson => Box::pin(ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES)),
         };
-        let shared = Arc::clone(&self.shared);
-        let events = decode_frames(frames, self.shared.format.stream_decoder()).map(move |event| match event {
-            // The prompt is checked as for a whole response: a truncated
-            // prompt fails the call instead of being answered.
-            Ok(StreamEvent::Usage(usage)) => match shared.format.check_prompt(usage.input_tokens, body_bytes) {
-                Ok(()) => Ok(StreamEvent::Usage(usage)),
-                Err(error) => Err(error),
-            },
-            other => other,
-        });
-        Ok(Box::pin(events))
+        Ok(Opened {
+            held: VecDeque::new(),
+            events: decode_frames(frames, self.shared.format.stream_decoder()),
+            shared: Arc::clone(&self.shared),
+            body_bytes,
+        })
     }
 }
 
@@ -254,38 +255,17 @@ impl<W: WireFormat> Model for HttpModel<W> {
 
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         let trace = CallTrace::start(W::PROVIDER, &self.model, &request);
-        let opened = self.open_stream_retrying(request).instrument(trace.span());
-        let events = stream::once(opened).flat_map(|opened| match opened {
-            Ok(events) => events,
-            Err(error) => Box::pin(stream::once(std::future::ready(Err(error)))),
-        });
-        // A failure is the last item, as `ModelStream` promises (a prompt
-        // check failing on the usage would otherwise be followed by more).
-        let events = events
-            .scan(false, |failed, event| {
-                let item = (!*failed).then(|| {
-                    *failed = event.is_err();
-                    event
-                });
-                std::future::ready(item)
-            })
-            .inspect(move |event| trace.observe(event));
-        if !self.shared.format.records_answers() {
-            return Box::pin(events);
-        }
-        // The format remembers answers (a Responses chain): the response is
-        // collected beside the consumer, and seen once it is whole.
-        let mut accumulator = Some(ResponseAccumulator::new());
-        Box::pin(events.inspect(move |event| {
-            let Ok(event) = event else { return };
-            let Some(collected) = accumulator.as_mut() else { return };
-            if collected.push(event).is_err() {
-                accumulator = None;
-            } else if collected.is_finished()
-                && let Some(Ok(response)) = accumulator.take().map(ResponseAccumulator::finish)
-            {
-                self.shared.format.answered(self.call_settings(&request, true), &request, &response);
-            }
-        }))
+        let opening = Box::pin(self.open_stream_retrying(request).instrument(trace.span()));
+        Box::pin(CallEvents {
+            model: self,
+            request,
+            opening: Some(opening),
+            events: None,
+            trace,
+            // The format remembers answers (a Responses chain): the response
+            // is collected beside the consumer, and seen once it is whole.
+            answer: self.shared.format.records_answers().then(ResponseAccumulator::new),
+            ended: false,
+        })
     }
 }

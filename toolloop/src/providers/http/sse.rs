@@ -147,6 +147,15 @@ where
                 return Poll::Ready(None);
             };
             match std::task::ready!(source.poll_next_unpin(cx)) {
+                // The usual chunk (a server writes an event at a time): whole
+                // lines, small, nothing waiting before it: handed on as it is.
+                Some(Ok(chunk))
+                    if this.unfinished.is_empty()
+                        && chunk.len() <= PARSER_SLICE
+                        && chunk.last().is_some_and(|&byte| matches!(byte, b'\n' | b'\r')) =>
+                {
+                    return Poll::Ready(Some(Ok(chunk)));
+                }
                 Some(Ok(chunk)) => this.take_in(chunk),
                 Some(Err(error)) => return Poll::Ready(Some(Err(error))),
                 None => {

@@ -11,6 +11,8 @@
 //! Neutral indices follow the order of the non-streamed response: reasoning
 //! 0, text 1, refusal 2, then the tool calls from 3 in the order they began.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -77,15 +79,15 @@ impl StreamDecoder for ChatStreamDecoder {
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|error| malformed_frame(PROVIDER, "a chunk", &error, data))?;
         if let Some(error) = chunk.error {
-            return Err(api_error(error));
+            return Err(api_error(*error));
         }
         // Azure's first chunk holds only prompt filter results, with an
         // empty model and id: the response starts with the first real chunk.
         let announces = !chunk.choices.is_empty() || chunk.usage.is_some();
         if self.phase == Phase::Waiting && announces {
             self.phase = Phase::Streaming;
-            let model = chunk.model.filter(|model| !model.is_empty());
-            let id = chunk.id.filter(|id| !id.is_empty());
+            let model = chunk.model.filter(|model| !model.is_empty()).map(Cow::into_owned);
+            let id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
             out.push(StreamEvent::Started { model, provider: Some(PROVIDER.to_owned()), id });
         }
         // Only the first choice is used, as in the non-streamed response.
@@ -97,7 +99,7 @@ impl StreamDecoder for ChatStreamDecoder {
             }
         }
         if chunk.usage.is_some() {
-            out.push(StreamEvent::Usage(usage(chunk.usage)));
+            out.push(StreamEvent::Usage(usage(chunk.usage.map(|usage| *usage))));
         }
         Ok(())
     }
@@ -267,18 +269,22 @@ pub(crate) fn error_kind(error_type: Option<&str>) -> ModelErrorKind {
     kind_for_status(status, error_type)
 }
 
+/// `id` and `model` repeat in every chunk and are read from the first only:
+/// borrowed from the data (unless escaped), not allocated per chunk. The
+/// usage (once per stream) and an error (rarely) are boxed, so that the
+/// chunk every text delta arrives in stays small to move.
 #[derive(Debug, Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
     #[serde(default)]
     choices: Vec<Choice>,
     #[serde(default)]
-    usage: Option<WireUsage>,
+    usage: Option<Box<WireUsage>>,
     #[serde(default)]
-    error: Option<ErrorDetail>,
+    error: Option<Box<ErrorDetail>>,
 }
 
 #[derive(Debug, Deserialize)]
