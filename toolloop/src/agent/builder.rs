@@ -10,6 +10,7 @@ use super::agent::Agent;
 use super::error::BuildError;
 use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
+use super::output_mode::OutputMode;
 use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
@@ -19,7 +20,7 @@ use super::state::{
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::model::Model;
+use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
 use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions};
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
@@ -390,6 +391,38 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
+    /// How the output reaches the agent (default [`OutputMode::Tool`]): the
+    /// output tool, the provider's native response schema, or JSON in the
+    /// answer as the system prompt asks. See [`OutputMode`].
+    ///
+    /// ```
+    /// use toolloop::agent::OutputMode;
+    /// use toolloop::testing::ScriptedModel;
+    /// use toolloop::{Agent, Conversation, ModelResponse};
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { approved: bool }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new().respond(ModelResponse::from_text(r#"{"approved": true}"#));
+    /// let agent = Agent::builder().model(model.clone()).output::<Verdict>().output_mode(OutputMode::Native).build()?;
+    /// let mut conversation = Conversation::new();
+    /// conversation.push_user("Approve it?");
+    /// assert!(agent.run(&mut conversation).await?.output.approved);
+    /// // The request carried the schema, and no output tool.
+    /// let request = model.last_request().unwrap();
+    /// assert!(request.response_schema.is_some() && request.tools.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn output_mode(mut self, mode: OutputMode) -> Self
+    where
+        O: Typed,
+    {
+        self.typed.mode = mode;
+        self
+    }
+
     /// Renames the output tool (default `final_output`).
     pub fn output_tool_name(mut self, name: impl Into<std::borrow::Cow<'static, str>>) -> Self
     where
@@ -503,8 +536,25 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             }
         }
         let model = self.model.into_model();
+        let (mode, response_schema) = match &output_definition {
+            Some(definition) => resolve_mode(typed.mode, definition, &*model, self.tools.is_empty())?,
+            None => (OutputMode::Tool, None),
+        };
+        if mode.reads_text() && typed.reflection.is_some() {
+            return Err(BuildError::ReflectionNeedsOutputTool);
+        }
+        let mut system = self.system;
+        if let (OutputMode::Prompted, Some(definition)) = (mode, &output_definition) {
+            let instructions = prompted_instructions(&definition.input_schema);
+            system = Some(match system {
+                Some(system) => format!("{system}\n\n{instructions}"),
+                None => instructions,
+            });
+        }
         let mut definitions = self.tools.definitions().to_vec();
-        definitions.extend(output_definition.iter().cloned());
+        if mode == OutputMode::Tool {
+            definitions.extend(output_definition.iter().cloned());
+        }
         if output_definition.is_some() && typed.reflection.is_some() {
             definitions.push(submit_definition());
         }
@@ -512,7 +562,9 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             model,
             tools: self.tools,
             definitions: definitions.into(),
-            system: self.system,
+            system,
+            output_mode: mode,
+            response_schema,
             name: self.name,
             options: self.options,
             hooks: self.hooks,
@@ -527,6 +579,49 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 }
 
+/// The mode an agent runs in (`Auto` resolved) and, in native mode, the
+/// schema its requests carry; an error when native output was asked of a
+/// model that says it cannot give it.
+fn resolve_mode(
+    asked: OutputMode,
+    definition: &crate::tool::ToolDefinition,
+    model: &dyn Model,
+    no_tools: bool,
+) -> Result<(OutputMode, Option<ResponseSchema>), BuildError> {
+    if !matches!(asked, OutputMode::Native | OutputMode::Auto) {
+        return Ok((asked, None));
+    }
+    let schema = ResponseSchema::new(definition.name.clone(), definition.input_schema.clone());
+    let refused = match model.response_schema_support(&schema) {
+        ResponseSchemaSupport::WithTools | ResponseSchemaSupport::Unknown if asked == OutputMode::Native => None,
+        ResponseSchemaSupport::WithTools => None,
+        ResponseSchemaSupport::WithoutTools if no_tools => None,
+        ResponseSchemaSupport::WithoutTools => {
+            Some("it cannot call tools while it follows a response schema, and this agent has tools".to_owned())
+        }
+        ResponseSchemaSupport::Unsupported(reason) => Some(reason),
+        // Auto: only a model that says it can.
+        _ => Some(String::new()),
+    };
+    match (refused, asked) {
+        (None, _) => Ok((OutputMode::Native, Some(schema))),
+        (Some(_), OutputMode::Auto) => Ok((OutputMode::Tool, None)),
+        (Some(reason), _) => Err(BuildError::NativeOutputUnsupported {
+            provider: model.provider().to_owned(),
+            model: model.name().to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// The system prompt's paragraph in prompted mode.
+fn prompted_instructions(schema: &serde_json::Value) -> String {
+    format!(
+        "When you give your final answer, reply with only your output as one JSON value (bare, or in one \
+         ```json fenced block), with no other text, following this JSON schema:\n{schema}"
+    )
+}
+
 /// The typed settings for output type `U`, which is `T` itself (or `Text`
 /// for a text agent, which has none of them).
 fn convert<T: 'static, U: OutputIs<T>>(spec: TypedSpec<T>) -> TypedSpec<U> {
@@ -534,6 +629,7 @@ fn convert<T: 'static, U: OutputIs<T>>(spec: TypedSpec<T>) -> TypedSpec<U> {
         name: spec.name,
         description: spec.description,
         reflection: spec.reflection.and_then(U::reflection),
+        mode: spec.mode,
         checks: spec
             .checks
             .into_iter()

@@ -31,6 +31,7 @@
 // The agent is the module's subject; its file is named after it.
 #[allow(clippy::module_inception)]
 pub(crate) mod agent;
+mod answer_json;
 mod attempts;
 pub(crate) mod builder;
 mod builder_hooks;
@@ -39,6 +40,7 @@ pub(crate) mod error;
 mod handlers;
 mod output;
 mod output_bounds;
+mod output_mode;
 mod own_tools;
 mod sealed;
 mod spec;
@@ -46,4 +48,5 @@ pub mod state;
 
 pub use handlers::{NoReflection, Reflective};
 pub use output::{DEFAULT_OUTPUT_TOOL, OutputType, Text};
+pub use output_mode::OutputMode;
 pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};

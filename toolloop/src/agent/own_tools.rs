@@ -40,13 +40,19 @@ pub(crate) struct Proposal<O> {
 
 impl<O: AgentOutput> Proposal<O> {
     fn from_call(call: &ToolCall, definition: &ToolDefinition) -> Self {
-        let call_id = call.id.clone();
-        match arguments::normalize(&call.input, &definition.input_schema) {
+        Self::from_input(call.id.clone(), &call.input, definition)
+    }
+
+    /// An output read from `input`: a call's arguments, or (native and
+    /// prompted modes, with no call to answer: `call_id` is empty) the JSON
+    /// of a text answer.
+    pub(crate) fn from_input(call_id: String, input: &Value, definition: &ToolDefinition) -> Self {
+        match arguments::normalize(input, &definition.input_schema) {
             Ok(value) => {
                 let parsed = O::parse(&value).map_err(|error| error.to_string());
                 Self { call_id, value: value.into_owned(), parsed }
             }
-            Err(error) => Self { call_id, value: call.input.clone(), parsed: Err(error.to_string()) },
+            Err(error) => Self { call_id, value: input.clone(), parsed: Err(error.to_string()) },
         }
     }
 }
