@@ -299,3 +299,31 @@ async fn the_output_streams_as_it_forms_in_every_mode() {
     assert!(deltas.len() > 3, "{deltas:?}");
     assert_eq!(deltas.last().unwrap()["note"], json!("a long note"));
 }
+
+#[tokio::test]
+async fn the_fakes_reject_what_the_apis_reject() {
+    use toolloop_workspace::output_rules::check;
+    // A strict schema with an open object, sent as it is: OpenAI's 400.
+    let server = TestServer::respond_with(fake(Api::Chat, vec![Turn::answer("{}")])).await;
+    let model = OpenAi::builder().api_key("k").base_url(server.url()).build().unwrap();
+    let mut schema = ResponseSchema::new("report", json!({"type": "object", "properties": {"a": {"type": "string"}}}));
+    schema.strict_schema = Some(json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}));
+    let history = [toolloop::Message::user("hi")];
+    let error = model.complete(ModelRequest::new(&history).with_response_schema(&schema)).await.unwrap_err();
+    assert_eq!(error.status(), Some(400));
+    assert!(error.to_string().contains("'additionalProperties' is required to be supplied and to be false"), "{error}");
+    // The same schema made strict by the crate passes.
+    let strict = ResponseSchema::new("report", json!({"type": "object", "properties": {"a": {"type": "string"}}}));
+    assert!(model.complete(ModelRequest::new(&history).with_response_schema(&strict)).await.is_ok());
+
+    let missing = json!({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": true,
+        "schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"], "additionalProperties": false}}}});
+    assert!(check(Api::Chat, &missing).unwrap_err().message().contains("Missing 'b'"));
+    let bad_name = json!({"text": {"format": {"type": "json_schema", "name": "my report", "schema": {"type": "object"}}}});
+    assert!(check(Api::Responses, &bad_name).unwrap_err().message().contains("text.format.name"));
+    let bounds = json!({"model": "claude-sonnet-4-5", "output_config": {"format": {"type": "json_schema",
+        "schema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "additionalProperties": false}}}});
+    assert!(check(Api::Anthropic, &bounds).unwrap_err().message().contains("'minimum' is not supported"));
+    let old = json!({"model": "claude-3-7-sonnet-latest", "output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "additionalProperties": false}}}});
+    assert!(check(Api::Anthropic, &old).unwrap_err().message().contains("does not support structured outputs"));
+}
