@@ -8,7 +8,7 @@ use toolloop::agent::OutputMode;
 use toolloop::run::{AttemptFailure, Termination};
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, BoxFuture, BuildError, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
+    Agent, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
 };
 
 /// A verdict.
@@ -147,16 +147,52 @@ fn auto_picks_native_only_when_the_model_says_it_can() {
     assert_eq!(explicit.output_mode(), OutputMode::Native);
 }
 
-#[test]
-fn reflection_needs_the_output_tool() {
+#[tokio::test]
+async fn reflection_renders_each_text_answer_and_submit_ends_the_loop() {
+    use toolloop::ToolCall;
     for mode in [OutputMode::Native, OutputMode::Prompted] {
-        let error = Agent::builder()
-            .model(ScriptedModel::new())
+        let model = ScriptedModel::new()
+            .respond(ModelResponse::from_text(r#"{"approved": false, "reason": "over the limit"}"#))
+            .respond(ModelResponse::from_text("not json"))
+            .respond(ModelResponse::from_text(GOOD))
+            .respond(ModelResponse::from_tool_calls([ToolCall::new("s1", "submit", json!({}))]));
+        let agent = Agent::builder()
+            .model(model.clone())
             .output::<Verdict>()
             .output_mode(mode)
-            .reflection(|verdict: &Verdict| format!("{verdict:?}"))
+            .reflection(|verdict: &Verdict| format!("Draft: approved={}", verdict.approved))
             .build()
-            .unwrap_err();
-        assert_eq!(error, BuildError::ReflectionNeedsOutputTool);
+            .unwrap();
+        let mut conversation = question();
+        let done = agent.run(&mut conversation).await.unwrap();
+        assert!(done.output.approved);
+        assert_eq!((done.metadata.attempts, done.metadata.iterations), (1, 4));
+        let requests = model.requests();
+        assert_eq!(requests[0].tool_names(), ["submit"], "{mode:?}: submit, and no output tool");
+        let rendered = requests[1].last_text();
+        assert!(rendered.starts_with("Draft: approved=false") && rendered.contains("call `submit`"), "{rendered}");
+        assert!(requests[2].last_text().contains("could not be read"), "{}", requests[2].last_text());
+        assert!(requests[3].last_text().starts_with("Draft: approved=true"));
+        // The verdict answers the `submit` call.
+        let verdict = conversation.messages().last().unwrap().tool_results().next().unwrap().clone();
+        assert_eq!((verdict.call_id.as_str(), verdict.content.as_str()), ("s1", "Output accepted."));
     }
+}
+
+#[tokio::test]
+async fn submit_before_any_text_output_ends_the_run() {
+    use toolloop::ToolCall;
+    let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls([ToolCall::new("s1", "submit", json!({}))]));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Verdict>()
+        .output_mode(OutputMode::Native)
+        .reflection(|verdict: &Verdict| format!("{verdict:?}"))
+        .build()
+        .unwrap();
+    let mut conversation = question();
+    let error = agent.run(&mut conversation).await.unwrap_err();
+    assert_eq!(error.termination(), &Termination::SubmitBeforeOutput { attempt: 1 });
+    let result = conversation.messages().last().unwrap().tool_results().next().unwrap().content.clone();
+    assert!(result.contains("answer with your output as one JSON value first"), "{result}");
 }

@@ -82,9 +82,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
     ) -> Result<(O::Value, Termination), Stop> {
         // One control for every attempt: with reflection, an output proposed
         // but not submitted can still be submitted in the next attempt.
+        // Without reflection, the native and prompted modes own no tool.
+        let offered = self.output_mode == OutputMode::Tool;
         let own_tools = (self.output_definition.as_ref())
-            .filter(|_| self.output_mode == OutputMode::Tool)
-            .map(|definition| OwnTools::new(definition, self.typed.reflection.as_deref()));
+            .filter(|_| offered || self.typed.reflection.is_some())
+            .map(|definition| OwnTools::new(definition, offered, self.typed.reflection.as_deref()));
         let mut control = AgentControl { text: &self.text, own_tools };
         for attempt in 1..=self.max_attempts {
             tally.attempts = attempt;
@@ -243,6 +245,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let tool = self.output_tool();
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
         let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
+        if self.output_mode.reads_text() {
+            return format!("Your output was rejected:{list}\nAnswer again with a corrected output as one JSON value{then}.");
+        }
         format!("Your output was rejected:{list}\nCall `{tool}` again with a corrected output{then}.")
     }
 

@@ -540,9 +540,6 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             Some(definition) => resolve_mode(typed.mode, definition, &*model, self.tools.is_empty())?,
             None => (OutputMode::Tool, None),
         };
-        if mode.reads_text() && typed.reflection.is_some() {
-            return Err(BuildError::ReflectionNeedsOutputTool);
-        }
         let mut system = self.system;
         if let (OutputMode::Prompted, Some(definition)) = (mode, &output_definition) {
             let instructions = prompted_instructions(&definition.input_schema);

@@ -53,16 +53,6 @@ pub enum BuildError {
         /// Why.
         reason: String,
     },
-    /// A reflection handler was set on an agent whose output is read from
-    /// the answer's text ([`OutputMode::Native`](crate::agent::OutputMode::Native)
-    /// or [`Prompted`](crate::agent::OutputMode::Prompted)): reflection
-    /// returns its rendering as the output tool's result, so it needs the
-    /// output tool.
-    #[error(
-        "a reflection handler needs the output tool, whose result carries its rendering: use `OutputMode::Tool` \
-         with `.reflection(..)`, or drop the reflection handler"
-    )]
-    ReflectionNeedsOutputTool,
     /// A limit is zero, or a number is negative or not finite: every limit
     /// must be positive and finite (leave it unset for no limit).
     #[error("`{setting}` must be positive and finite, got {value}: leave it unset for no limit")]
