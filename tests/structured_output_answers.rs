@@ -5,10 +5,11 @@
 
 use serde_json::json;
 use toolloop::agent::OutputMode;
+use toolloop::agent::state::WithModel;
 use toolloop::run::{AttemptFailure, Termination};
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
+    Agent, AgentBuilder, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
 };
 
 /// A verdict.
@@ -27,6 +28,14 @@ fn question() -> Conversation {
     conversation
 }
 
+/// The agent `builder` makes in `mode` (native or prompted).
+fn build(builder: AgentBuilder<WithModel, Verdict>, mode: OutputMode) -> Agent<Verdict> {
+    match mode {
+        OutputMode::Native => builder.native_output().build().unwrap(),
+        _ => builder.prompted_output().build().unwrap(),
+    }
+}
+
 const GOOD: &str = r#"{"approved": true, "reason": "within policy"}"#;
 
 #[tokio::test]
@@ -42,7 +51,7 @@ async fn each_bad_answer_is_fed_back_and_the_next_attempt_succeeds() {
     for mode in [OutputMode::Native, OutputMode::Prompted] {
         for (answer, expected) in bad {
             let model = ScriptedModel::new().respond(ModelResponse::from_text(answer)).respond(ModelResponse::from_text(GOOD));
-            let agent = Agent::builder().model(model.clone()).output::<Verdict>().output_mode(mode).build().unwrap();
+            let agent = build(Agent::builder().model(model.clone()).output::<Verdict>(), mode);
             let mut conversation = question();
             let done = agent.run(&mut conversation).await.unwrap();
             assert!(done.output.approved && done.output.reason == "within policy");
@@ -63,7 +72,7 @@ async fn a_cut_off_answer_says_so_and_exhausted_attempts_are_a_typed_error() {
     let agent = Agent::builder()
         .model(model.clone())
         .output::<Verdict>()
-        .output_mode(OutputMode::Native)
+        .native_output()
         .max_attempts(2)
         .build()
         .unwrap();
@@ -80,7 +89,7 @@ async fn a_cut_off_answer_says_so_and_exhausted_attempts_are_a_typed_error() {
 async fn native_requests_carry_the_schema_and_prompted_ones_the_instructions() {
     let model = ScriptedModel::new().respond(ModelResponse::from_text(GOOD));
     let agent =
-        Agent::builder().model(model.clone()).system("Be fair.").output::<Verdict>().output_mode(OutputMode::Native).build().unwrap();
+        Agent::builder().model(model.clone()).system("Be fair.").output::<Verdict>().native_output().build().unwrap();
     agent.run(&mut question()).await.unwrap();
     let request = model.last_request().unwrap();
     let schema = request.response_schema.unwrap();
@@ -92,13 +101,26 @@ async fn native_requests_carry_the_schema_and_prompted_ones_the_instructions() {
 
     let model = ScriptedModel::new().respond(ModelResponse::from_text(GOOD));
     let agent =
-        Agent::builder().model(model.clone()).system("Be fair.").output::<Verdict>().output_mode(OutputMode::Prompted).build().unwrap();
+        Agent::builder().model(model.clone()).system("Be fair.").output::<Verdict>().prompted_output().build().unwrap();
     agent.run(&mut question()).await.unwrap();
     let request = model.last_request().unwrap();
     assert!(request.response_schema.is_none() && request.tools.is_empty());
     let system = request.system.unwrap();
     assert!(system.starts_with("Be fair.\n\nWhen you give your final answer"), "{system}");
     assert!(system.contains(r#""minLength":3"#), "{system}");
+
+    // The request for the output can be reworded; the schema still follows.
+    let model = ScriptedModel::new().respond(ModelResponse::from_text(GOOD));
+    let agent = Agent::builder()
+        .model(model.clone())
+        .output::<Verdict>()
+        .prompted_output()
+        .output_instructions("Antworte nur mit JSON nach diesem Schema:")
+        .build()
+        .unwrap();
+    agent.run(&mut question()).await.unwrap();
+    let system = model.last_request().unwrap().system.unwrap();
+    assert!(system.starts_with("Antworte nur mit JSON nach diesem Schema:\n{"), "{system}");
 }
 
 #[tokio::test]
@@ -128,7 +150,7 @@ impl Model for Silent {
 #[test]
 fn auto_picks_native_only_when_the_model_says_it_can() {
     let auto = |model: Box<dyn Model>| {
-        Agent::builder().model(model).output::<Verdict>().output_mode(OutputMode::Auto).build().unwrap()
+        Agent::builder().model(model).output::<Verdict>().auto_output().build().unwrap()
     };
     let native = auto(Box::new(ScriptedModel::new()));
     assert_eq!(native.output_mode(), OutputMode::Native);
@@ -141,7 +163,7 @@ fn auto_picks_native_only_when_the_model_says_it_can() {
     let explicit = Agent::builder()
         .model(Silent(ScriptedModel::new()))
         .output::<Verdict>()
-        .output_mode(OutputMode::Native)
+        .native_output()
         .build()
         .unwrap();
     assert_eq!(explicit.output_mode(), OutputMode::Native);
@@ -156,13 +178,14 @@ async fn reflection_renders_each_text_answer_and_submit_ends_the_loop() {
             .respond(ModelResponse::from_text("not json"))
             .respond(ModelResponse::from_text(GOOD))
             .respond(ModelResponse::from_tool_calls([ToolCall::new("s1", "submit", json!({}))]));
-        let agent = Agent::builder()
+        let builder = Agent::builder()
             .model(model.clone())
             .output::<Verdict>()
-            .output_mode(mode)
-            .reflection(|verdict: &Verdict| format!("Draft: approved={}", verdict.approved))
-            .build()
-            .unwrap();
+            .reflection(|verdict: &Verdict| format!("Draft: approved={}", verdict.approved));
+        let agent = match mode {
+            OutputMode::Native => builder.native_output().build().unwrap(),
+            _ => builder.prompted_output().build().unwrap(),
+        };
         let mut conversation = question();
         let done = agent.run(&mut conversation).await.unwrap();
         assert!(done.output.approved);
@@ -186,7 +209,7 @@ async fn submit_before_any_text_output_ends_the_run() {
     let agent = Agent::builder()
         .model(model)
         .output::<Verdict>()
-        .output_mode(OutputMode::Native)
+        .native_output()
         .reflection(|verdict: &Verdict| format!("{verdict:?}"))
         .build()
         .unwrap();

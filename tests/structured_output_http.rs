@@ -46,7 +46,13 @@ struct Report {
 }
 
 fn agent(model: impl Model + 'static, mode: OutputMode) -> Result<Agent<Report>, BuildError> {
-    Agent::builder().model(model).system("Compare cities.").tool::<Population>().output::<Report>().output_mode(mode).build()
+    let builder = Agent::builder().model(model).system("Compare cities.").tool::<Population>().output::<Report>();
+    match mode {
+        OutputMode::Native => builder.native_output().build(),
+        OutputMode::Prompted => builder.prompted_output().build(),
+        OutputMode::Auto => builder.auto_output().build(),
+        _ => builder.build(),
+    }
 }
 
 fn question() -> Conversation {
@@ -177,7 +183,7 @@ async fn ollama_takes_a_format_only_without_tools() {
         TestServer::respond_with(fake(Api::Ollama, vec![Turn::answer(r#"{"largest": "Rome", "confidence": 2}"#)])).await;
     let model = || Ollama::builder().base_url(server.url()).build().unwrap();
     let agent_without_tools =
-        Agent::builder().model(model()).output::<Report>().output_mode(OutputMode::Native).build().unwrap();
+        Agent::builder().model(model()).output::<Report>().native_output().build().unwrap();
     let mut conversation = question();
     assert_eq!(agent_without_tools.run(&mut conversation).await.unwrap().output.largest, "Rome");
     let body = server.requests()[0].json();

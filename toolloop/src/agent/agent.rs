@@ -159,8 +159,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         &self.definitions
     }
 
-    /// How the output reaches the agent: as set with
-    /// [`output_mode`](crate::AgentBuilder::output_mode), with
+    /// How the output reaches the agent: as chosen on the builder, with
     /// [`OutputMode::Auto`] resolved for the model; [`OutputMode::Tool`] on
     /// a text agent.
     pub fn output_mode(&self) -> OutputMode {

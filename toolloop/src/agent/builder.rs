@@ -15,8 +15,8 @@ use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSy
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
-    Buildable, Built, HasModel, ModelUnset, NoModel, OutputIs, OutputUnset, ReflectionUnset, TextConfigured, TextMode,
-    Typed, WithModel,
+    AutoOutput, Buildable, Built, HasModel, ModeUnset, ModelUnset, NativeOutput, NoModel, OutputIs, OutputTool,
+    OutputUnset, PromptedMode, PromptedOutput, ReflectionUnset, TextConfigured, TextMode, ToolOptions, Typed, WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -30,7 +30,7 @@ use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 ///
 /// Start with [`Agent::builder`].
 #[must_use = "an agent builder does nothing until `.build()` is called"]
-pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
+pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection, K = OutputTool> {
     pub(super) model: M,
     pub(super) tools: ToolSet,
     /// The first configuration error found by a setter, reported by `build()`.
@@ -44,10 +44,10 @@ pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
     pub(super) max_attempts: u32,
     pub(super) text: TextSpec,
     pub(super) typed: TypedSpec<O>,
-    pub(super) state: PhantomData<fn() -> (M, R)>,
+    pub(super) state: PhantomData<fn() -> (M, R, K)>,
 }
 
-impl<M: fmt::Debug, O, R> fmt::Debug for AgentBuilder<M, O, R> {
+impl<M: fmt::Debug, O, R, K> fmt::Debug for AgentBuilder<M, O, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentBuilder")
             .field("model", &self.model)
@@ -78,12 +78,16 @@ impl Agent {
     }
 }
 
-impl<M, O, R> AgentBuilder<M, O, R> {
-    fn with_state<O2, R2>(self, typed: TypedSpec<O2>) -> AgentBuilder<M, O2, R2> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
+    fn with_state<O2, R2>(self, typed: TypedSpec<O2>) -> AgentBuilder<M, O2, R2, K> {
         self.with_model(typed, |model| model)
     }
 
-    fn with_model<M2, O2, R2>(self, typed: TypedSpec<O2>, model: impl FnOnce(M) -> M2) -> AgentBuilder<M2, O2, R2> {
+    fn with_model<M2, O2, R2>(
+        self,
+        typed: TypedSpec<O2>,
+        model: impl FnOnce(M) -> M2,
+    ) -> AgentBuilder<M2, O2, R2, K> {
         AgentBuilder {
             model: model(self.model),
             tools: self.tools,
@@ -101,11 +105,30 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         }
     }
 
+    fn with_mode<K2>(mut self, mode: OutputMode) -> AgentBuilder<M, O, R, K2> {
+        self.typed.mode = mode;
+        AgentBuilder {
+            model: self.model,
+            tools: self.tools,
+            error: self.error,
+            system: self.system,
+            name: self.name,
+            options: self.options,
+            hooks: self.hooks,
+            governance: self.governance,
+            cancel: self.cancel,
+            max_attempts: self.max_attempts,
+            text: self.text,
+            typed: self.typed,
+            state: PhantomData,
+        }
+    }
+
     /// Sets the model (any [`Model`]: a provider, a test model, an `Arc<dyn Model>`).
     /// An agent has one model: a second call does not compile. (To fall
     /// back to another model when one fails, wrap both in a
     /// [`Fallback`](crate::providers::Fallback).)
-    pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R>
+    pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R, K>
     where
         M: ModelUnset,
     {
@@ -299,7 +322,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// whose input schema is `T`'s. `T` is an [`OutputType`](crate::agent::OutputType): each of its
     /// requirements is a bound of its own here, so that a type missing one
     /// is told which (and how to add it).
-    pub fn output<T>(self) -> AgentBuilder<M, T, R>
+    pub fn output<T>(self) -> AgentBuilder<M, T, R, K>
     where
         O: OutputUnset,
         T: OutputDeserialize + OutputSchema + OutputSend + OutputSync + 'static,
@@ -340,14 +363,14 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 }
 
 /// Options of typed agents.
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Sets the reflection handler: the output tool returns its rendering of
     /// the proposed output, the model may refine it, and an injected
     /// `submit` tool ends the iteration loop.
     pub fn reflection<T: 'static, S: ReflectionText>(
         mut self,
         handler: impl Fn(&T) -> S + Send + Sync + 'static,
-    ) -> AgentBuilder<M, O, Reflective>
+    ) -> AgentBuilder<M, O, Reflective, K>
     where
         O: Typed + OutputIs<T>,
         R: ReflectionUnset,
@@ -391,9 +414,12 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
-    /// How the output reaches the agent (default [`OutputMode::Tool`]): the
-    /// output tool, the provider's native response schema, or JSON in the
-    /// answer as the system prompt asks. See [`OutputMode`].
+    /// Takes the output from the provider's native structured output
+    /// ([`OutputMode::Native`]): each request carries the output type's
+    /// schema ([`ResponseSchema`]) and the model's final text answer
+    /// follows it; the model may still call tools first. `build()` fails
+    /// when the model says it cannot
+    /// ([`BuildError::NativeOutputUnsupported`](crate::BuildError::NativeOutputUnsupported)).
     ///
     /// ```
     /// use toolloop::agent::OutputMode;
@@ -405,7 +431,8 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let model = ScriptedModel::new().respond(ModelResponse::from_text(r#"{"approved": true}"#));
-    /// let agent = Agent::builder().model(model.clone()).output::<Verdict>().output_mode(OutputMode::Native).build()?;
+    /// let agent = Agent::builder().model(model.clone()).output::<Verdict>().native_output().build()?;
+    /// assert_eq!(agent.output_mode(), OutputMode::Native);
     /// let mut conversation = Conversation::new();
     /// conversation.push_user("Approve it?");
     /// assert!(agent.run(&mut conversation).await?.output.approved);
@@ -415,44 +442,91 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub fn output_mode(mut self, mode: OutputMode) -> Self
+    pub fn native_output(self) -> AgentBuilder<M, O, R, NativeOutput>
     where
         O: Typed,
+        K: ModeUnset,
     {
-        self.typed.mode = mode;
+        self.with_mode(OutputMode::Native)
+    }
+
+    /// Asks for the output as JSON in the final text answer
+    /// ([`OutputMode::Prompted`]): the system prompt gets a paragraph with
+    /// the instructions and the output type's schema, and the output is
+    /// read from the answer, bare or in one fenced block. For servers that
+    /// enforce neither tools nor schemas well.
+    pub fn prompted_output(self) -> AgentBuilder<M, O, R, PromptedOutput>
+    where
+        O: Typed,
+        K: ModeUnset,
+    {
+        self.with_mode(OutputMode::Prompted)
+    }
+
+    /// Native output when the model says it follows a response schema
+    /// together with tools (or the agent has no tools), else the output
+    /// tool ([`OutputMode::Auto`]); [`Agent::output_mode`] tells which.
+    pub fn auto_output(self) -> AgentBuilder<M, O, R, AutoOutput>
+    where
+        O: Typed,
+        K: ModeUnset,
+    {
+        self.with_mode(OutputMode::Auto)
+    }
+
+    /// Replaces the sentence of the prompted mode's system-prompt
+    /// paragraph that asks for the output (the schema still follows it):
+    /// say it in the prompt's language, or the way a small model follows
+    /// best.
+    pub fn output_instructions(mut self, instructions: impl Into<String>) -> Self
+    where
+        O: Typed,
+        K: PromptedMode,
+    {
+        self.typed.instructions = Some(instructions.into());
         self
     }
 
     /// Renames the output tool (default `final_output`).
-    pub fn output_tool_name(mut self, name: impl Into<std::borrow::Cow<'static, str>>) -> Self
+    pub fn output_tool_name(
+        mut self,
+        name: impl Into<std::borrow::Cow<'static, str>>,
+    ) -> AgentBuilder<M, O, R, K::Configured>
     where
         O: Typed,
+        K: ToolOptions,
     {
         self.typed.name = name.into();
-        self
+        let mode = self.typed.mode;
+        self.with_mode(mode)
     }
 
     /// Sets the output tool's description (by default, a sentence and the
     /// output type's doc comment). An empty one is rejected by
     /// [`build`](AgentBuilder::build).
-    pub fn output_tool_description(mut self, description: impl Into<std::borrow::Cow<'static, str>>) -> Self
+    pub fn output_tool_description(
+        mut self,
+        description: impl Into<std::borrow::Cow<'static, str>>,
+    ) -> AgentBuilder<M, O, R, K::Configured>
     where
         O: Typed,
+        K: ToolOptions,
     {
         let description = description.into();
         if description.trim().is_empty() {
             self.error.get_or_insert(BuildError::EmptyOutputToolDescription);
         }
         self.typed.description = Some(description);
-        self
+        let mode = self.typed.mode;
+        self.with_mode(mode)
     }
 }
 
 /// Options of text agents.
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// On the first text-only answer, asks the model once to verify that the
     /// task is complete; it may continue with tools or confirm.
-    pub fn double_confirmation(self) -> AgentBuilder<M, TextConfigured, R>
+    pub fn double_confirmation(self) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -460,7 +534,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Double confirmation with your own prompt.
-    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> AgentBuilder<M, TextConfigured, R>
+    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -473,7 +547,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     pub fn terminal_check(
         mut self,
         check: impl Fn(&[ExecutedCall]) -> Option<String> + Send + Sync + 'static,
-    ) -> AgentBuilder<M, TextConfigured, R>
+    ) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -486,7 +560,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     pub fn on_iteration_limit(
         mut self,
         hook: impl Fn(&LimitReached) -> LimitDecision<String> + Send + Sync + 'static,
-    ) -> AgentBuilder<M, TextConfigured, R>
+    ) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -495,7 +569,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 }
 
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Builds the agent. Fails only on what types cannot catch: two tools
     /// with one name (also one of yours named like the output tool, or
     /// `submit` on an agent with reflection), an output type whose schema
@@ -542,7 +616,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         };
         let mut system = self.system;
         if let (OutputMode::Prompted, Some(definition)) = (mode, &output_definition) {
-            let instructions = prompted_instructions(&definition.input_schema);
+            let instructions = prompted_instructions(typed.instructions.as_deref(), &definition.input_schema);
             system = Some(match system {
                 Some(system) => format!("{system}\n\n{instructions}"),
                 None => instructions,
@@ -612,11 +686,12 @@ fn resolve_mode(
 }
 
 /// The system prompt's paragraph in prompted mode.
-fn prompted_instructions(schema: &serde_json::Value) -> String {
-    format!(
-        "When you give your final answer, reply with only your output as one JSON value (bare, or in one \
-         ```json fenced block), with no other text, following this JSON schema:\n{schema}"
-    )
+fn prompted_instructions(instructions: Option<&str>, schema: &serde_json::Value) -> String {
+    let ask = instructions.unwrap_or(
+        "When you give your final answer, reply with only your output as one JSON value (bare, or in one ```json \
+         fenced block), with no other text, following this JSON schema:",
+    );
+    format!("{ask}\n{schema}")
 }
 
 /// The typed settings for output type `U`, which is `T` itself (or `Text`
@@ -627,6 +702,7 @@ fn convert<T: 'static, U: OutputIs<T>>(spec: TypedSpec<T>) -> TypedSpec<U> {
         description: spec.description,
         reflection: spec.reflection.and_then(U::reflection),
         mode: spec.mode,
+        instructions: spec.instructions,
         checks: spec
             .checks
             .into_iter()

@@ -1,8 +1,14 @@
 //! How a typed agent's output reaches it: through an output tool, the
 //! provider's native response schema, or JSON in the answer's text.
 
-/// How a typed agent gets its output from the model, set with
-/// [`AgentBuilder::output_mode`](crate::AgentBuilder::output_mode).
+/// How a typed agent gets its output from the model: the output tool by
+/// default, or the mode chosen with
+/// [`native_output`](crate::AgentBuilder::native_output),
+/// [`prompted_output`](crate::AgentBuilder::prompted_output) or
+/// [`auto_output`](crate::AgentBuilder::auto_output) (what
+/// [`Agent::output_mode`](crate::Agent::output_mode) reports, `Auto`
+/// resolved). Options of one mode do not compile in another: the output
+/// tool's name in the native mode, say.
 ///
 /// In every mode the model may call the agent's tools first; only its final
 /// answer is the output, and it is validated the same way (deserialisation
@@ -31,6 +37,8 @@ pub enum OutputMode {
     /// output type's schema ([`ResponseSchema`](crate::ResponseSchema)) and
     /// the final text answer follows it. `build()` fails when the model says
     /// it cannot ([`BuildError::NativeOutputUnsupported`](crate::BuildError::NativeOutputUnsupported)).
+    /// With reflection, each answer is rendered back to the model as a user
+    /// message, and `submit` submits the last one.
     Native,
     /// The schema and instructions go in the system prompt, and the output
     /// is read from the final text answer, bare JSON or one fenced block:

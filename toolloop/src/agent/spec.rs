@@ -32,11 +32,13 @@ pub(crate) struct TypedSpec<T> {
     pub(crate) checks: Vec<Check<T>>,
     /// How the output reaches the agent (as set; `build()` resolves `Auto`).
     pub(crate) mode: OutputMode,
+    /// The prompted mode's request for the output, replacing the default.
+    pub(crate) instructions: Option<String>,
 }
 
 impl<T> Default for TypedSpec<T> {
     fn default() -> Self {
-        Self { name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL), description: None, reflection: None, checks: Vec::new(), mode: OutputMode::Tool }
+        Self { name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL), description: None, reflection: None, checks: Vec::new(), mode: OutputMode::Tool, instructions: None }
     }
 }
 
@@ -48,6 +50,7 @@ impl<T> Clone for TypedSpec<T> {
             reflection: self.reflection.clone(),
             checks: self.checks.clone(),
             mode: self.mode,
+            instructions: self.instructions.clone(),
         }
     }
 }
