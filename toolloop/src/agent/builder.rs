@@ -488,13 +488,13 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     }
 
     /// Renames the output tool (default `final_output`).
-    pub fn output_tool_name(
+    pub fn output_tool_name<K2>(
         mut self,
         name: impl Into<std::borrow::Cow<'static, str>>,
-    ) -> AgentBuilder<M, O, R, K::Configured>
+    ) -> AgentBuilder<M, O, R, K2>
     where
         O: Typed,
-        K: ToolOptions,
+        K: ToolOptions<Configured = K2>,
     {
         self.typed.name = name.into();
         let mode = self.typed.mode;
@@ -504,13 +504,13 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Sets the output tool's description (by default, a sentence and the
     /// output type's doc comment). An empty one is rejected by
     /// [`build`](AgentBuilder::build).
-    pub fn output_tool_description(
+    pub fn output_tool_description<K2>(
         mut self,
         description: impl Into<std::borrow::Cow<'static, str>>,
-    ) -> AgentBuilder<M, O, R, K::Configured>
+    ) -> AgentBuilder<M, O, R, K2>
     where
         O: Typed,
-        K: ToolOptions,
+        K: ToolOptions<Configured = K2>,
     {
         let description = description.into();
         if description.trim().is_empty() {

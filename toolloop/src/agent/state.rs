@@ -78,7 +78,7 @@ impl OutputUnset for Text {}
 #[diagnostic::on_unimplemented(
     message = "this option needs a typed output, but this agent answers with `{Self}`",
     label = "only available on typed agents",
-    note = "call `.output::<YourType>()` first; reflection, validators and the output tool's name belong to typed agents"
+    note = "call `.output::<YourType>()` first; reflection, validators, the output mode and the output tool's name belong to typed agents"
 )]
 pub trait Typed: OutputType {}
 
