@@ -101,13 +101,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut forming = 0;
         while let Some(event) = stream.next().await {
             match event {
-                RunEvent::ToolExecutionFinished { call, result } => println!("{mode:?}: {} -> {}", call.name, result.content),
+                RunEvent::ToolExecutionFinished { call, result } => {
+                    println!("{mode:?}: {} -> {}", call.name, result.content);
+                }
                 RunEvent::OutputDelta { .. } => forming += 1,
                 RunEvent::Finished(done) => {
                     let done = done?;
                     let Comparison { larger, confidence } = &done.output;
                     println!("{mode:?}: {larger} (confidence {confidence}/5), seen forming in {forming} deltas");
-                    println!("{mode:?}: {} model calls, {} tokens\n", done.metadata.model_calls, done.metadata.usage.total());
+                    println!(
+                        "{mode:?}: {} model calls, {} tokens\n",
+                        done.metadata.model_calls,
+                        done.metadata.usage.total()
+                    );
                 }
                 _ => {}
             }

@@ -43,14 +43,18 @@ async fn each_bad_answer_is_fed_back_and_the_next_attempt_succeeds() {
     let bad = [
         ("I would approve it.", "is not JSON"),
         (r#"{"approved": true, "reason": "ok!"} I hope this helps."#, "text after the JSON value"),
-        ("```json\n{\"approved\": true, \"reason\": \"fine\"}\n{\"approved\": false, \"reason\": \"no\"}\n```", "more than one JSON value"),
+        (
+            "```json\n{\"approved\": true, \"reason\": \"fine\"}\n{\"approved\": false, \"reason\": \"no\"}\n```",
+            "more than one JSON value",
+        ),
         ("", "empty"),
         (r#"{"approved": "yes", "reason": "fine"}"#, "approved"),
         (r#"{"approved": true, "reason": "ok"}"#, "reason"),
     ];
     for mode in [OutputMode::Native, OutputMode::Prompted] {
         for (answer, expected) in bad {
-            let model = ScriptedModel::new().respond(ModelResponse::from_text(answer)).respond(ModelResponse::from_text(GOOD));
+            let model =
+                ScriptedModel::new().respond(ModelResponse::from_text(answer)).respond(ModelResponse::from_text(GOOD));
             let agent = build(Agent::builder().model(model.clone()).output::<Verdict>(), mode);
             let mut conversation = question();
             let done = agent.run(&mut conversation).await.unwrap();
@@ -69,13 +73,8 @@ async fn each_bad_answer_is_fed_back_and_the_next_attempt_succeeds() {
 async fn a_cut_off_answer_says_so_and_exhausted_attempts_are_a_typed_error() {
     let cut = || ModelResponse::from_text(r#"{"approved": true, "rea"#).with_stop_reason(StopReason::MaxTokens);
     let model = ScriptedModel::new().respond(cut()).respond(cut());
-    let agent = Agent::builder()
-        .model(model.clone())
-        .output::<Verdict>()
-        .native_output()
-        .max_attempts(2)
-        .build()
-        .unwrap();
+    let agent =
+        Agent::builder().model(model.clone()).output::<Verdict>().native_output().max_attempts(2).build().unwrap();
     let mut conversation = question();
     let error = agent.run(&mut conversation).await.unwrap_err();
     assert_eq!(error.termination(), &Termination::ValidationFailed { attempts: 2 });
@@ -125,7 +124,8 @@ async fn native_requests_carry_the_schema_and_prompted_ones_the_instructions() {
 
 #[tokio::test]
 async fn a_refusal_ends_a_typed_run_in_tool_mode_too() {
-    let model = ScriptedModel::new().respond(ModelResponse::from_text("I can't.").with_stop_reason(StopReason::Refusal));
+    let model =
+        ScriptedModel::new().respond(ModelResponse::from_text("I can't.").with_stop_reason(StopReason::Refusal));
     let agent = Agent::builder().model(model).output::<Verdict>().build().unwrap();
     let error = agent.run(&mut question()).await.unwrap_err();
     assert_eq!(error.termination(), &Termination::Refused { attempt: 1, message: "I can't.".into() });
@@ -136,10 +136,10 @@ async fn a_refusal_ends_a_typed_run_in_tool_mode_too() {
 struct Silent(ScriptedModel);
 
 impl Model for Silent {
-    fn provider(&self) -> &str {
+    fn provider(&self) -> &'static str {
         "silent"
     }
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "silent-1"
     }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
@@ -149,9 +149,7 @@ impl Model for Silent {
 
 #[test]
 fn auto_picks_native_only_when_the_model_says_it_can() {
-    let auto = |model: Box<dyn Model>| {
-        Agent::builder().model(model).output::<Verdict>().auto_output().build().unwrap()
-    };
+    let auto = |model: Box<dyn Model>| Agent::builder().model(model).output::<Verdict>().auto_output().build().unwrap();
     let native = auto(Box::new(ScriptedModel::new()));
     assert_eq!(native.output_mode(), OutputMode::Native);
     assert!(native.response_schema().is_some());
@@ -160,12 +158,8 @@ fn auto_picks_native_only_when_the_model_says_it_can() {
     assert_eq!(tool.output_mode(), OutputMode::Tool);
     assert_eq!(tool.tool_definitions()[0].name, "final_output");
     // Asked for explicitly, native mode trusts a model that does not say.
-    let explicit = Agent::builder()
-        .model(Silent(ScriptedModel::new()))
-        .output::<Verdict>()
-        .native_output()
-        .build()
-        .unwrap();
+    let explicit =
+        Agent::builder().model(Silent(ScriptedModel::new())).output::<Verdict>().native_output().build().unwrap();
     assert_eq!(explicit.output_mode(), OutputMode::Native);
 }
 
@@ -205,7 +199,8 @@ async fn reflection_renders_each_text_answer_and_submit_ends_the_loop() {
 #[tokio::test]
 async fn submit_before_any_text_output_ends_the_run() {
     use toolloop::ToolCall;
-    let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls([ToolCall::new("s1", "submit", json!({}))]));
+    let model =
+        ScriptedModel::new().respond(ModelResponse::from_tool_calls([ToolCall::new("s1", "submit", json!({}))]));
     let agent = Agent::builder()
         .model(model)
         .output::<Verdict>()

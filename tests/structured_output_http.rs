@@ -117,7 +117,10 @@ async fn native_on_openai_responses_is_a_strict_text_format_beside_callable_tool
     let first = requests[0].json();
     assert_eq!(tool_names(&first), ["population"]);
     let format = &first["text"]["format"];
-    assert_eq!((&format["type"], &format["name"], &format["strict"]), (&json!("json_schema"), &json!("final_output"), &json!(true)));
+    assert_eq!(
+        (&format["type"], &format["name"], &format["strict"]),
+        (&json!("json_schema"), &json!("final_output"), &json!(true))
+    );
     assert_eq!(format["schema"]["additionalProperties"], json!(false));
     assert_eq!(requests[1].json()["input"].as_array().unwrap().last().unwrap()["type"], json!("function_call_output"));
 }
@@ -141,7 +144,10 @@ async fn native_on_anthropic_closes_objects_and_keeps_bounds_as_words() {
 async fn bounds_the_provider_does_not_enforce_are_still_checked_and_fed_back() {
     let server = TestServer::respond_with(fake(
         Api::Anthropic,
-        vec![Turn::answer(r#"{"largest": "Paris", "confidence": 9}"#), Turn::answer(r#"{"largest": "Paris", "confidence": 5}"#)],
+        vec![
+            Turn::answer(r#"{"largest": "Paris", "confidence": 9}"#),
+            Turn::answer(r#"{"largest": "Paris", "confidence": 5}"#),
+        ],
     ))
     .await;
     let model = Anthropic::builder().api_key("k").model("claude-opus-4-6").base_url(server.url()).build().unwrap();
@@ -160,7 +166,8 @@ async fn bounds_the_provider_does_not_enforce_are_still_checked_and_fed_back() {
 #[tokio::test]
 async fn anthropic_models_without_structured_outputs_fail_before_anything_is_sent() {
     let server = TestServer::respond_with(fake(Api::Anthropic, tool_then_answer())).await;
-    let old = || Anthropic::builder().api_key("k").model("claude-3-5-haiku-20241022").base_url(server.url()).build().unwrap();
+    let old =
+        || Anthropic::builder().api_key("k").model("claude-3-5-haiku-20241022").base_url(server.url()).build().unwrap();
     // At build time, naming the modes to use instead.
     let error = agent(old(), OutputMode::Native).unwrap_err();
     assert!(matches!(error, BuildError::NativeOutputUnsupported { .. }), "{error}");
@@ -180,10 +187,10 @@ async fn anthropic_models_without_structured_outputs_fail_before_anything_is_sen
 async fn ollama_takes_a_format_only_without_tools() {
     // No helper tools: the schema goes in `format`.
     let server =
-        TestServer::respond_with(fake(Api::Ollama, vec![Turn::answer(r#"{"largest": "Rome", "confidence": 2}"#)])).await;
+        TestServer::respond_with(fake(Api::Ollama, vec![Turn::answer(r#"{"largest": "Rome", "confidence": 2}"#)]))
+            .await;
     let model = || Ollama::builder().base_url(server.url()).build().unwrap();
-    let agent_without_tools =
-        Agent::builder().model(model()).output::<Report>().native_output().build().unwrap();
+    let agent_without_tools = Agent::builder().model(model()).output::<Report>().native_output().build().unwrap();
     let mut conversation = question();
     assert_eq!(agent_without_tools.run(&mut conversation).await.unwrap().output.largest, "Rome");
     let body = server.requests()[0].json();
@@ -251,7 +258,10 @@ async fn a_refusal_is_a_typed_ending_on_every_wire() {
 async fn an_answer_cut_off_mid_json_is_fed_back() {
     let server = TestServer::respond_with(fake(
         Api::Chat,
-        vec![Turn::CutOff(r#"{"largest": "Par"#.into()), Turn::answer(r#"{"largest": "Paris", "confidence": 1, "note": null}"#)],
+        vec![
+            Turn::CutOff(r#"{"largest": "Par"#.into()),
+            Turn::answer(r#"{"largest": "Paris", "confidence": 1, "note": null}"#),
+        ],
     ))
     .await;
     let model = OpenAi::builder().api_key("k").base_url(server.url()).build().unwrap();
@@ -280,7 +290,9 @@ async fn streamed_deltas(agent: &Agent<Report>) -> (Vec<Value>, Report) {
 
 #[tokio::test]
 async fn the_output_streams_as_it_forms_in_every_mode() {
-    for (api, mode) in [(Api::Chat, OutputMode::Native), (Api::Anthropic, OutputMode::Native), (Api::Ollama, OutputMode::Prompted)] {
+    for (api, mode) in
+        [(Api::Chat, OutputMode::Native), (Api::Anthropic, OutputMode::Native), (Api::Ollama, OutputMode::Prompted)]
+    {
         let server = TestServer::respond_with(fake(api, tool_then_answer())).await;
         let model: Box<dyn Model> = match api {
             Api::Chat => Box::new(OpenAi::builder().api_key("k").base_url(server.url()).build().unwrap()),
@@ -325,7 +337,8 @@ async fn the_fakes_reject_what_the_apis_reject() {
     let missing = json!({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": true,
         "schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"], "additionalProperties": false}}}});
     assert!(check(Api::Chat, &missing).unwrap_err().message().contains("Missing 'b'"));
-    let bad_name = json!({"text": {"format": {"type": "json_schema", "name": "my report", "schema": {"type": "object"}}}});
+    let bad_name =
+        json!({"text": {"format": {"type": "json_schema", "name": "my report", "schema": {"type": "object"}}}});
     assert!(check(Api::Responses, &bad_name).unwrap_err().message().contains("text.format.name"));
     let bounds = json!({"model": "claude-sonnet-4-5", "output_config": {"format": {"type": "json_schema",
         "schema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "additionalProperties": false}}}});

@@ -8,7 +8,7 @@
 //!   `name` of letters, digits, `_` and `-` (up to 64), its root is an
 //!   object, and with `strict: true` every object has
 //!   `additionalProperties: false` and lists every property in `required`
-//!   ("Invalid schema for response_format '...': In context=(...), ...").
+//!   (`Invalid schema for response_format '...': In context=(...), ...`).
 //!   Tools stay callable: a scripted tool call is returned while a schema
 //!   is set, as the API does.
 //! - Anthropic `output_config.format`: only on Claude Opus/Sonnet 4.5,
@@ -107,10 +107,7 @@ pub fn check(api: Api, body: &Value) -> Result<(), Rejection> {
         Api::Ollama => match body.get("format") {
             None | Some(Value::Object(_)) => Ok(()),
             Some(Value::String(json)) if json == "json" => Ok(()),
-            Some(other) => Err(Rejection {
-                status: 400,
-                body: json!({"error": format!("invalid format: {other}")}),
-            }),
+            Some(other) => Err(Rejection { status: 400, body: json!({"error": format!("invalid format: {other}")}) }),
         },
     }
 }
@@ -135,7 +132,7 @@ fn check_openai_format(
         Some("json_schema") => {}
         other => {
             return Err(error(
-                &format!("Invalid value: {:?}. Supported values are: 'text', 'json_object', and 'json_schema'.", other),
+                &format!("Invalid value: {other:?}. Supported values are: 'text', 'json_object', and 'json_schema'."),
                 &format!("{param}.type"),
             ));
         }
@@ -146,21 +143,25 @@ fn check_openai_format(
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !valid_name {
         return Err(error(
-            &format!("Invalid '{param}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."),
+            &format!(
+                "Invalid '{param}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+            ),
             &format!("{param}.name"),
         ));
     }
     let schema = &schema_holder["schema"];
     if schema["type"] != "object" {
         return Err(error(
-            &format!("Invalid schema for response_format '{name}': schema must be a JSON Schema of 'type: \"object\"', got 'type: {}'.", schema["type"]),
+            &format!(
+                "Invalid schema for response_format '{name}': schema must be a JSON Schema of 'type: \"object\"', got 'type: {}'.",
+                schema["type"]
+            ),
             param,
         ));
     }
     if schema_holder["strict"] == json!(true) {
-        check_strict(schema, &mut Vec::new()).map_err(|problem| {
-            error(&format!("Invalid schema for response_format '{name}': {problem}"), param)
-        })?;
+        check_strict(schema, &mut Vec::new())
+            .map_err(|problem| error(&format!("Invalid schema for response_format '{name}': {problem}"), param))?;
     }
     Ok(())
 }
@@ -169,7 +170,9 @@ fn check_openai_format(
 fn check_strict(schema: &Value, context: &mut Vec<String>) -> Result<(), String> {
     let Some(object) = schema.as_object() else { return Ok(()) };
     let where_ = || format!("In context=({})", context.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", "));
-    let is_object = object.get("type").is_some_and(|t| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object")));
+    let is_object = object
+        .get("type")
+        .is_some_and(|t| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object")));
     if is_object || object.contains_key("properties") {
         if object.get("additionalProperties") != Some(&json!(false)) {
             return Err(format!("{}, 'additionalProperties' is required to be supplied and to be false.", where_()));
@@ -231,13 +234,23 @@ fn check_anthropic(body: &Value) -> Result<(), Rejection> {
     if format["type"] != "json_schema" {
         return Err(anthropic_error("output_config.format.type: Input should be 'json_schema'"));
     }
-    check_anthropic_schema(&format["schema"], "output_config.format.schema").map_err(|message| anthropic_error(&message))
+    check_anthropic_schema(&format["schema"], "output_config.format.schema")
+        .map_err(|message| anthropic_error(&message))
 }
 
 /// Anthropic's JSON Schema limitations, on every subschema.
 fn check_anthropic_schema(schema: &Value, path: &str) -> Result<(), String> {
     let Some(object) = schema.as_object() else { return Ok(()) };
-    for keyword in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "maxItems"] {
+    for keyword in [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "maxItems",
+    ] {
         if object.contains_key(keyword) {
             return Err(format!("{path}: property '{keyword}' is not supported"));
         }
@@ -301,7 +314,9 @@ fn responses(turn: &Turn) -> Value {
             "completed",
             Value::Null,
         ),
-        Turn::Answer(text) => (message(json!({"type": "output_text", "text": text, "annotations": []})), "completed", Value::Null),
+        Turn::Answer(text) => {
+            (message(json!({"type": "output_text", "text": text, "annotations": []})), "completed", Value::Null)
+        }
         Turn::Refusal(text) => (message(json!({"type": "refusal", "refusal": text})), "completed", Value::Null),
         Turn::CutOff(text) => (
             message(json!({"type": "output_text", "text": text, "annotations": []})),
@@ -319,7 +334,9 @@ fn responses(turn: &Turn) -> Value {
 
 fn anthropic(turn: &Turn) -> Value {
     let (content, stop) = match turn {
-        Turn::Call(id, name, input) => (json!([{"type": "tool_use", "id": id, "name": name, "input": input}]), "tool_use"),
+        Turn::Call(id, name, input) => {
+            (json!([{"type": "tool_use", "id": id, "name": name, "input": input}]), "tool_use")
+        }
         Turn::Answer(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
         Turn::Refusal(text) => (json!([{"type": "text", "text": text}]), "refusal"),
         Turn::CutOff(text) => (json!([{"type": "text", "text": text}]), "max_tokens"),

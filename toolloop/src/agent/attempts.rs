@@ -6,8 +6,8 @@ use futures_util::FutureExt as _;
 use tracing::Instrument as _;
 
 use super::agent::Agent;
-use super::constraints;
 use super::answer_json::answer_json;
+use super::constraints;
 use super::output::{AgentOutput, DEFAULT_OUTPUT_TOOL};
 use super::output_mode::OutputMode;
 use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOOL};
@@ -99,7 +99,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     Some(output) => return Ok((output, Termination::Signal)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
-                LoopEnd::Answer(text) if self.output_definition.is_some() && tally.stop_reason == Some(StopReason::Refusal) => {
+                LoopEnd::Answer(text)
+                    if self.output_definition.is_some() && tally.stop_reason == Some(StopReason::Refusal) =>
+                {
                     return Err(Stop::new(Termination::Refused { attempt, message: text }));
                 }
                 LoopEnd::Answer(text) if self.output_mode.reads_text() => {
@@ -177,7 +179,8 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let value = match answer_json(text) {
             Ok(value) => value,
             Err(error) if cut_off => {
-                let cut = "your answer was cut off at the output token limit before it was complete: give a shorter output";
+                let cut =
+                    "your answer was cut off at the output token limit before it was complete: give a shorter output";
                 return Ok(Err(vec![cut.to_owned(), error]));
             }
             Err(error) => return Ok(Err(vec![error])),
@@ -246,7 +249,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
         let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
         if self.output_mode.reads_text() {
-            return format!("Your output was rejected:{list}\nAnswer again with a corrected output as one JSON value{then}.");
+            return format!(
+                "Your output was rejected:{list}\nAnswer again with a corrected output as one JSON value{then}."
+            );
         }
         format!("Your output was rejected:{list}\nCall `{tool}` again with a corrected output{then}.")
     }

@@ -10,19 +10,23 @@ use super::agent::Agent;
 use super::error::BuildError;
 use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
-use super::output_mode::OutputMode;
 use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend, OutputSync};
+use super::output_mode::OutputMode;
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
     AutoOutput, Buildable, Built, HasModel, ModeUnset, ModelUnset, NativeOutput, NoModel, OutputIs, OutputTool,
-    OutputUnset, PromptedMode, PromptedOutput, ReflectionUnset, TextConfigured, TextMode, ToolOptions, Typed, WithModel,
+    OutputUnset, PromptedMode, PromptedOutput, ReflectionUnset, TextConfigured, TextMode, ToolOptions, Typed,
+    WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
 use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions};
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
+
+/// The type states a builder carries only in its type.
+type BuilderState<M, R, K> = fn() -> (M, R, K);
 
 /// Builds an [`Agent`]. The type parameters track what has been set — the
 /// model (`M`), the output (`O`: [`Text`] or your type) and reflection
@@ -44,7 +48,7 @@ pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection, K = OutputTool>
     pub(super) max_attempts: u32,
     pub(super) text: TextSpec,
     pub(super) typed: TypedSpec<O>,
-    pub(super) state: PhantomData<fn() -> (M, R, K)>,
+    pub(super) state: PhantomData<BuilderState<M, R, K>>,
 }
 
 impl<M: fmt::Debug, O, R, K> fmt::Debug for AgentBuilder<M, O, R, K> {
@@ -83,11 +87,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
         self.with_model(typed, |model| model)
     }
 
-    fn with_model<M2, O2, R2>(
-        self,
-        typed: TypedSpec<O2>,
-        model: impl FnOnce(M) -> M2,
-    ) -> AgentBuilder<M2, O2, R2, K> {
+    fn with_model<M2, O2, R2>(self, typed: TypedSpec<O2>, model: impl FnOnce(M) -> M2) -> AgentBuilder<M2, O2, R2, K> {
         AgentBuilder {
             model: model(self.model),
             tools: self.tools,
@@ -488,10 +488,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     }
 
     /// Renames the output tool (default `final_output`).
-    pub fn output_tool_name<K2>(
-        mut self,
-        name: impl Into<std::borrow::Cow<'static, str>>,
-    ) -> AgentBuilder<M, O, R, K2>
+    pub fn output_tool_name<K2>(mut self, name: impl Into<std::borrow::Cow<'static, str>>) -> AgentBuilder<M, O, R, K2>
     where
         O: Typed,
         K: ToolOptions<Configured = K2>,

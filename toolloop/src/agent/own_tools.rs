@@ -118,7 +118,9 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
             Err(error) => return Some(format!("Your output could not be read: {error}. Please {again}.")),
         };
         self.proposal = Some(proposal);
-        Some(format!("{rendering}\n\nIf this is your final output, call `{SUBMIT_TOOL}` to submit it; otherwise {again}."))
+        Some(format!(
+            "{rendering}\n\nIf this is your final output, call `{SUBMIT_TOOL}` to submit it; otherwise {again}."
+        ))
     }
 
     fn answer(&mut self, call: &ToolCall) -> ToolResult {

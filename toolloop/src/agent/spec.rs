@@ -38,7 +38,14 @@ pub(crate) struct TypedSpec<T> {
 
 impl<T> Default for TypedSpec<T> {
     fn default() -> Self {
-        Self { name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL), description: None, reflection: None, checks: Vec::new(), mode: OutputMode::Tool, instructions: None }
+        Self {
+            name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL),
+            description: None,
+            reflection: None,
+            checks: Vec::new(),
+            mode: OutputMode::Tool,
+            instructions: None,
+        }
     }
 }
 

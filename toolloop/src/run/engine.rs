@@ -317,7 +317,9 @@ impl Engine<'_> {
                 Ok(event) => {
                     let formed = output.as_mut().and_then(|output| output.see(&event, &accumulator));
                     report_delta(sink, &accumulator, &mut arguments, event);
-                    formed.into_iter().for_each(|progress| sink.send(progress));
+                    if let Some(progress) = formed {
+                        sink.send(progress);
+                    }
                 }
                 Err(error) => {
                     failure = Some(error);

@@ -109,10 +109,11 @@ impl Engine<'_> {
                     continue;
                 }
                 let text = conversation.last().map(Message::text).unwrap_or_default();
-                let reply = catch_unwind(AssertUnwindSafe(|| control.answered(&text, &stop_reason))).unwrap_or_else(|panic| {
-                    tally.push_hook_error("answer_check", &format!("panicked: {}", panic_message(&*panic)));
-                    None
-                });
+                let reply =
+                    catch_unwind(AssertUnwindSafe(|| control.answered(&text, &stop_reason))).unwrap_or_else(|panic| {
+                        tally.push_hook_error("answer_check", &format!("panicked: {}", panic_message(&*panic)));
+                        None
+                    });
                 if let Some(reply) = reply {
                     conversation.push(Message::user(reply));
                     continue;

@@ -157,7 +157,9 @@ impl fmt::Display for Termination {
             Self::NoOutputCall { attempts } => {
                 write!(f, "the model did not call the output tool ({attempts} attempt(s))")
             }
-            Self::Refused { attempt, message } => write!(f, "attempt {attempt}: the model refused to answer: {message}"),
+            Self::Refused { attempt, message } => {
+                write!(f, "attempt {attempt}: the model refused to answer: {message}")
+            }
             Self::SubmitBeforeOutput { attempt } => {
                 write!(f, "attempt {attempt}: `submit` was called before the output tool")
             }

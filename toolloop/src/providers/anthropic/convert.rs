@@ -13,7 +13,8 @@ use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
 use crate::model::{
-    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema, ResponseSchemaSupport,
+    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
+    ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};

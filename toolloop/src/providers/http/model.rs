@@ -246,10 +246,7 @@ impl<W: WireFormat> Model for HttpModel<W> {
         &self.model
     }
 
-    fn response_schema_support(
-        &self,
-        schema: &crate::model::ResponseSchema,
-    ) -> crate::model::ResponseSchemaSupport {
+    fn response_schema_support(&self, schema: &crate::model::ResponseSchema) -> crate::model::ResponseSchemaSupport {
         self.shared.format.response_schema_support(&self.model, schema)
     }
 

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, JsonSchemaFormat, MessageContent, RequestFunctionCall,
-    RequestMessage, RequestToolCall, ResponseFormat, StreamOptions,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, JsonSchemaFormat, MessageContent,
+    RequestFunctionCall, RequestMessage, RequestToolCall, ResponseFormat, StreamOptions,
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
@@ -95,7 +95,12 @@ fn response_format(schema: &ResponseSchema) -> ResponseFormat<'_> {
     let (json, strict) = schema.strict_or_plain();
     ResponseFormat {
         kind: "json_schema",
-        json_schema: JsonSchemaFormat { name: &schema.name, description: schema.description.as_deref(), schema: json, strict },
+        json_schema: JsonSchemaFormat {
+            name: &schema.name,
+            description: schema.description.as_deref(),
+            schema: json,
+            strict,
+        },
     }
 }
 
