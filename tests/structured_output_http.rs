@@ -202,6 +202,14 @@ async fn ollama_takes_a_format_only_without_tools() {
     let error = agent(model(), OutputMode::Native).unwrap_err();
     assert!(error.to_string().contains("cannot call tools while it follows a response schema"), "{error}");
     assert_eq!(agent(model(), OutputMode::Auto).unwrap().output_mode(), OutputMode::Tool);
+    // Reflection offers `submit`, a tool too.
+    let reflective = Agent::builder()
+        .model(model())
+        .output::<Report>()
+        .native_output()
+        .reflection(|report: &Report| format!("{report:?}"))
+        .build();
+    assert!(matches!(reflective, Err(BuildError::NativeOutputUnsupported { .. })));
     // A request built by hand with both fails before it is sent.
     let schema = ResponseSchema::new("report", json!({"type": "object", "properties": {}}));
     let tools = [toolloop::ToolDefinition::from_schema("t", "A tool.", json!({"type": "object"}))];

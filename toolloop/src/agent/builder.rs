@@ -608,7 +608,9 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
         }
         let model = self.model.into_model();
         let (mode, response_schema) = match &output_definition {
-            Some(definition) => resolve_mode(typed.mode, definition, &*model, self.tools.is_empty())?,
+            Some(definition) => {
+                resolve_mode(typed.mode, definition, &*model, self.tools.is_empty() && typed.reflection.is_none())?
+            }
             None => (OutputMode::Tool, None),
         };
         let mut system = self.system;
@@ -649,7 +651,8 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
 
 /// The mode an agent runs in (`Auto` resolved) and, in native mode, the
 /// schema its requests carry; an error when native output was asked of a
-/// model that says it cannot give it.
+/// model that says it cannot give it. `no_tools`: the requests offer no
+/// tool (no helper, and no `submit`).
 fn resolve_mode(
     asked: OutputMode,
     definition: &crate::tool::ToolDefinition,
