@@ -100,6 +100,7 @@ async fn native_on_openai_chat_is_a_strict_response_format_beside_callable_tools
     let format = &first["response_format"];
     assert_eq!((&format["type"], &format["json_schema"]["name"]), (&json!("json_schema"), &json!("final_output")));
     assert_eq!(format["json_schema"]["strict"], json!(true));
+    assert_eq!(format["json_schema"]["description"], json!("The comparison."), "the output type's doc comment");
     let schema = &format["json_schema"]["schema"];
     assert_eq!(schema["required"], json!(["largest", "confidence", "note"]));
     assert_eq!(schema["properties"]["note"]["type"], json!(["string", "null"]));

@@ -608,9 +608,13 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
         }
         let model = self.model.into_model();
         let (mode, response_schema) = match &output_definition {
-            Some(definition) => {
-                resolve_mode(typed.mode, definition, &*model, self.tools.is_empty() && typed.reflection.is_none())?
-            }
+            Some(definition) => resolve_mode(
+                typed.mode,
+                definition,
+                O::Output::doc(),
+                &*model,
+                self.tools.is_empty() && typed.reflection.is_none(),
+            )?,
             None => (OutputMode::Tool, None),
         };
         let mut system = self.system;
@@ -656,13 +660,15 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
 fn resolve_mode(
     asked: OutputMode,
     definition: &crate::tool::ToolDefinition,
+    doc: Option<String>,
     model: &dyn Model,
     no_tools: bool,
 ) -> Result<(OutputMode, Option<ResponseSchema>), BuildError> {
     if !matches!(asked, OutputMode::Native | OutputMode::Auto) {
         return Ok((asked, None));
     }
-    let schema = ResponseSchema::new(definition.name.clone(), definition.input_schema.clone());
+    let mut schema = ResponseSchema::new(definition.name.clone(), definition.input_schema.clone());
+    schema.description = doc;
     let refused = match model.response_schema_support(&schema) {
         ResponseSchemaSupport::WithTools | ResponseSchemaSupport::Unknown if asked == OutputMode::Native => None,
         ResponseSchemaSupport::WithTools => None,
