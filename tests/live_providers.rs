@@ -99,3 +99,67 @@ async fn ollama_live_round_trip() {
     }
     round_trip(&builder.build().unwrap()).await;
 }
+
+/// The weather report a typed agent produces.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Report {
+    /// The city.
+    city: String,
+    /// The temperature in °C.
+    celsius: f64,
+}
+
+/// A typed agent in `mode` that must call the weather tool, then give its report.
+async fn typed_round_trip(model: impl Model + 'static, mode: toolloop::agent::OutputMode) {
+    use toolloop::agent::OutputMode;
+    let builder = toolloop::Agent::builder()
+        .model(model)
+        .system("Use the weather tool before you answer.")
+        .tool::<Weather>()
+        .max_tokens(1024)
+        .output::<Report>();
+    let agent = match mode {
+        OutputMode::Native => builder.native_output().build(),
+        OutputMode::Prompted => builder.prompted_output().build(),
+        _ => builder.build(),
+    }
+    .unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Report the weather in Paris.");
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert_eq!((done.output.city.as_str(), done.output.celsius), ("Paris", 21.0), "{:?}", done.output);
+    assert!(done.metadata.tool_calls >= 1, "the tool was called");
+}
+
+#[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and ANTHROPIC_API_KEY set"]
+async fn anthropic_live_native_output() {
+    require("ANTHROPIC_API_KEY");
+    let mut builder = AnthropicBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_ANTHROPIC_MODEL") {
+        builder = builder.model(name);
+    }
+    typed_round_trip(builder.build().unwrap(), toolloop::agent::OutputMode::Native).await;
+}
+
+#[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and OPENAI_API_KEY set"]
+async fn openai_live_native_output() {
+    require("OPENAI_API_KEY");
+    let mut builder = OpenAiBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_OPENAI_MODEL") {
+        builder = builder.model(name);
+    }
+    typed_round_trip(builder.build().unwrap(), toolloop::agent::OutputMode::Native).await;
+}
+
+#[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and OLLAMA_HOST set"]
+async fn ollama_live_prompted_output() {
+    require("OLLAMA_HOST");
+    let mut builder = OllamaBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_OLLAMA_MODEL") {
+        builder = builder.model(name);
+    }
+    typed_round_trip(builder.build().unwrap(), toolloop::agent::OutputMode::Prompted).await;
+}

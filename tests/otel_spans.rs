@@ -353,3 +353,21 @@ async fn a_sub_agents_run_nests_under_the_tool_call_that_started_it() {
     assert_eq!(int(run, "gen_ai.usage.input_tokens"), 46);
     assert_eq!(int(run, "gen_ai.usage.output_tokens"), 14);
 }
+
+#[tokio::test]
+async fn a_native_output_call_says_its_output_is_json() {
+    let model = ScriptedModel::new().respond(ModelResponse::from_text(r#"{"title": "Q3", "score": 7}"#));
+    let agent = Agent::builder().model(model).output::<Report>().native_output().build().unwrap();
+    let (done, trace) = traced(|| async {
+        let mut conversation = ask("report");
+        agent.run(&mut conversation).await
+    })
+    .await;
+    assert_eq!(done.unwrap().output.title, "Q3");
+    assert_eq!(string(trace.one("chat scripted"), "gen_ai.output.type"), "json");
+    // Without a response schema the attribute is left out.
+    let model = ScriptedModel::new().respond(output("o1", "Q3", 7));
+    let agent = Agent::builder().model(model).output::<Report>().build().unwrap();
+    let (_, trace) = traced(|| async { agent.run(&mut ask("report")).await }).await;
+    absent(trace.one("chat scripted"), "gen_ai.output.type");
+}

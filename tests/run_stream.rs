@@ -45,8 +45,22 @@ async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
     let done = result.unwrap();
     assert_eq!(done.output.title, "Streams");
     assert_eq!(done.metadata.usage, Usage::new(30, 8));
+    // The output forms as its tool's arguments do (`output_delta` after
+    // each of the output call's argument deltas), and only from that call.
+    let outputs: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::OutputDelta { attempt: 1, partial } => Some(partial.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(outputs.contains(&json!({"title": "Stream"})), "{outputs:?}");
+    assert!(outputs.iter().all(|partial| partial.get("query").is_none()), "{outputs:?}");
+    let without_outputs: Vec<_> = events.iter().filter(|event| event.name() != "output_delta").collect();
+    let mut shown: Vec<&'static str> = without_outputs.iter().map(|event| event.name()).collect();
+    shown.dedup();
     assert_eq!(
-        names(&events),
+        shown,
         [
             "attempt_started",
             "iteration_started",

@@ -306,10 +306,14 @@
 //!
 //! ## Where to look next
 //!
+//! - [`structured_output`]: a typed output through the output tool, the
+//!   provider's native response schema, or JSON in the answer.
+//!
 //! The examples in the repository's `examples/` directory each show one of
 //! these pieces end to end, offline: `quickstart`, `product_manager`,
 //! `architect`, `report_validators`, `explore_data`, `governance`,
-//! `cancellation`, `reasoning`, `resume_and_switch` and `observability`.
+//! `cancellation`, `reasoning`, `resume_and_switch`, `observability` and
+//! `structured_output`.
 //! [`sub_agents`] is the chapter on agents used as tools of other agents
 //! (example `sub_agents`).
 //!
@@ -317,4 +321,5 @@
 //! in a store: [`approvals`].
 
 pub mod approvals;
+pub mod structured_output;
 pub mod sub_agents;

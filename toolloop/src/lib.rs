@@ -32,8 +32,8 @@ pub use conversation::{Conversation, RequestView, ViewRewrites};
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{
     BoxFuture, CacheTtl, ContextOverflow, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream,
-    PromptCache, ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary, ResponseAccumulator, StreamEvent,
-    parse_partial_json,
+    PromptCache, ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary, ResponseAccumulator,
+    ResponseSchema, ResponseSchemaSupport, StreamEvent, parse_partial_json,
 };
 pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 pub use run::outcome::{RunError, RunOutput};

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use super::handlers::NoReflection;
 use super::output::{AgentOutput, Text};
+use super::output_mode::OutputMode;
 use super::spec::{TextSpec, TypedSpec};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::model::Model;
+use crate::model::{Model, ResponseSchema};
 use crate::run::{Governance, Hooks, LoopOptions, Resolution, Resume, RunError, RunOutput};
 use crate::stream::RunStream;
 use crate::tool::{ToolDefinition, ToolSet};
@@ -72,6 +73,10 @@ pub struct Agent<Output = Text, Reflection = NoReflection> {
     pub(super) text: TextSpec,
     pub(super) typed: TypedSpec<Output>,
     pub(super) output_definition: Option<ToolDefinition>,
+    /// How the output arrives (never `Auto`: resolved by `build()`).
+    pub(super) output_mode: OutputMode,
+    /// In native mode, the schema every request carries.
+    pub(super) response_schema: Option<ResponseSchema>,
     pub(super) reflection: PhantomData<fn() -> Reflection>,
 }
 
@@ -91,6 +96,8 @@ impl<O, R> Clone for Agent<O, R> {
             text: self.text.clone(),
             typed: self.typed.clone(),
             output_definition: self.output_definition.clone(),
+            output_mode: self.output_mode,
+            response_schema: self.response_schema.clone(),
             reflection: PhantomData,
         }
     }
@@ -102,6 +109,7 @@ impl<O, R> fmt::Debug for Agent<O, R> {
             .field("model", &self.model.name())
             .field("tools", &self.tools)
             .field("output_tool", &self.output_definition.as_ref().map(|d| &d.name))
+            .field("output_mode", &self.output_mode)
             .field("max_attempts", &self.max_attempts)
             .field("options", &self.options)
             .finish_non_exhaustive()
@@ -241,5 +249,17 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// tool and `submit` when the agent has them).
     pub fn tool_definitions(&self) -> &[ToolDefinition] {
         &self.definitions
+    }
+
+    /// How the output reaches the agent: as chosen on the builder, with
+    /// [`OutputMode::Auto`] resolved for the model; [`OutputMode::Tool`] on
+    /// a text agent.
+    pub fn output_mode(&self) -> OutputMode {
+        self.output_mode
+    }
+
+    /// The schema requests carry in [`OutputMode::Native`].
+    pub fn response_schema(&self) -> Option<&ResponseSchema> {
+        self.response_schema.as_ref()
     }
 }

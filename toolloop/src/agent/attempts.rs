@@ -6,17 +6,21 @@ use futures_util::FutureExt as _;
 use tracing::Instrument as _;
 
 use super::agent::Agent;
+use super::answer_json::answer_json;
 use super::constraints;
 use super::output::{AgentOutput, DEFAULT_OUTPUT_TOOL};
+use super::output_mode::OutputMode;
 use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOOL};
 use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolResult};
 use crate::run::{
-    AttemptFailure, Engine, Event, LoopEnd, Phase, Resume, RunError, RunOutput, Stop, Tally, Termination,
+    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally,
+    Termination,
     deadline_passed,
 };
+use crate::stop_reason::StopReason;
 use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
 
@@ -47,6 +51,12 @@ impl<O: AgentOutput, R> Agent<O, R> {
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
             events,
+            response_schema: self.response_schema.as_ref(),
+            output: match (&self.output_definition, self.output_mode) {
+                (None, _) => None,
+                (Some(definition), OutputMode::Tool) => Some(OutputSource::Tool(&definition.name)),
+                (Some(_), _) => Some(OutputSource::Text),
+            },
         };
         let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
         if resume.is_some() {
@@ -86,8 +96,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
     ) -> Result<(O::Value, Termination), Stop> {
         // One control for every attempt: with reflection, an output proposed
         // but not submitted can still be submitted in the next attempt.
+        // Without reflection, the native and prompted modes own no tool.
+        let offered = self.output_mode == OutputMode::Tool;
         let mut own_tools = (self.output_definition.as_ref())
-            .map(|definition| OwnTools::new(definition, self.typed.reflection.as_deref()));
+            .filter(|_| offered || self.typed.reflection.is_some())
+            .map(|definition| OwnTools::new(definition, offered, self.typed.reflection.as_deref()));
         if let (Some(own_tools), Some(_)) = (&mut own_tools, &resume) {
             // The control of the paused run is gone: what it held (an
             // output proposed, not submitted) is read back from the history.
@@ -113,6 +126,17 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     Some(output) => return Ok((output, Termination::Signal)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
+                LoopEnd::Answer(text)
+                    if self.output_definition.is_some() && tally.stop_reason == Some(StopReason::Refusal) =>
+                {
+                    return Err(Stop::new(Termination::Refused { attempt, message: text }));
+                }
+                LoopEnd::Answer(text) if self.output_mode.reads_text() => {
+                    match self.read_answer(engine, tally, attempt, &text).await? {
+                        Ok(output) => return Ok((output, Termination::Output)),
+                        Err(errors) => AttemptFailure::Invalid { attempt, errors },
+                    }
+                }
                 LoopEnd::Answer(text) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, Termination::Answer)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
@@ -124,17 +148,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     let call_id = proposal.call_id.clone();
                     let parsed = proposal.parsed.is_ok();
                     engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
-                    let validation = self.validate(proposal);
-                    let checked = tokio::select! {
-                        biased;
-                        () = engine.cancel.cancelled() => {
-                            let (attempt, iteration) = tally.position;
-                            let phase = Phase::Validation;
-                            return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase }));
-                        }
-                        () = deadline_passed(engine.deadline) => return Err(engine.deadline_stop()),
-                        checked = validation => checked,
-                    };
+                    let checked = self.checked(engine, tally, proposal).await?;
                     // The verdict answers the call that proposed (or submitted) the output.
                     let verdict = match &checked {
                         Ok(_) => ToolResult::success(&call_id, "Output accepted."),
@@ -156,8 +170,17 @@ impl<O: AgentOutput, R> Agent<O, R> {
             // A rejected output's verdict is already in its call's result;
             // only a text answer needs a message of its own.
             let proposed = control.own_tools.as_ref().is_some_and(OwnTools::has_unsubmitted_proposal);
-            if attempt < self.max_attempts && matches!(failure, AttemptFailure::NoOutputCall { .. }) {
-                conversation.push(Message::user(self.no_output_feedback(proposed)));
+            if attempt < self.max_attempts {
+                match &failure {
+                    AttemptFailure::NoOutputCall { .. } => {
+                        conversation.push(Message::user(self.no_output_feedback(proposed)));
+                    }
+                    // No output call to answer: the verdict is a message.
+                    AttemptFailure::Invalid { errors, .. } if self.output_mode.reads_text() => {
+                        conversation.push(Message::user(answer_rejection(errors)));
+                    }
+                    _ => {}
+                }
             }
             failures.push(failure);
         }
@@ -166,6 +189,50 @@ impl<O: AgentOutput, R> Agent<O, R> {
             Some(AttemptFailure::NoOutputCall { .. }) => Termination::NoOutputCall { attempts },
             _ => Termination::ValidationFailed { attempts },
         }))
+    }
+
+    /// The output of a text answer (native and prompted modes), validated.
+    async fn read_answer(
+        &self,
+        engine: &Engine<'_>,
+        tally: &Tally,
+        attempt: u32,
+        text: &str,
+    ) -> Result<Result<O::Value, Vec<String>>, Stop> {
+        let Some(definition) = &self.output_definition else {
+            return Ok(Err(vec!["a text agent has no typed output".to_owned()]));
+        };
+        let cut_off = tally.stop_reason.as_ref().is_some_and(StopReason::is_truncated);
+        let value = match answer_json(text) {
+            Ok(value) => value,
+            Err(error) if cut_off => {
+                let cut =
+                    "your answer was cut off at the output token limit before it was complete: give a shorter output";
+                return Ok(Err(vec![cut.to_owned(), error]));
+            }
+            Err(error) => return Ok(Err(vec![error])),
+        };
+        engine.stream_event(|| Progress::OutputProposed { attempt, input: value.clone() });
+        self.checked(engine, tally, Proposal::from_input(String::new(), &value, definition)).await
+    }
+
+    /// [`validate`](Self::validate), cancellable and bounded by the deadline.
+    async fn checked(
+        &self,
+        engine: &Engine<'_>,
+        tally: &Tally,
+        proposal: Proposal<O>,
+    ) -> Result<Result<O::Value, Vec<String>>, Stop> {
+        let validation = self.validate(proposal);
+        tokio::select! {
+            biased;
+            () = engine.cancel.cancelled() => {
+                let (attempt, iteration) = tally.position;
+                Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::Validation }))
+            }
+            () = deadline_passed(engine.deadline) => Err(engine.deadline_stop()),
+            checked = validation => Ok(checked),
+        }
     }
 
     /// Checks the schema's constraints and deserialisation (done once, when
@@ -208,6 +275,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let tool = self.output_tool();
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
         let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
+        if self.output_mode.reads_text() {
+            return format!(
+                "Your output was rejected:{list}\nAnswer again with a corrected output as one JSON value{then}."
+            );
+        }
         format!("Your output was rejected:{list}\nCall `{tool}` again with a corrected output{then}.")
     }
 
@@ -224,4 +296,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
         format!("You answered without calling the `{tool}` tool. Call the `{tool}` tool with your output{then}.")
     }
+}
+
+/// The verdict on a rejected text answer (native and prompted modes), as
+/// the user message that starts the next attempt.
+fn answer_rejection(errors: &[String]) -> String {
+    let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
+    format!("Your output was rejected:{list}\nAnswer again with only the corrected output, as one JSON value.")
 }

@@ -11,17 +11,22 @@ use super::error::BuildError;
 use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
 use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend};
+use super::output_mode::OutputMode;
 use super::own_tools::{SUBMIT_TOOL, submit_definition};
 use super::spec::{Check, TextSpec, TypedSpec};
 use super::state::{
-    Buildable, Built, HasModel, ModelUnset, NoModel, OutputIs, OutputUnset, ReflectionUnset, TextConfigured, TextMode,
-    Typed, WithModel,
+    AutoOutput, Buildable, Built, HasModel, ModeUnset, ModelUnset, NativeOutput, NoModel, OutputIs, OutputTool,
+    OutputUnset, PromptedMode, PromptedOutput, ReflectionUnset, TextConfigured, TextMode, ToolOptions, Typed,
+    WithModel,
 };
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::model::Model;
+use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
 use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions};
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
+
+/// The type states a builder carries only in its type.
+type BuilderState<M, R, K> = fn() -> (M, R, K);
 
 /// Builds an [`Agent`]. The type parameters track what has been set — the
 /// model (`M`), the output (`O`: [`Text`] or your type) and reflection
@@ -29,7 +34,7 @@ use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 ///
 /// Start with [`Agent::builder`].
 #[must_use = "an agent builder does nothing until `.build()` is called"]
-pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
+pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection, K = OutputTool> {
     pub(super) model: M,
     pub(super) tools: ToolSet,
     /// The first configuration error found by a setter, reported by `build()`.
@@ -43,10 +48,10 @@ pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection> {
     pub(super) max_attempts: u32,
     pub(super) text: TextSpec,
     pub(super) typed: TypedSpec<O>,
-    pub(super) state: PhantomData<fn() -> (M, R)>,
+    pub(super) state: PhantomData<BuilderState<M, R, K>>,
 }
 
-impl<M: fmt::Debug, O, R> fmt::Debug for AgentBuilder<M, O, R> {
+impl<M: fmt::Debug, O, R, K> fmt::Debug for AgentBuilder<M, O, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentBuilder")
             .field("model", &self.model)
@@ -77,12 +82,12 @@ impl Agent {
     }
 }
 
-impl<M, O, R> AgentBuilder<M, O, R> {
-    fn with_state<O2, R2>(self, typed: TypedSpec<O2>) -> AgentBuilder<M, O2, R2> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
+    fn with_state<O2, R2>(self, typed: TypedSpec<O2>) -> AgentBuilder<M, O2, R2, K> {
         self.with_model(typed, |model| model)
     }
 
-    fn with_model<M2, O2, R2>(self, typed: TypedSpec<O2>, model: impl FnOnce(M) -> M2) -> AgentBuilder<M2, O2, R2> {
+    fn with_model<M2, O2, R2>(self, typed: TypedSpec<O2>, model: impl FnOnce(M) -> M2) -> AgentBuilder<M2, O2, R2, K> {
         AgentBuilder {
             model: model(self.model),
             tools: self.tools,
@@ -100,11 +105,30 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         }
     }
 
+    fn with_mode<K2>(mut self, mode: OutputMode) -> AgentBuilder<M, O, R, K2> {
+        self.typed.mode = mode;
+        AgentBuilder {
+            model: self.model,
+            tools: self.tools,
+            error: self.error,
+            system: self.system,
+            name: self.name,
+            options: self.options,
+            hooks: self.hooks,
+            governance: self.governance,
+            cancel: self.cancel,
+            max_attempts: self.max_attempts,
+            text: self.text,
+            typed: self.typed,
+            state: PhantomData,
+        }
+    }
+
     /// Sets the model (any [`Model`]: a provider, a test model, an `Arc<dyn Model>`).
     /// An agent has one model: a second call does not compile. (To fall
     /// back to another model when one fails, wrap both in a
     /// [`Fallback`](crate::providers::Fallback).)
-    pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R>
+    pub fn model(mut self, model: impl Model + 'static) -> AgentBuilder<WithModel, O, R, K>
     where
         M: ModelUnset,
     {
@@ -309,7 +333,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     /// whose input schema is `T`'s. `T` is an [`OutputType`](crate::agent::OutputType): each of its
     /// requirements is a bound of its own here, so that a type missing one
     /// is told which (and how to add it).
-    pub fn output<T>(self) -> AgentBuilder<M, T, R>
+    pub fn output<T>(self) -> AgentBuilder<M, T, R, K>
     where
         O: OutputUnset,
         T: OutputDeserialize + OutputSchema + OutputSend + 'static,
@@ -350,14 +374,14 @@ impl<M, O, R> AgentBuilder<M, O, R> {
 }
 
 /// Options of typed agents.
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Sets the reflection handler: the output tool returns its rendering of
     /// the proposed output, the model may refine it, and an injected
     /// `submit` tool ends the iteration loop.
     pub fn reflection<T: 'static, S: ReflectionText>(
         mut self,
         handler: impl Fn(&T) -> S + Send + Sync + 'static,
-    ) -> AgentBuilder<M, O, Reflective>
+    ) -> AgentBuilder<M, O, Reflective, K>
     where
         O: Typed + OutputIs<T>,
         R: ReflectionUnset,
@@ -403,36 +427,116 @@ impl<M, O, R> AgentBuilder<M, O, R> {
         self
     }
 
-    /// Renames the output tool (default `final_output`).
-    pub fn output_tool_name(mut self, name: impl Into<std::borrow::Cow<'static, str>>) -> Self
+    /// Takes the output from the provider's native structured output
+    /// ([`OutputMode::Native`]): each request carries the output type's
+    /// schema ([`ResponseSchema`]) and the model's final text answer
+    /// follows it; the model may still call tools first. `build()` fails
+    /// when the model says it cannot
+    /// ([`BuildError::NativeOutputUnsupported`](crate::BuildError::NativeOutputUnsupported)).
+    ///
+    /// ```
+    /// use toolloop::agent::OutputMode;
+    /// use toolloop::testing::ScriptedModel;
+    /// use toolloop::{Agent, Conversation, ModelResponse};
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Verdict { approved: bool }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new().respond(ModelResponse::from_text(r#"{"approved": true}"#));
+    /// let agent = Agent::builder().model(model.clone()).output::<Verdict>().native_output().build()?;
+    /// assert_eq!(agent.output_mode(), OutputMode::Native);
+    /// let mut conversation = Conversation::new();
+    /// conversation.push_user("Approve it?");
+    /// assert!(agent.run(&mut conversation).await?.output.approved);
+    /// // The request carried the schema, and no output tool.
+    /// let request = model.last_request().unwrap();
+    /// assert!(request.response_schema.is_some() && request.tools.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn native_output(self) -> AgentBuilder<M, O, R, NativeOutput>
     where
         O: Typed,
+        K: ModeUnset,
+    {
+        self.with_mode(OutputMode::Native)
+    }
+
+    /// Asks for the output as JSON in the final text answer
+    /// ([`OutputMode::Prompted`]): the system prompt gets a paragraph with
+    /// the instructions and the output type's schema, and the output is
+    /// read from the answer, bare or in one fenced block. For servers that
+    /// enforce neither tools nor schemas well.
+    pub fn prompted_output(self) -> AgentBuilder<M, O, R, PromptedOutput>
+    where
+        O: Typed,
+        K: ModeUnset,
+    {
+        self.with_mode(OutputMode::Prompted)
+    }
+
+    /// Native output when the model says it follows a response schema
+    /// together with tools (or the agent has no tools), else the output
+    /// tool ([`OutputMode::Auto`]); [`Agent::output_mode`] tells which.
+    pub fn auto_output(self) -> AgentBuilder<M, O, R, AutoOutput>
+    where
+        O: Typed,
+        K: ModeUnset,
+    {
+        self.with_mode(OutputMode::Auto)
+    }
+
+    /// Replaces the sentence of the prompted mode's system-prompt
+    /// paragraph that asks for the output (the schema still follows it):
+    /// say it in the prompt's language, or the way a small model follows
+    /// best.
+    pub fn output_instructions(mut self, instructions: impl Into<String>) -> Self
+    where
+        O: Typed,
+        K: PromptedMode,
+    {
+        self.typed.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Renames the output tool (default `final_output`).
+    pub fn output_tool_name<K2>(mut self, name: impl Into<std::borrow::Cow<'static, str>>) -> AgentBuilder<M, O, R, K2>
+    where
+        O: Typed,
+        K: ToolOptions<Configured = K2>,
     {
         self.typed.name = name.into();
-        self
+        let mode = self.typed.mode;
+        self.with_mode(mode)
     }
 
     /// Sets the output tool's description (by default, a sentence and the
     /// output type's doc comment). An empty one is rejected by
     /// [`build`](AgentBuilder::build).
-    pub fn output_tool_description(mut self, description: impl Into<std::borrow::Cow<'static, str>>) -> Self
+    pub fn output_tool_description<K2>(
+        mut self,
+        description: impl Into<std::borrow::Cow<'static, str>>,
+    ) -> AgentBuilder<M, O, R, K2>
     where
         O: Typed,
+        K: ToolOptions<Configured = K2>,
     {
         let description = description.into();
         if description.trim().is_empty() {
             self.error.get_or_insert(BuildError::EmptyOutputToolDescription);
         }
         self.typed.description = Some(description);
-        self
+        let mode = self.typed.mode;
+        self.with_mode(mode)
     }
 }
 
 /// Options of text agents.
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// On the first text-only answer, asks the model once to verify that the
     /// task is complete; it may continue with tools or confirm.
-    pub fn double_confirmation(self) -> AgentBuilder<M, TextConfigured, R>
+    pub fn double_confirmation(self) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -440,7 +544,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 
     /// Double confirmation with your own prompt.
-    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> AgentBuilder<M, TextConfigured, R>
+    pub fn double_confirmation_prompt(mut self, prompt: impl Into<String>) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -453,7 +557,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     pub fn terminal_check(
         mut self,
         check: impl Fn(&[ExecutedCall]) -> Option<String> + Send + Sync + 'static,
-    ) -> AgentBuilder<M, TextConfigured, R>
+    ) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -466,7 +570,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     pub fn on_iteration_limit(
         mut self,
         hook: impl Fn(&LimitReached) -> LimitDecision<String> + Send + Sync + 'static,
-    ) -> AgentBuilder<M, TextConfigured, R>
+    ) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,
     {
@@ -475,7 +579,7 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 }
 
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Builds the agent. Fails only on what types cannot catch: two tools
     /// with one name (also one of yours named like the output tool, or
     /// `submit` on an agent with reflection), an output type or a run-time
@@ -530,8 +634,28 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             }
         }
         let model = self.model.into_model();
+        let (mode, response_schema) = match &output_definition {
+            Some(definition) => resolve_mode(
+                typed.mode,
+                definition,
+                O::Output::doc(),
+                &*model,
+                self.tools.is_empty() && typed.reflection.is_none(),
+            )?,
+            None => (OutputMode::Tool, None),
+        };
+        let mut system = self.system;
+        if let (OutputMode::Prompted, Some(definition)) = (mode, &output_definition) {
+            let instructions = prompted_instructions(typed.instructions.as_deref(), &definition.input_schema);
+            system = Some(match system {
+                Some(system) => format!("{system}\n\n{instructions}"),
+                None => instructions,
+            });
+        }
         let mut definitions = self.tools.definitions().to_vec();
-        definitions.extend(output_definition.iter().cloned());
+        if mode == OutputMode::Tool {
+            definitions.extend(output_definition.iter().cloned());
+        }
         if output_definition.is_some() && typed.reflection.is_some() {
             definitions.push(submit_definition());
         }
@@ -539,7 +663,9 @@ impl<M, O, R> AgentBuilder<M, O, R> {
             model,
             tools: self.tools,
             definitions: definitions.into(),
-            system: self.system,
+            system,
+            output_mode: mode,
+            response_schema,
             name: self.name,
             options: self.options,
             hooks: self.hooks,
@@ -554,6 +680,53 @@ impl<M, O, R> AgentBuilder<M, O, R> {
     }
 }
 
+/// The mode an agent runs in (`Auto` resolved) and, in native mode, the
+/// schema its requests carry; an error when native output was asked of a
+/// model that says it cannot give it. `no_tools`: the requests offer no
+/// tool (no helper, and no `submit`).
+fn resolve_mode(
+    asked: OutputMode,
+    definition: &crate::tool::ToolDefinition,
+    doc: Option<String>,
+    model: &dyn Model,
+    no_tools: bool,
+) -> Result<(OutputMode, Option<ResponseSchema>), BuildError> {
+    if !matches!(asked, OutputMode::Native | OutputMode::Auto) {
+        return Ok((asked, None));
+    }
+    let mut schema = ResponseSchema::new(definition.name.clone(), definition.input_schema.clone());
+    schema.description = doc;
+    let refused = match model.response_schema_support(&schema) {
+        ResponseSchemaSupport::WithTools | ResponseSchemaSupport::Unknown if asked == OutputMode::Native => None,
+        ResponseSchemaSupport::WithTools => None,
+        ResponseSchemaSupport::WithoutTools if no_tools => None,
+        ResponseSchemaSupport::WithoutTools => {
+            Some("it cannot call tools while it follows a response schema, and this agent has tools".to_owned())
+        }
+        ResponseSchemaSupport::Unsupported(reason) => Some(reason),
+        // Auto: only a model that says it can.
+        _ => Some(String::new()),
+    };
+    match (refused, asked) {
+        (None, _) => Ok((OutputMode::Native, Some(schema))),
+        (Some(_), OutputMode::Auto) => Ok((OutputMode::Tool, None)),
+        (Some(reason), _) => Err(BuildError::NativeOutputUnsupported {
+            provider: model.provider().to_owned(),
+            model: model.name().to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// The system prompt's paragraph in prompted mode.
+fn prompted_instructions(instructions: Option<&str>, schema: &serde_json::Value) -> String {
+    let ask = instructions.unwrap_or(
+        "When you give your final answer, reply with only your output as one JSON value (bare, or in one ```json \
+         fenced block), with no other text, following this JSON schema:",
+    );
+    format!("{ask}\n{schema}")
+}
+
 /// The typed settings for output type `U`, which is `T` itself (or `Text`
 /// for a text agent, which has none of them).
 fn convert<T: 'static, U: OutputIs<T>>(spec: TypedSpec<T>) -> TypedSpec<U> {
@@ -561,6 +734,8 @@ fn convert<T: 'static, U: OutputIs<T>>(spec: TypedSpec<T>) -> TypedSpec<U> {
         name: spec.name,
         description: spec.description,
         reflection: spec.reflection.and_then(U::reflection),
+        mode: spec.mode,
+        instructions: spec.instructions,
         checks: spec
             .checks
             .into_iter()

@@ -4,7 +4,7 @@ use super::builder::AgentBuilder;
 use crate::run::{AuditRecord, Event, HookOutcome, Hooks, Termination};
 use crate::{ModelRequest, ModelResponse, ToolCall, ToolResult};
 
-impl<M, O, R> AgentBuilder<M, O, R> {
+impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Adds every hook of `hooks`, after the ones already set (a set of
     /// hooks shared between agents, say).
     pub fn hooks(mut self, hooks: Hooks) -> Self {

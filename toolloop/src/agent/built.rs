@@ -386,4 +386,44 @@ impl<O, R> Agent<O, R> {
     {
         unreachable!()
     }
+
+    #[doc(hidden)]
+    pub fn external_tool(&self, _definition: impl Sized) -> Self
+    where
+        Self: Configurable,
+    {
+        unreachable!()
+    }
+
+    #[doc(hidden)]
+    pub fn native_output(&self) -> Self
+    where
+        Self: Configurable,
+    {
+        unreachable!()
+    }
+
+    #[doc(hidden)]
+    pub fn prompted_output(&self) -> Self
+    where
+        Self: Configurable,
+    {
+        unreachable!()
+    }
+
+    #[doc(hidden)]
+    pub fn auto_output(&self) -> Self
+    where
+        Self: Configurable,
+    {
+        unreachable!()
+    }
+
+    #[doc(hidden)]
+    pub fn output_instructions(&self, _instructions: impl Sized) -> Self
+    where
+        Self: Configurable,
+    {
+        unreachable!()
+    }
 }

@@ -51,6 +51,21 @@ pub enum BuildError {
          `.output_tool_description(..)` out to describe it with the output type's doc comment"
     )]
     EmptyOutputToolDescription,
+    /// [`OutputMode::Native`](crate::agent::OutputMode::Native) was asked
+    /// for, and the model says it cannot follow the output type's schema
+    /// ([`Model::response_schema_support`](crate::Model::response_schema_support)).
+    #[error(
+        "`{model}` ({provider}) cannot give this agent's output natively: {reason}; use `OutputMode::Tool` \
+         (the output tool), `OutputMode::Prompted` (the schema in the system prompt), or `OutputMode::Auto`"
+    )]
+    NativeOutputUnsupported {
+        /// The model's provider.
+        provider: String,
+        /// The model's name.
+        model: String,
+        /// Why.
+        reason: String,
+    },
     /// A limit is zero, or a number is negative or not finite: every limit
     /// must be positive and finite (leave it unset for no limit).
     #[error("`{setting}` must be positive and finite, got {value}: leave it unset for no limit")]

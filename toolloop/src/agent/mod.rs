@@ -31,6 +31,7 @@
 // The agent is the module's subject; its file is named after it.
 #[allow(clippy::module_inception)]
 pub(crate) mod agent;
+mod answer_json;
 mod as_tool;
 mod attempts;
 pub(crate) mod builder;
@@ -41,6 +42,7 @@ pub(crate) mod error;
 mod handlers;
 mod output;
 mod output_bounds;
+mod output_mode;
 mod own_tools;
 mod sealed;
 mod spec;
@@ -50,4 +52,5 @@ mod sub_run;
 pub use as_tool::{AgentTool, DEFAULT_MAX_DEPTH, Prompt, ToolResultOutput};
 pub use handlers::{NoReflection, Reflective};
 pub use output::{DEFAULT_OUTPUT_TOOL, OutputType, Text};
+pub use output_mode::OutputMode;
 pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};

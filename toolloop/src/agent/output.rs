@@ -51,6 +51,10 @@ pub trait AgentOutput: Sealed + Sized + Send + Sync + 'static {
         description: Option<Cow<'static, str>>,
     ) -> Option<Result<ToolDefinition, BuildError>>;
 
+    /// The output type's doc comment, which describes a native response schema.
+    #[doc(hidden)]
+    fn doc() -> Option<String>;
+
     /// Deserialises normalised output-tool arguments.
     #[doc(hidden)]
     fn parse(value: &Value) -> Result<Self, ArgumentError>;
@@ -76,6 +80,10 @@ impl AgentOutput for Text {
         _: Cow<'static, str>,
         _: Option<Cow<'static, str>>,
     ) -> Option<Result<ToolDefinition, BuildError>> {
+        None
+    }
+
+    fn doc() -> Option<String> {
         None
     }
 
@@ -108,6 +116,10 @@ impl<T: OutputType> AgentOutput for T {
         let definition = ToolDefinition::from_schema(name, description, schema);
         let is_object = definition.input_schema.get("type") == Some(&Value::from("object"));
         Some(if is_object { Ok(definition) } else { Err(BuildError::OutputNotAnObject(T::schema_name().into_owned())) })
+    }
+
+    fn doc() -> Option<String> {
+        crate::tool::schema::input_schema_and_description_for::<T>().1
     }
 
     fn parse(value: &Value) -> Result<Self, ArgumentError> {

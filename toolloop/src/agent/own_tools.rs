@@ -8,12 +8,14 @@
 
 use serde_json::{Value, json};
 
+use super::answer_json::answer_json;
 use super::handlers::ReflectionHandler;
 use super::output::AgentOutput;
 use super::spec::TextSpec;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolCall, ToolResult};
 use crate::run::{Control, ExecutedCall, LimitDecision, LimitReached};
+use crate::stop_reason::StopReason;
 use crate::tool::{ToolDefinition, arguments};
 
 /// The name of the tool injected with reflection.
@@ -41,13 +43,19 @@ pub(crate) struct Proposal<O> {
 
 impl<O: AgentOutput> Proposal<O> {
     fn from_call(call: &ToolCall, definition: &ToolDefinition) -> Self {
-        let call_id = call.id.clone();
-        match arguments::normalize(&call.input, &definition.input_schema) {
+        Self::from_input(call.id.clone(), &call.input, definition)
+    }
+
+    /// An output read from `input`: a call's arguments, or (native and
+    /// prompted modes, with no call to answer: `call_id` is empty) the JSON
+    /// of a text answer.
+    pub(crate) fn from_input(call_id: String, input: &Value, definition: &ToolDefinition) -> Self {
+        match arguments::normalize(input, &definition.input_schema) {
             Ok(value) => {
                 let parsed = O::parse(&value).map_err(|error| error.to_string());
                 Self { call_id, value: value.into_owned(), parsed }
             }
-            Err(error) => Self { call_id, value: call.input.clone(), parsed: Err(error.to_string()) },
+            Err(error) => Self { call_id, value: input.clone(), parsed: Err(error.to_string()) },
         }
     }
 }
@@ -71,6 +79,9 @@ enum Submission<O> {
 /// A typed agent's output tool and `submit`, for one attempt.
 pub(crate) struct OwnTools<'a, O> {
     output: &'a ToolDefinition,
+    /// Whether the output tool is offered (tool mode); in the native and
+    /// prompted modes the output arrives as the answer's text.
+    offered: bool,
     /// `Some` with reflection: the output tool returns the rendering and
     /// `submit` ends the loop.
     reflection: Option<&'a dyn ReflectionHandler<O>>,
@@ -80,8 +91,12 @@ pub(crate) struct OwnTools<'a, O> {
 }
 
 impl<'a, O: AgentOutput> OwnTools<'a, O> {
-    pub(crate) fn new(output: &'a ToolDefinition, reflection: Option<&'a dyn ReflectionHandler<O>>) -> Self {
-        Self { output, reflection, proposal: None, submission: None }
+    pub(crate) fn new(
+        output: &'a ToolDefinition,
+        offered: bool,
+        reflection: Option<&'a dyn ReflectionHandler<O>>,
+    ) -> Self {
+        Self { output, offered, reflection, proposal: None, submission: None }
     }
 
     /// Takes back what the control of a paused run held, from the history
@@ -108,7 +123,28 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
     }
 
     fn owns(&self, name: &str) -> bool {
-        name == self.output.name || (self.reflection.is_some() && name == SUBMIT_TOOL)
+        (self.offered && name == self.output.name) || (self.reflection.is_some() && name == SUBMIT_TOOL)
+    }
+
+    /// With reflection in the native and prompted modes: a text answer is a
+    /// proposed output, rendered back to the model as a user message (or,
+    /// when it cannot be read, why); `submit` then submits it. A refusal
+    /// ends the loop.
+    fn answered(&mut self, text: &str, stop_reason: &StopReason) -> Option<String> {
+        let handler = self.reflection.filter(|_| !self.offered && *stop_reason != StopReason::Refusal)?;
+        let again = "answer again with your output as one JSON value";
+        let proposal = match answer_json(text) {
+            Ok(value) => Proposal::<O>::from_input(String::new(), &value, self.output),
+            Err(error) => return Some(format!("Your output could not be read: {error}. Please {again}.")),
+        };
+        let rendering = match &proposal.parsed {
+            Ok(output) => handler.render(output),
+            Err(error) => return Some(format!("Your output could not be read: {error}. Please {again}.")),
+        };
+        self.proposal = Some(proposal);
+        Some(format!(
+            "{rendering}\n\nIf this is your final output, call `{SUBMIT_TOOL}` to submit it; otherwise {again}."
+        ))
     }
 
     fn answer(&mut self, call: &ToolCall) -> ToolResult {
@@ -146,7 +182,11 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
         if let Some(Submission::Submitted(_)) = self.submission {
             ToolResult::success(&call.id, "Submitted for validation.")
         } else {
-            let message = format!("there is no output to submit: call `{}` with your output first", self.output.name);
+            let message = if self.offered {
+                format!("there is no output to submit: call `{}` with your output first", self.output.name)
+            } else {
+                "there is no output to submit: answer with your output as one JSON value first".to_owned()
+            };
             ToolResult::failure(&call.id, FailureKind::Rejected, message)
         }
     }
@@ -185,6 +225,10 @@ impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
             Some(tools) => tools.answer(call),
             None => unreachable!("the loop hands a control only the calls it owns"),
         }
+    }
+
+    fn answered(&mut self, text: &str, stop_reason: &StopReason) -> Option<String> {
+        self.own_tools.as_mut().and_then(|tools| tools.answered(text, stop_reason))
     }
 
     fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<AgentSignal<O>> {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::handlers::{AsyncValidator, ReflectionHandler, Validator};
 use super::output::DEFAULT_OUTPUT_TOOL;
+use super::output_mode::OutputMode;
 use crate::run::{ExecutedCall, LimitDecision, LimitReached};
 
 /// One user check of a typed output.
@@ -29,11 +30,22 @@ pub(crate) struct TypedSpec<T> {
     pub(crate) description: Option<Cow<'static, str>>,
     pub(crate) reflection: Option<Arc<dyn ReflectionHandler<T>>>,
     pub(crate) checks: Vec<Check<T>>,
+    /// How the output reaches the agent (as set; `build()` resolves `Auto`).
+    pub(crate) mode: OutputMode,
+    /// The prompted mode's request for the output, replacing the default.
+    pub(crate) instructions: Option<String>,
 }
 
 impl<T> Default for TypedSpec<T> {
     fn default() -> Self {
-        Self { name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL), description: None, reflection: None, checks: Vec::new() }
+        Self {
+            name: Cow::Borrowed(DEFAULT_OUTPUT_TOOL),
+            description: None,
+            reflection: None,
+            checks: Vec::new(),
+            mode: OutputMode::Tool,
+            instructions: None,
+        }
     }
 }
 
@@ -44,6 +56,8 @@ impl<T> Clone for TypedSpec<T> {
             description: self.description.clone(),
             reflection: self.reflection.clone(),
             checks: self.checks.clone(),
+            mode: self.mode,
+            instructions: self.instructions.clone(),
         }
     }
 }

@@ -18,6 +18,27 @@ use super::sealed::Sealed;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TextConfigured;
 
+/// The output comes through the output tool (the default mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputTool;
+
+/// The output tool was named or described, so the output mode stays the
+/// output tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputToolConfigured;
+
+/// The output comes as the provider's native structured output (`.native_output()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NativeOutput;
+
+/// The output comes as JSON in the answer, as the system prompt asks (`.prompted_output()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PromptedOutput;
+
+/// Native output where the model supports it, else the output tool (`.auto_output()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AutoOutput;
+
 /// The builder has no model yet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoModel;
@@ -33,6 +54,11 @@ impl std::fmt::Debug for WithModel {
 }
 
 impl Sealed for TextConfigured {}
+impl Sealed for OutputTool {}
+impl Sealed for OutputToolConfigured {}
+impl Sealed for NativeOutput {}
+impl Sealed for PromptedOutput {}
+impl Sealed for AutoOutput {}
 impl Sealed for NoReflection {}
 impl Sealed for Reflective {}
 impl Sealed for NoModel {}
@@ -57,7 +83,7 @@ impl OutputUnset for Text {}
 #[diagnostic::on_unimplemented(
     message = "this option needs a typed output, but this agent answers with `{Self}`",
     label = "only available on typed agents",
-    note = "call `.output::<YourType>()` first; reflection, validators and the output tool's name belong to typed agents",
+    note = "call `.output::<YourType>()` first; reflection, validators, the output mode and the output tool's name belong to typed agents",
     note = "if `.output::<{Self}>()` is there and was rejected, this error follows from that one: fix it first"
 )]
 pub trait Typed: Sealed {}
@@ -75,6 +101,51 @@ pub trait TextMode: Sealed {}
 
 impl TextMode for Text {}
 impl TextMode for TextConfigured {}
+
+/// The output mode is still the default, so `.native_output()`,
+/// `.prompted_output()` or `.auto_output()` may choose another.
+#[diagnostic::on_unimplemented(
+    message = "the output mode of this agent is already decided (`{Self}`)",
+    label = "output mode already decided",
+    note = "choose the output mode once (`.native_output()`, `.prompted_output()` or `.auto_output()`), before the options of a mode (`.output_tool_name(..)` and `.output_tool_description(..)` keep the output tool)"
+)]
+pub trait ModeUnset: Sealed {}
+
+impl ModeUnset for OutputTool {}
+
+/// The output may come through the output tool (the tool and auto modes),
+/// so the output tool's name and description mean something.
+#[diagnostic::on_unimplemented(
+    message = "this option configures the output tool, but this agent's output mode is `{Self}`, which offers none",
+    label = "only available in the output tool (or auto) mode",
+    note = "the native and prompted modes read the output from the answer's text: remove `.output_tool_name(..)`/`.output_tool_description(..)`, or use the output tool (the default) or `.auto_output()`"
+)]
+pub trait ToolOptions: Sealed {
+    /// The mode once the output tool is configured.
+    type Configured;
+}
+
+impl ToolOptions for OutputTool {
+    type Configured = OutputToolConfigured;
+}
+
+impl ToolOptions for OutputToolConfigured {
+    type Configured = OutputToolConfigured;
+}
+
+impl ToolOptions for AutoOutput {
+    type Configured = AutoOutput;
+}
+
+/// The output comes as JSON in the answer, as the system prompt asks.
+#[diagnostic::on_unimplemented(
+    message = "this option applies to the prompted output mode, but this agent's output mode is `{Self}`",
+    label = "only available in the prompted mode",
+    note = "call `.prompted_output()` first: the instructions are the system prompt's request for the output"
+)]
+pub trait PromptedMode: Sealed {}
+
+impl PromptedMode for PromptedOutput {}
 
 /// No reflection handler has been set yet.
 #[diagnostic::on_unimplemented(

@@ -6,6 +6,7 @@ mod prompt_cache;
 pub(crate) mod reasoning;
 mod request;
 mod response;
+mod response_schema;
 pub(crate) mod stream;
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ pub use prompt_cache::{CacheTtl, PromptCache};
 pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
+pub use response_schema::{ResponseSchema, ResponseSchemaSupport};
 pub(crate) use stream::until_content;
 pub use stream::{ResponseAccumulator, StreamEvent, chunk_response};
 
@@ -89,6 +91,17 @@ pub trait Model: Send + Sync {
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         replay(self.complete(request))
     }
+
+    /// Whether this model can be sent `schema` as its native structured
+    /// output ([`ModelRequest::response_schema`]), and whether it may still
+    /// call tools then. Typed agents ask it when they are built, to reject
+    /// (or, in [`OutputMode::Auto`](crate::agent::OutputMode::Auto), avoid)
+    /// a native output the model cannot give. The default is
+    /// [`ResponseSchemaSupport::Unknown`].
+    fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {
+        let _ = schema;
+        ResponseSchemaSupport::Unknown
+    }
 }
 
 /// The stream of a whole response once `complete` gives it.
@@ -117,6 +130,9 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         (**self).stream(request)
     }
+    fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {
+        (**self).response_schema_support(schema)
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -133,6 +149,9 @@ impl<M: Model + ?Sized> Model for Box<M> {
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         (**self).stream(request)
     }
+    fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {
+        (**self).response_schema_support(schema)
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -148,5 +167,8 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         (**self).stream(request)
+    }
+    fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {
+        (**self).response_schema_support(schema)
     }
 }

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::{PromptCache, ReasoningConfig};
+use super::{PromptCache, ReasoningConfig, ResponseSchema};
 use crate::conversation::{view_for, view_without_tools};
 use crate::message::Message;
 use crate::tool::ToolDefinition;
@@ -32,6 +32,9 @@ pub struct ModelRequest<'a> {
     pub prompt_cache: Option<PromptCache>,
     /// Overrides the model's configured reasoning setting for this request.
     pub reasoning: Option<ReasoningConfig>,
+    /// The schema the model's final answer must follow (native structured
+    /// output); the model may still call tools before it answers.
+    pub response_schema: Option<&'a ResponseSchema>,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -47,6 +50,7 @@ impl<'a> ModelRequest<'a> {
             strict_tools: false,
             prompt_cache: None,
             reasoning: None,
+            response_schema: None,
         }
     }
 
@@ -98,6 +102,12 @@ impl<'a> ModelRequest<'a> {
     /// Turns strict tool schemas on or off.
     pub fn with_strict_tools(mut self, strict: bool) -> Self {
         self.strict_tools = strict;
+        self
+    }
+
+    /// Asks for an answer following `schema` (see [`ResponseSchema`]).
+    pub fn with_response_schema(mut self, schema: &'a ResponseSchema) -> Self {
+        self.response_schema = Some(schema);
         self
     }
 

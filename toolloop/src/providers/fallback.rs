@@ -148,6 +148,20 @@ impl Model for Fallback {
         self.models[0].name()
     }
 
+    /// What every model of the chain can take: a schema goes to whichever answers.
+    fn response_schema_support(&self, schema: &crate::model::ResponseSchema) -> crate::model::ResponseSchemaSupport {
+        use crate::model::ResponseSchemaSupport as Support;
+        self.models.iter().map(|model| model.response_schema_support(schema)).fold(
+            Support::WithTools,
+            |all, one| match (all, one) {
+                (Support::Unsupported(reason), _) | (_, Support::Unsupported(reason)) => Support::Unsupported(reason),
+                (Support::Unknown, _) | (_, Support::Unknown) => Support::Unknown,
+                (Support::WithoutTools, _) | (_, Support::WithoutTools) => Support::WithoutTools,
+                _ => Support::WithTools,
+            },
+        )
+    }
+
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
             let last = self.models.len() - 1;

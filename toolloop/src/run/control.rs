@@ -73,6 +73,14 @@ pub(crate) trait Control<S>: Send {
         ToolResult::failure(&call.id, crate::message::FailureKind::UnknownTool, message)
     }
 
+    /// Looks at an answer (text and no tool calls) before the loop ends
+    /// with it: a reply makes the loop go on, with the reply as the user's
+    /// next message (a typed agent with reflection that reads its output
+    /// from the answer's text renders it this way).
+    fn answered(&mut self, _text: &str, _stop_reason: &crate::stop_reason::StopReason) -> Option<String> {
+        None
+    }
+
     /// Looks at an executed batch; a signal ends the loop.
     fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<S>;
 

@@ -12,11 +12,14 @@ use super::hooks::{Event, HookError, Hooks};
 use super::metadata::{AnsweredBy, Tally, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
+use super::output_stream::{OutputSource, OutputStream};
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation};
 use crate::message::{ContentBlock, Message};
-use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent};
+use crate::model::{
+    Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema, StreamEvent,
+};
 use crate::stream::{EventSink, PartialArguments, Progress};
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
@@ -41,6 +44,11 @@ pub(crate) struct Engine<'a> {
     /// Where a streamed run reports its events; `None` for a non-streamed
     /// run, whose model calls then wait for whole responses.
     pub(crate) events: Option<EventSink>,
+    /// The schema every request asks the answer to follow (a typed agent in
+    /// native mode).
+    pub(crate) response_schema: Option<&'a ResponseSchema>,
+    /// Where a typed agent's output forms, for a streamed run's `OutputDelta`s.
+    pub(crate) output: Option<OutputSource<'a>>,
 }
 
 /// Waits for the deadline, or forever when there is none.
@@ -193,6 +201,7 @@ impl Engine<'_> {
         request.system = self.system;
         request.max_tokens = self.options.max_tokens;
         request.temperature = self.options.temperature;
+        request.response_schema = self.response_schema;
         tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
@@ -293,6 +302,7 @@ impl Engine<'_> {
         };
         let mut accumulator = ResponseAccumulator::new();
         let mut arguments = PartialArguments::default();
+        let mut output = self.output.map(|source| OutputStream::new(source, attempt));
         let mut stream = self.model.stream(request);
         let mut failure = None;
         while let Some(event) = stream.next().await {
@@ -304,7 +314,13 @@ impl Engine<'_> {
                 Ok(StreamEvent::Usage(usage)) => {
                     *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
                 }
-                Ok(event) => report_delta(sink, &accumulator, &mut arguments, event),
+                Ok(event) => {
+                    let formed = output.as_mut().and_then(|output| output.see(&event, &accumulator));
+                    report_delta(sink, &accumulator, &mut arguments, event);
+                    if let Some(progress) = formed {
+                        sink.send(progress);
+                    }
+                }
                 Err(error) => {
                     failure = Some(error);
                     break;

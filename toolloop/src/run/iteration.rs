@@ -130,7 +130,17 @@ impl Engine<'_> {
                     conversation.push(Message::user(prompt));
                     continue;
                 }
-                return Ok(LoopEnd::Answer(conversation.last().map(Message::text).unwrap_or_default()));
+                let text = conversation.last().map(Message::text).unwrap_or_default();
+                let reply =
+                    catch_unwind(AssertUnwindSafe(|| control.answered(&text, &stop_reason))).unwrap_or_else(|panic| {
+                        tally.push_hook_error("answer_check", &format!("panicked: {}", panic_message(&*panic)));
+                        None
+                    });
+                if let Some(reply) = reply {
+                    conversation.push(Message::user(reply));
+                    continue;
+                }
+                return Ok(LoopEnd::Answer(text));
             }
 
             // The token budget is checked before the next model call, not

@@ -92,6 +92,15 @@ pub enum Termination {
         /// Attempts made.
         attempts: u32,
     },
+    /// The model refused to answer (OpenAI `refusal`, Anthropic
+    /// `stop_reason: refusal`): a typed agent ends here rather than
+    /// retrying, since asking again rarely changes a refusal.
+    Refused {
+        /// The attempt.
+        attempt: u32,
+        /// What the model said instead of an output.
+        message: String,
+    },
     /// `submit` was called before any output was proposed.
     SubmitBeforeOutput {
         /// The attempt.
@@ -174,6 +183,9 @@ impl fmt::Display for Termination {
             Self::ValidationFailed { attempts } => write!(f, "no valid output after {attempts} attempt(s)"),
             Self::NoOutputCall { attempts } => {
                 write!(f, "the model did not call the output tool ({attempts} attempt(s))")
+            }
+            Self::Refused { attempt, message } => {
+                write!(f, "attempt {attempt}: the model refused to answer: {message}")
             }
             Self::SubmitBeforeOutput { attempt } => {
                 write!(f, "attempt {attempt}: `submit` was called before the output tool")

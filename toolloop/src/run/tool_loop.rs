@@ -310,6 +310,8 @@ impl<S: Send> ToolLoop<S> {
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.confirmation.as_deref(),
             events,
+            response_schema: None,
+            output: None,
         };
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
         // A bare loop is an unnamed agent with one attempt.

@@ -117,6 +117,19 @@ pub enum RunEvent<T> {
         /// Why it waits.
         reason: DeferralReason,
     },
+    /// A typed agent's output as it forms, completed to a value
+    /// ([`parse_partial_json`](crate::parse_partial_json)): from the output
+    /// tool's arguments in [`OutputMode::Tool`](crate::agent::OutputMode::Tool),
+    /// from the answer's JSON text in the native and prompted modes. Long
+    /// outputs are parsed again only as they grow by an eighth, as
+    /// [`ToolCallArgumentsDelta`](Self::ToolCallArgumentsDelta) are.
+    /// Provisional, as every delta: validation follows.
+    OutputDelta {
+        /// The attempt.
+        attempt: u32,
+        /// The output so far.
+        partial: Value,
+    },
     /// The agent's output tool was called with this input (the output
     /// being proposed; validation follows).
     OutputProposed {
@@ -175,6 +188,7 @@ impl<T> RunEvent<T> {
             Self::ToolExecutionStarted { .. } => "tool_execution_started",
             Self::ToolExecutionFinished { .. } => "tool_execution_finished",
             Self::ToolCallDeferred { .. } => "tool_call_deferred",
+            Self::OutputDelta { .. } => "output_delta",
             Self::OutputProposed { .. } => "output_proposed",
             Self::ValidationFailed { .. } => "validation_failed",
             Self::SubRun { .. } => "sub_run",
@@ -205,6 +219,7 @@ impl Progress {
             Self::ToolExecutionStarted { call } => RunEvent::ToolExecutionStarted { call },
             Self::ToolExecutionFinished { call, result } => RunEvent::ToolExecutionFinished { call, result },
             Self::ToolCallDeferred { call, reason } => RunEvent::ToolCallDeferred { call, reason },
+            Self::OutputDelta { attempt, partial } => RunEvent::OutputDelta { attempt, partial },
             Self::OutputProposed { attempt, input } => RunEvent::OutputProposed { attempt, input },
             Self::ValidationFailed { attempt, errors } => RunEvent::ValidationFailed { attempt, errors },
             Self::SubRun { call_id, agent, event } => RunEvent::SubRun { call_id, agent, event },

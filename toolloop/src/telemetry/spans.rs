@@ -144,6 +144,8 @@ impl Chat {
             gen_ai.request.model = name,
             gen_ai.request.max_tokens = request.max_tokens.map(i64::from),
             gen_ai.request.temperature = request.temperature.map(f64::from),
+            // Native structured output asks for JSON text.
+            gen_ai.output.type = request.response_schema.map(|_| "json"),
             gen_ai.response.model = field::Empty,
             gen_ai.response.id = field::Empty,
             gen_ai.response.finish_reasons = field::Empty,

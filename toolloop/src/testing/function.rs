@@ -61,6 +61,11 @@ impl Model for FunctionModel {
         "function"
     }
 
+    /// A test model answers as scripted, so it takes any schema, with tools.
+    fn response_schema_support(&self, _: &crate::model::ResponseSchema) -> crate::model::ResponseSchemaSupport {
+        crate::model::ResponseSchemaSupport::WithTools
+    }
+
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let answer = (self.respond)(&RecordedRequest::sent_to(self.provider(), &request));
         Box::pin(std::future::ready(answer))

@@ -1,7 +1,7 @@
 //! A request a test model received, kept as owned data.
 
 use crate::message::Message;
-use crate::model::ModelRequest;
+use crate::model::{ModelRequest, ResponseSchema};
 use crate::tool::ToolDefinition;
 
 /// A copy of one [`ModelRequest`], for assertions after the run.
@@ -22,6 +22,8 @@ pub struct RecordedRequest {
     pub temperature: Option<f32>,
     /// Whether strict tool schemas were asked for.
     pub strict_tools: bool,
+    /// The schema the answer was asked to follow (native structured output).
+    pub response_schema: Option<ResponseSchema>,
 }
 
 impl RecordedRequest {
@@ -52,6 +54,7 @@ impl RecordedRequest {
             max_tokens: request.max_tokens,
             temperature: request.temperature,
             strict_tools: request.strict_tools,
+            response_schema: request.response_schema.cloned(),
         }
     }
 }

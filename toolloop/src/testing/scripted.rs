@@ -144,6 +144,11 @@ impl Model for ScriptedModel {
         "scripted"
     }
 
+    /// A test model answers as scripted, so it takes any schema, with tools.
+    fn response_schema_support(&self, _: &crate::model::ResponseSchema) -> crate::model::ResponseSchemaSupport {
+        crate::model::ResponseSchemaSupport::WithTools
+    }
+
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let (number, step) = self.take(&request);
         Box::pin(self.answer(number, step))

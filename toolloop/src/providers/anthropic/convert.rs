@@ -6,13 +6,16 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::wire::{
     CacheControl, ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse,
-    OutputBlock, OutputConfig, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
+    OutputBlock, OutputConfig, OutputFormat, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
 };
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
-use crate::model::{CacheTtl, ModelError, ModelRequest, ModelResponse, ReasoningError};
+use crate::model::{
+    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
+    ResponseSchemaSupport,
+};
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
@@ -54,7 +57,19 @@ impl Format for AnthropicMessages {
 
     /// Checks the thinking rules; manual thinking on Claude 4 adds the
     /// interleaved-thinking beta, so the model may think between tool calls.
-    fn prepare(&self, call: CallSettings<'_>, _: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
+    /// A response schema the model or the API cannot take is an error here,
+    /// before anything is sent (the API would answer 400).
+    fn prepare(&self, call: CallSettings<'_>, request: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
+        if let Some(schema) = request.response_schema {
+            output_format(call.model, schema).map_err(|reason| {
+                let message = format!(
+                    "`{}` cannot give a native structured output: {reason}; use the output tool or the prompted \
+                     output mode instead",
+                    call.model
+                );
+                ModelError::new(ModelErrorKind::InvalidRequest, PROVIDER, message)
+            })?;
+        }
         let thinking = thinking_for(call).map_err(|error| error.into_model_error(PROVIDER))?;
         Ok(thinking
             .and_then(|thinking| thinking.beta)
@@ -116,9 +131,21 @@ impl Format for AnthropicMessages {
             tools,
             temperature: call.temperature,
             thinking: thinking.as_ref().map(thinking_param),
-            output_config: thinking.and_then(|t| t.effort).map(|effort| OutputConfig { effort }),
+            output_config: output_config(
+                thinking.and_then(|t| t.effort),
+                request.response_schema.and_then(|schema| output_format(call.model, schema).ok()),
+            ),
             stream: call.stream,
         })
+    }
+
+    /// Claude Opus and Sonnet 4.5, Haiku 4.5 and later (and names this crate
+    /// does not know, which are newer), for schemas Anthropic can express.
+    fn response_schema_support(&self, model: &str, schema: &ResponseSchema) -> ResponseSchemaSupport {
+        match output_format(model, schema) {
+            Ok(_) => ResponseSchemaSupport::WithTools,
+            Err(reason) => ResponseSchemaSupport::Unsupported(reason),
+        }
     }
 
     fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -137,6 +164,23 @@ impl Format for AnthropicMessages {
         let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
         Some(ApiError { message: parsed.error.message, error_type: Some(parsed.error.kind) })
     }
+}
+
+/// `output_config`, when it has anything to say.
+fn output_config(effort: Option<&'static str>, format: Option<OutputFormat>) -> Option<OutputConfig> {
+    (effort.is_some() || format.is_some()).then_some(OutputConfig { effort, format })
+}
+
+/// The `output_config.format` for `schema` on `model`, or why there is none.
+fn output_format(model: &str, schema: &ResponseSchema) -> Result<OutputFormat, String> {
+    if crate::model::reasoning::anthropic::claude_version(model).is_some_and(|version| version < (4, 5)) {
+        return Err(
+            "Anthropic gives structured outputs on Claude Opus 4.5, Sonnet 4.5, Haiku 4.5 and later models only"
+                .to_owned(),
+        );
+    }
+    let schema = super::output_schema::anthropic_schema(&schema.schema)?;
+    Ok(OutputFormat { kind: "json_schema", schema })
 }
 
 fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tool<'a>> {

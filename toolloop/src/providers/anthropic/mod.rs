@@ -11,6 +11,7 @@
 //! ```
 
 mod convert;
+mod output_schema;
 mod stream;
 
 use stream::MessagesStreamDecoder;

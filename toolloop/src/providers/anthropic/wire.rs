@@ -95,10 +95,22 @@ pub(super) enum ThinkingParam {
     },
 }
 
-/// The `output_config` field (only its `effort` here).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// The `output_config` field: the effort of adaptive thinking, and the
+/// answer's format (native structured output).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(super) struct OutputConfig {
-    pub(super) effort: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) format: Option<OutputFormat>,
+}
+
+/// `{"type": "json_schema", "schema": ...}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct OutputFormat {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) schema: serde_json::Value,
 }
 
 /// `user` or `assistant`.

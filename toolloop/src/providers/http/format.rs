@@ -33,7 +33,7 @@ use super::body::Body;
 use super::decoder::StreamDecoder;
 use super::error::ApiError;
 use crate::message::Message;
-use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig};
+use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig, ResponseSchema, ResponseSchemaSupport};
 
 /// One HTTP API's wire format: the `W` of [`HttpModel<W>`](super::HttpModel).
 ///
@@ -143,6 +143,13 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     fn prepare(&self, call: CallSettings<'_>, request: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
         let _ = (call, request);
         Ok(Vec::new())
+    }
+
+    /// Whether `model` can be sent `schema` as the native structured output
+    /// (see [`Model::response_schema_support`](crate::Model::response_schema_support)).
+    fn response_schema_support(&self, model: &str, schema: &ResponseSchema) -> ResponseSchemaSupport {
+        let _ = (model, schema);
+        ResponseSchemaSupport::Unknown
     }
 
     /// Writes the request body through `body`, which renders the messages.

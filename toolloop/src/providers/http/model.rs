@@ -249,6 +249,10 @@ impl<W: WireFormat> Model for HttpModel<W> {
         &self.model
     }
 
+    fn response_schema_support(&self, schema: &crate::model::ResponseSchema) -> crate::model::ResponseSchemaSupport {
+        self.shared.format.response_schema_support(&self.model, schema)
+    }
+
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         CallTrace::start(W::PROVIDER, &self.model, &request).run(self.call(request))
     }

@@ -14,9 +14,11 @@ use super::wire::{
 use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::ollama::ollama_think;
-use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::model::{
+    ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
+};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, Framing, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, Framing, RequestHeaders, write_element};
 use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -58,7 +60,29 @@ impl Format for OllamaChat {
             truncate: false,
             options: Options { temperature: call.temperature, num_predict: call.max_tokens, num_ctx: self.num_ctx },
             think: call.reasoning.map(|reasoning| ollama_think(reasoning.effort, call.model)),
+            format: request.response_schema.map(|schema| &schema.schema),
         })
+    }
+
+    /// Only without tools: the schema becomes a grammar over the whole
+    /// answer, which leaves no room for a tool call.
+    fn response_schema_support(&self, _: &str, _: &ResponseSchema) -> ResponseSchemaSupport {
+        ResponseSchemaSupport::WithoutTools
+    }
+
+    /// A response schema together with tools is an error here: the server
+    /// would hold the answer to the schema, so the model could never call
+    /// a tool (its calls come back empty).
+    fn prepare(&self, _: CallSettings<'_>, request: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
+        if request.response_schema.is_some() && !request.tools.is_empty() {
+            return Err(ModelError::new(
+                ModelErrorKind::InvalidRequest,
+                PROVIDER,
+                "Ollama cannot follow a response schema (`format`) in a request that offers tools: the schema's \
+                 grammar leaves the model no way to call one; use the output tool or the prompted output mode",
+            ));
+        }
+        Ok(Vec::new())
     }
 
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {

@@ -49,6 +49,9 @@ pub(super) struct ChatRequestTail<'a> {
     /// Whether (or how hard) a thinking model thinks; absent: the model's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) think: Option<OllamaThink>,
+    /// Native structured output: the JSON schema the answer follows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) format: Option<&'a serde_json::Value>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -5,13 +5,13 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::wire::{
-    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, MessageContent, RequestFunctionCall, RequestMessage,
-    RequestToolCall, StreamOptions,
+    ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, JsonSchemaFormat, MessageContent,
+    RequestFunctionCall, RequestMessage, RequestToolCall, ResponseFormat, StreamOptions,
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::openai::openai_effort;
-use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::reasoning::Reasoning;
@@ -53,9 +53,15 @@ impl Format for OpenAiChat {
             prompt_cache_key: self.prompt_cache_key.as_deref(),
             prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
             reasoning_effort: call.reasoning.and_then(|reasoning| openai_effort(reasoning.effort, call.model)),
+            response_format: request.response_schema.map(response_format),
             stream: call.stream,
             stream_options: call.stream.then_some(StreamOptions { include_usage: true }),
         })
+    }
+
+    /// Every schema: strict when it can be made strict, else `strict: false`.
+    fn response_schema_support(&self, _: &str, _: &ResponseSchema) -> ResponseSchemaSupport {
+        ResponseSchemaSupport::WithTools
     }
 
     fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -81,6 +87,21 @@ pub(crate) fn error_body(body: &[u8]) -> Option<ApiError> {
         _ => None,
     };
     Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
+}
+
+/// `response_format` for `schema`: its strict shape with `strict: true`
+/// when there is one, else the plain schema with `strict: false`.
+fn response_format(schema: &ResponseSchema) -> ResponseFormat<'_> {
+    let (json, strict) = schema.strict_or_plain();
+    ResponseFormat {
+        kind: "json_schema",
+        json_schema: JsonSchemaFormat {
+            name: &schema.name,
+            description: schema.description.as_deref(),
+            schema: json,
+            strict,
+        },
+    }
 }
 
 fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {

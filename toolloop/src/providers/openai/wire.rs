@@ -61,10 +61,31 @@ pub(super) struct ChatRequestTail<'a> {
     /// How hard a reasoning model thinks (`low`, `medium`, `high`…).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) reasoning_effort: Option<&'static str>,
+    /// Native structured output: `{"type": "json_schema", "json_schema": {...}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) response_format: Option<ResponseFormat<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(super) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) stream_options: Option<StreamOptions>,
+}
+
+/// `response_format` asking for JSON that follows a schema.
+#[derive(Debug, Serialize)]
+pub(super) struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) json_schema: JsonSchemaFormat<'a>,
+}
+
+/// The schema of a `json_schema` response format.
+#[derive(Debug, Serialize)]
+pub(super) struct JsonSchemaFormat<'a> {
+    pub(super) name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) description: Option<&'a str>,
+    pub(super) schema: &'a Value,
+    pub(super) strict: bool,
 }
 
 #[derive(Debug, PartialEq, Serialize)]

@@ -9,7 +9,7 @@ use super::wire::{FunctionTool, InputItem, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
 use crate::model::reasoning::openai::{ResponsesReasoning, responses_reasoning};
-use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::model::{ModelError, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesBuilder, PromptCacheRetention};
 
@@ -114,8 +114,43 @@ struct Tail<'a> {
     prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_retention: Option<&'static str>,
+    /// Native structured output: `{"format": {"type": "json_schema", ...}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextConfig<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
+}
+
+/// The `text` setting: the answer's format.
+#[derive(Serialize)]
+struct TextConfig<'a> {
+    format: TextFormat<'a>,
+}
+
+/// A `json_schema` text format.
+#[derive(Serialize)]
+struct TextFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    schema: &'a serde_json::Value,
+    strict: bool,
+}
+
+/// `text.format` for `schema`: strict when it can be made strict.
+fn text_config(schema: &ResponseSchema) -> TextConfig<'_> {
+    let (json, strict) = schema.strict_or_plain();
+    TextConfig {
+        format: TextFormat {
+            kind: "json_schema",
+            name: &schema.name,
+            description: schema.description.as_deref(),
+            schema: json,
+            strict,
+        },
+    }
 }
 
 impl Format for OpenAiResponsesApi {
@@ -163,8 +198,14 @@ impl Format for OpenAiResponsesApi {
             include: [INCLUDE_ENCRYPTED_REASONING],
             prompt_cache_key: self.prompt_cache_key.as_deref(),
             prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
+            text: request.response_schema.map(text_config),
             stream: call.stream,
         })
+    }
+
+    /// Every schema: strict when it can be made strict, else `strict: false`.
+    fn response_schema_support(&self, _: &str, _: &ResponseSchema) -> ResponseSchemaSupport {
+        ResponseSchemaSupport::WithTools
     }
 
     fn render_run(&self, run: &[Message], _: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {

@@ -1,0 +1,16 @@
+use toolloop::testing::ScriptedModel;
+use toolloop::Agent;
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Report {
+    title: String,
+}
+
+fn main() {
+    let _agent = Agent::builder()
+        .model(ScriptedModel::new())
+        .output::<Report>()
+        .output_tool_name("report")
+        .native_output()
+        .build();
+}
