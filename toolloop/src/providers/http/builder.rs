@@ -76,7 +76,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Self {
         let mut builder = Self::default();
         if let ApiKey::Required(variable) | ApiKey::RequiredUnlessBaseUrl(variable) = W::API_KEY
-            && let Some(key) = env(variable)
+            && let Some(key) = std::iter::once(variable).chain(W::API_KEY_ALIASES.iter().copied()).find_map(|name| env(name))
         {
             builder = builder.api_key(key);
         }
@@ -203,6 +203,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
                 let (name, prefix) = W::KEY_HEADER;
                 headers.push(secret_header(name, &format!("{prefix}{}", key.expose()))?);
             }
+            (None, _) if self.format.authenticates() => {}
             (None, ApiKey::Required(variable)) => return Err(ConfigError::MissingApiKey { variable }),
             (None, ApiKey::RequiredUnlessBaseUrl(variable)) if self.http.base_url.is_none() => {
                 return Err(ConfigError::MissingApiKey { variable });
@@ -210,7 +211,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             (None, _) => {}
         }
         let base_url = self.http.base_url.as_deref().unwrap_or(W::DEFAULT_BASE_URL);
-        let http = HttpClient::new(W::PROVIDER, base_url, W::PATH, headers, &self.http, W::error_body)?;
+        let http = HttpClient::new(W::PROVIDER, base_url, &self.format.path(), headers, &self.http, W::error_body)?;
         Ok(HttpModel {
             shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),

@@ -154,16 +154,28 @@ impl HttpClient {
         &self.url
     }
 
-    /// POSTs `body`, a JSON document, retrying as the policy says, and
-    /// parses the success response as `T`.
+    /// The URL of one call: the endpoint, followed by `suffix` when the
+    /// call names more in its URL (Gemini's `/{model}:generateContent`).
+    pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<reqwest::Url, ModelError> {
+        let Some(suffix) = suffix else { return Ok(self.parsed_url.clone()) };
+        let joined = format!("{}{suffix}", self.parsed_url.as_str().trim_end_matches('/'));
+        reqwest::Url::parse(&joined).map_err(|error| {
+            let message = format!("invalid request URL `{}`: {error}", redact_userinfo(&joined));
+            ModelError::new(ModelErrorKind::InvalidRequest, self.provider, message)
+        })
+    }
+
+    /// POSTs `body`, a JSON document, to `url` (see [`call_url`](Self::call_url)),
+    /// retrying as the policy says, and parses the success response as `T`.
     /// `extra` headers go with this request only (a beta flag the request's
     /// settings need, say).
     pub(crate) async fn post_json<T: DeserializeOwned>(
         &self,
+        url: &reqwest::Url,
         body: WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<T, ModelError> {
-        let bytes = self.send(&body, extra).await?;
+        let bytes = self.send(url, &body, extra).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -174,12 +186,13 @@ impl HttpClient {
     /// consumer has seen events by then.
     pub(crate) async fn post_stream(
         &self,
+        url: &reqwest::Url,
         body: WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
         use futures_util::StreamExt as _;
 
-        let response = self.with_retries(|| self.open(body.to_http(), extra, true)).await?;
+        let response = self.with_retries(|| self.open(url, body.to_http(), extra, true)).await?;
         // The response size limit holds for a stream as a whole, as for a
         // body read at once: memory stays bounded whatever the server sends.
         let (provider, limit) = (self.provider, self.max_response_bytes);
@@ -201,10 +214,15 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: &WireBody, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
+    async fn send(
+        &self,
+        url: &reqwest::Url,
+        body: &WireBody,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Result<Bytes, ModelError> {
         // The body's chunks are shared: a retry copies nothing.
         self.with_retries(|| async {
-            let response = self.open(body.to_http(), extra, false).await?;
+            let response = self.open(url, body.to_http(), extra, false).await?;
             self.read_body(response).await
         })
         .await
@@ -244,6 +262,7 @@ impl HttpClient {
     /// `stream` asks for an event stream.
     async fn open(
         &self,
+        url: &reqwest::Url,
         body: reqwest::Body,
         extra: &[(HeaderName, HeaderValue)],
         stream: bool,
@@ -259,7 +278,7 @@ impl HttpClient {
         if stream {
             request_headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream, application/x-ndjson"));
         }
-        let request = self.client.post(self.parsed_url.clone()).headers(request_headers).body(body);
+        let request = self.client.post(url.clone()).headers(request_headers).body(body);
         let response = if stream {
             // A stream may rightly run longer than the timeout (Anthropic's
             // long outputs must stream because they do): the timeout bounds
@@ -284,7 +303,8 @@ impl HttpClient {
         } else {
             self.read_body(response).await?
         };
-        let server_wait = retry::server_wait(&headers);
+        let body_wait = (self.parse_error)(&bytes).and_then(|parsed| parsed.retry_after);
+        let server_wait = retry::server_wait(&headers).or(body_wait);
         let request_id =
             ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);
         let error = error::status_error(self.provider, status, &bytes, self.parse_error)

@@ -27,6 +27,7 @@ mod trace;
 use std::time::Duration;
 
 pub(crate) use body::{Body, write_element};
+pub(crate) use secret::Secret;
 pub use builder::HttpModelBuilder;
 pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 #[cfg(feature = "mcp")]

@@ -80,7 +80,7 @@ pub(crate) fn error_body(body: &[u8]) -> Option<ApiError> {
         Some(Value::String(code)) => Some(code),
         _ => None,
     };
-    Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
+    Some(ApiError::new(parsed.error.message, code.or(parsed.error.kind)))
 }
 
 fn tools<'a>(request: &ModelRequest<'a>) -> Vec<FunctionTool<'a>> {
