@@ -19,8 +19,8 @@ use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
 use toolloop::stream::RunEvent;
 use toolloop::{
-    Conversation, Message, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort,
-    ReasoningState, ReasoningSummary, ResponseAccumulator, ToolDefinition,
+    Conversation, Message, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningState,
+    ReasoningSummary, ResponseAccumulator, ToolDefinition,
 };
 mod cities;
 
@@ -111,7 +111,10 @@ async fn a_thinking_loop_of_four_iterations_sends_every_signature_back_in_place(
         assert_eq!(request.path, format!("/v1beta/models/{MODEL}:generateContent"));
         assert_eq!(request.header("x-goog-api-key"), Some(KEY));
         let body = request.json();
-        assert_eq!(body["generationConfig"]["thinkingConfig"], json!({"thinkingLevel": "high", "includeThoughts": true}));
+        assert_eq!(
+            body["generationConfig"]["thinkingConfig"],
+            json!({"thinkingLevel": "high", "includeThoughts": true})
+        );
         assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Compare cities."}]}));
         let declarations = &body["tools"][0]["functionDeclarations"];
         assert_eq!(declarations[0]["name"], "population");
@@ -224,11 +227,18 @@ fn the_fake_rejects_what_the_api_rejects() {
     assert!(rejection.message().starts_with(
         "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly"
     ));
-    assert!(rejection.message().contains("function call `default_api:weather` , position 2."), "{}", rejection.message());
+    assert!(
+        rejection.message().contains("function call `default_api:weather` , position 2."),
+        "{}",
+        rejection.message()
+    );
     // Gemini 2.5 does not require it; nor does a past turn.
     assert_eq!(rules.check("gemini-2.5-flash", &turn(&call)), Ok(()));
     let mut later = turn(&call);
-    later["contents"].as_array_mut().unwrap().extend([json!({"role": "model", "parts": [{"text": "Sunny."}]}), prompt.clone()]);
+    later["contents"]
+        .as_array_mut()
+        .unwrap()
+        .extend([json!({"role": "model", "parts": [{"text": "Sunny."}]}), prompt.clone()]);
     assert_eq!(rules.check(MODEL, &later), Ok(()));
 
     // Altered, moved or not base64: rejected; the documented placeholder passes.
@@ -272,7 +282,10 @@ fn the_fake_rejects_what_the_api_rejects() {
         "Unable to submit request because thinking_budget and thinking_level are not supported together."
     );
     let level = json!({"contents": [prompt], "generationConfig": {"thinkingConfig": {"thinkingLevel": "low"}}});
-    assert_eq!(rules.check("gemini-2.5-flash", &level).unwrap_err().message(), "Thinking level is not supported for this model.");
+    assert_eq!(
+        rules.check("gemini-2.5-flash", &level).unwrap_err().message(),
+        "Thinking level is not supported for this model."
+    );
 }
 
 /// A signature changed in the saved conversation reaches the API, which
@@ -326,9 +339,14 @@ async fn googles_errors_become_typed_errors_and_transient_ones_are_retried() {
     // Rate limits carry Google's RetryInfo delay; the context window its numbers.
     let quota = json!({"error": {"code": 429, "message": "You exceeded your current quota. Please retry in 36.2s.", "status": "RESOURCE_EXHAUSTED",
         "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "36s"}]}});
-    let overflow = google_error(400, "INVALID_ARGUMENT", "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).");
+    let overflow = google_error(
+        400,
+        "INVALID_ARGUMENT",
+        "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
+    );
     let server = TestServer::start([Reply::json(429, &quota), overflow]).await;
-    let model = Gemini::builder().api_key(KEY).base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap();
+    let model =
+        Gemini::builder().api_key(KEY).base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap();
     let error = model.complete(ModelRequest::new(&history)).await.unwrap_err();
     assert_eq!((error.kind(), error.error_type()), (ModelErrorKind::RateLimited, Some("RESOURCE_EXHAUSTED")));
     assert_eq!(error.retry_after(), Some(Duration::from_secs(37)), "the delay and the second Google's SDK adds");
@@ -410,7 +428,8 @@ fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Box<dyn Fn(&Value) -> V
         .into_iter()
         .map(|blocks| {
             let rules = Arc::clone(rules);
-            Box::new(move |request: &Value| rules.respond(request, &blocks)) as Box<dyn Fn(&Value) -> Value + Send + Sync>
+            Box::new(move |request: &Value| rules.respond(request, &blocks))
+                as Box<dyn Fn(&Value) -> Value + Send + Sync>
         })
         .collect()
 }
@@ -464,7 +483,12 @@ async fn one_conversation_switches_anthropic_gemini_responses_and_back() {
         .build()
         .unwrap();
     let gemini = thinking_gemini(&gemini_server);
-    let gpt = OpenAi::responses().api_key("k").base_url(responses_server.url()).reasoning(ReasoningEffort::Medium).build().unwrap();
+    let gpt = OpenAi::responses()
+        .api_key("k")
+        .base_url(responses_server.url())
+        .reasoning(ReasoningEffort::Medium)
+        .build()
+        .unwrap();
 
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger, Paris or Berlin?");

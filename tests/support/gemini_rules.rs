@@ -108,7 +108,11 @@ impl GeminiRules {
         };
         let body = request.json();
         let response = self.respond(&body, &call.model, parts);
-        if call.stream { streamed::reply("text/event-stream", streamed::gemini(&response)) } else { Reply::json(200, &response) }
+        if call.stream {
+            streamed::reply("text/event-stream", streamed::gemini(&response))
+        } else {
+            Reply::json(200, &response)
+        }
     }
 
     /// Checks the path, the key and the body of `request`.
@@ -215,7 +219,9 @@ impl GeminiRules {
         // The current turn: since the last user content that is not only function responses.
         let start = contents
             .iter()
-            .rposition(|content| content["role"] == "user" && parts(content).iter().any(|p| p.get("functionResponse").is_none()))
+            .rposition(|content| {
+                content["role"] == "user" && parts(content).iter().any(|p| p.get("functionResponse").is_none())
+            })
             .unwrap_or(0);
         for (index, content) in contents.iter().enumerate().skip(start) {
             let first_call = parts(content).iter().find(|part| part.get("functionCall").is_some());
@@ -253,7 +259,9 @@ fn check_function_turns(contents: &[Value]) -> Result<(), Rejection> {
             continue;
         }
         let Some(call_turn) = previous.filter(|p| p["role"] == "model" && has(p, "functionCall")) else {
-            return Err(invalid("Please ensure that function response turn comes immediately after a function call turn."));
+            return Err(invalid(
+                "Please ensure that function response turn comes immediately after a function call turn.",
+            ));
         };
         let calls: Vec<&Value> = parts(call_turn).iter().filter_map(|p| p.get("functionCall")).collect();
         let responses: Vec<&Value> = parts(content).iter().filter_map(|p| p.get("functionResponse")).collect();
@@ -281,7 +289,9 @@ fn check_function_turns(contents: &[Value]) -> Result<(), Rejection> {
 fn check_thinking(model: &str, thinking: &Value) -> Result<(), Rejection> {
     let level = thinking.get("thinkingLevel");
     if level.is_some() && thinking.get("thinkingBudget").is_some() {
-        return Err(invalid("Unable to submit request because thinking_budget and thinking_level are not supported together."));
+        return Err(invalid(
+            "Unable to submit request because thinking_budget and thinking_level are not supported together.",
+        ));
     }
     if let Some(level) = level {
         if !is_gemini_3(model) {

@@ -9,7 +9,7 @@
 //!   32768 (it cannot turn thinking off), 2.5 Flash 0 to 24576, 2.5 Flash-Lite
 //!   512 to 24576 or 0; 0 turns thinking off.
 //! - `thinkingBudget` and `thinkingLevel` in one request are rejected
-//!   ("thinking_budget and thinking_level are not supported together"):
+//!   ("`thinking_budget` and `thinking_level` are not supported together"):
 //!   exactly one is sent.
 //! - `includeThoughts: true` returns thought summaries as `thought` parts.
 //! - Models before 2.5 do not think: nothing is sent for them.
@@ -67,7 +67,11 @@ pub(crate) fn gemini_thinking(config: &ReasoningConfig, model: &str) -> Result<O
                 (None, ReasoningEffort::Max) => maximum,
             };
             if budget == 0 && can_stop {
-                return Ok(Some(GeminiThinking { thinking_budget: Some(0), thinking_level: None, include_thoughts: false }));
+                return Ok(Some(GeminiThinking {
+                    thinking_budget: Some(0),
+                    thinking_level: None,
+                    include_thoughts: false,
+                }));
             }
             if budget < minimum {
                 return Err(ReasoningError::BudgetTooSmall { budget_tokens: budget, minimum });
@@ -80,7 +84,11 @@ pub(crate) fn gemini_thinking(config: &ReasoningConfig, model: &str) -> Result<O
         _ => {
             // A budget alone (no effort) is sent as a budget, which Gemini 3 still takes.
             if let (Some(budget), ReasoningEffort::Off) = (config.budget_tokens, config.effort) {
-                return Ok(Some(GeminiThinking { thinking_budget: Some(budget), thinking_level: None, include_thoughts }));
+                return Ok(Some(GeminiThinking {
+                    thinking_budget: Some(budget),
+                    thinking_level: None,
+                    include_thoughts,
+                }));
             }
             let first_pro = pro && version == Some((3, 0));
             let level = match config.effort {
@@ -137,7 +145,8 @@ mod tests {
 
     #[test]
     fn gemini_2_5_takes_budgets_within_the_models_range() {
-        let budget = |config: ReasoningConfig, model: &str| gemini_thinking(&config, model).map(|t| t.unwrap().thinking_budget);
+        let budget =
+            |config: ReasoningConfig, model: &str| gemini_thinking(&config, model).map(|t| t.unwrap().thinking_budget);
         assert_eq!(budget(ReasoningConfig::off(), "gemini-2.5-flash"), Ok(Some(0)));
         assert_eq!(budget(ReasoningConfig::off(), "gemini-2.5-pro"), Ok(Some(128)));
         assert_eq!(budget(ReasoningEffort::Max.into(), "gemini-2.5-pro"), Ok(Some(32_768)));

@@ -130,9 +130,9 @@ impl Format for GeminiGenerateContent {
 /// The `retryDelay` of a `google.rpc.RetryInfo` detail (`"37s"`, `"1.5s"`),
 /// plus one second, as Google's SDK waits, since the delay is rounded down.
 pub(super) fn retry_delay(details: &[serde_json::Value]) -> Option<Duration> {
-    let info = details.iter().find(|detail| {
-        detail["@type"].as_str().is_some_and(|kind| kind.ends_with("google.rpc.RetryInfo"))
-    })?;
+    let info = details
+        .iter()
+        .find(|detail| detail["@type"].as_str().is_some_and(|kind| kind.ends_with("google.rpc.RetryInfo")))?;
     let seconds: f64 = info["retryDelay"].as_str()?.strip_suffix('s')?.parse().ok()?;
     Duration::try_from_secs_f64(seconds + 1.0).ok()
 }
@@ -228,9 +228,11 @@ fn user_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>, through: &'a [
 
 /// The call `result` answers: the last call with its id before it.
 fn call_of<'a>(result: &ToolResult, through: &'a [Message]) -> Option<&'a ToolCall> {
-    through.iter().rev().filter(|message| message.role == Role::Assistant).find_map(|message| {
-        message.tool_calls().find(|call| call.id == result.call_id)
-    })
+    through
+        .iter()
+        .rev()
+        .filter(|message| message.role == Role::Assistant)
+        .find_map(|message| message.tool_calls().find(|call| call.id == result.call_id))
 }
 
 fn function_response<'a>(result: &'a ToolResult, name: &'a str) -> FunctionResponse<'a> {
@@ -308,7 +310,11 @@ mod tests {
 
     fn signature(signature: &str) -> ContentBlock {
         let state = ReasoningState::ThoughtSignature { signature: signature.into() };
-        ContentBlock::Reasoning(Reasoning::new(Vec::new(), Vec::new(), Some(OpaqueReasoning::new("gemini", None, state))))
+        ContentBlock::Reasoning(Reasoning::new(
+            Vec::new(),
+            Vec::new(),
+            Some(OpaqueReasoning::new("gemini", None, state)),
+        ))
     }
 
     #[test]
@@ -377,7 +383,10 @@ mod tests {
     #[test]
     fn a_signature_nothing_follows_stands_alone() {
         let history = vec![Message::user("hi"), Message::new(Role::Assistant, vec![signature("c2ln")])];
-        assert_eq!(contents(&history)[1], json!({"role": "model", "parts": [{"text": "", "thoughtSignature": "c2ln"}]}));
+        assert_eq!(
+            contents(&history)[1],
+            json!({"role": "model", "parts": [{"text": "", "thoughtSignature": "c2ln"}]})
+        );
     }
 
     #[test]
@@ -386,7 +395,10 @@ mod tests {
         let parsed = GeminiGenerateContent::error_body(body).unwrap();
         assert_eq!(parsed.error_type.as_deref(), Some("RESOURCE_EXHAUSTED"));
         assert_eq!(parsed.retry_after, Some(Duration::from_secs(38)));
-        assert_eq!(retry_delay(&[json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.5s"})]), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            retry_delay(&[json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.5s"})]),
+            Some(Duration::from_millis(1500))
+        );
         assert!(GeminiGenerateContent::error_body(b"<html>").is_none());
     }
 }

@@ -124,17 +124,14 @@ impl Parts {
         }
         let text = text.unwrap_or_default();
         if thought {
-            let slot = match &mut self.open {
-                Open::Thought { slot, summary } => {
-                    summary.push_str(&text);
-                    *slot
-                }
-                _ => {
-                    self.close(out);
-                    let slot = self.new_slot();
-                    self.open = Open::Thought { slot, summary: text.clone() };
-                    slot
-                }
+            let slot = if let Open::Thought { slot, summary } = &mut self.open {
+                summary.push_str(&text);
+                *slot
+            } else {
+                self.close(out);
+                let slot = self.new_slot();
+                self.open = Open::Thought { slot, summary: text.clone() };
+                slot
             };
             if !text.is_empty() {
                 out.push(StreamEvent::ReasoningDelta { index: 2 * slot + 1, text });
@@ -145,25 +142,23 @@ impl Parts {
             return;
         }
         if !text.is_empty() {
-            let slot = match self.open {
-                Open::Text { slot } => slot,
-                _ => {
-                    self.close(out);
-                    let slot = self.new_slot();
-                    self.open = Open::Text { slot };
-                    slot
-                }
+            let slot = if let Open::Text { slot } = self.open {
+                slot
+            } else {
+                self.close(out);
+                let slot = self.new_slot();
+                self.open = Open::Text { slot };
+                slot
             };
             out.push(StreamEvent::TextDelta { index: 2 * slot + 1, text });
         }
         if let Some(signature) = thought_signature {
             // It signs the text being written, or stands alone as an empty part.
-            let slot = match self.open {
-                Open::Text { slot } => slot,
-                _ => {
-                    self.close(out);
-                    self.new_slot()
-                }
+            let slot = if let Open::Text { slot } = self.open {
+                slot
+            } else {
+                self.close(out);
+                self.new_slot()
             };
             self.open = Open::Nothing;
             self.signature(slot, signature, out);
@@ -247,6 +242,9 @@ mod tests {
         assert_eq!(stop_reason_from("STOP", true), StopReason::ToolUse);
         assert_eq!(stop_reason_from("MAX_TOKENS", true), StopReason::MaxTokens);
         assert_eq!(stop_reason_from("SAFETY", false), StopReason::ContentFilter);
-        assert_eq!(stop_reason_from("MALFORMED_FUNCTION_CALL", false), StopReason::Other("malformed_function_call".into()));
+        assert_eq!(
+            stop_reason_from("MALFORMED_FUNCTION_CALL", false),
+            StopReason::Other("malformed_function_call".into())
+        );
     }
 }

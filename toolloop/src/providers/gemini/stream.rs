@@ -7,8 +7,8 @@
 use super::PROVIDER;
 use super::parts::Parts;
 use super::wire::{ErrorResponse, GenerateContentResponse};
-use crate::model::{ModelErrorKind, StreamEvent};
 use crate::model::ModelError;
+use crate::model::{ModelErrorKind, StreamEvent};
 use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame, stream_error};
 
 /// Decodes one Gemini stream.
@@ -24,10 +24,15 @@ impl StreamDecoder for GeminiStreamDecoder {
             return Ok(());
         }
         if data.trim_start().starts_with("{\"error\"") {
-            let parsed: ErrorResponse =
-                serde_json::from_str(data).map_err(|error| malformed_frame(PROVIDER, "an error event", &error, data))?;
+            let parsed: ErrorResponse = serde_json::from_str(data)
+                .map_err(|error| malformed_frame(PROVIDER, "an error event", &error, data))?;
             let error = parsed.error;
-            return Err(stream_error(PROVIDER, error_kind(error.code, error.status.as_deref()), error.message, error.status));
+            return Err(stream_error(
+                PROVIDER,
+                error_kind(error.code, error.status.as_deref()),
+                error.message,
+                error.status,
+            ));
         }
         let chunk: GenerateContentResponse =
             serde_json::from_str(data).map_err(|error| malformed_frame(PROVIDER, "a chunk", &error, data))?;
@@ -67,7 +72,7 @@ mod tests {
     use crate::reasoning::ReasoningState;
 
     fn sse(chunks: &[serde_json::Value]) -> String {
-        chunks.iter().map(|chunk| format!("data: {chunk}\r\n\r\n")).collect()
+        chunks.iter().map(|chunk| format!("data: {chunk}\r\n\r\n")).collect::<Vec<_>>().concat()
     }
 
     #[tokio::test]
@@ -87,7 +92,10 @@ mod tests {
         let states: Vec<_> = response.reasoning().map(|r| r.opaque.as_ref().unwrap().state.clone()).collect();
         assert_eq!(
             states,
-            [ReasoningState::Thought { signature: None }, ReasoningState::ThoughtSignature { signature: "c2ln".into() }]
+            [
+                ReasoningState::Thought { signature: None },
+                ReasoningState::ThoughtSignature { signature: "c2ln".into() }
+            ]
         );
         // The signature sits right before the text it signs.
         assert!(matches!(response.content[2], crate::ContentBlock::Text { .. }));

@@ -76,7 +76,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Self {
         let mut builder = Self::default();
         if let ApiKey::Required(variable) | ApiKey::RequiredUnlessBaseUrl(variable) = W::API_KEY
-            && let Some(key) = std::iter::once(variable).chain(W::API_KEY_ALIASES.iter().copied()).find_map(|name| env(name))
+            && let Some(key) = std::iter::once(variable).chain(W::API_KEY_ALIASES.iter().copied()).find_map(env)
         {
             builder = builder.api_key(key);
         }

@@ -27,11 +27,11 @@ mod trace;
 use std::time::Duration;
 
 pub(crate) use body::{Body, write_element};
-pub(crate) use secret::Secret;
 pub use builder::HttpModelBuilder;
 pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 #[cfg(feature = "mcp")]
 pub(crate) use client::client_builder;
+pub(crate) use secret::Secret;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
 pub(crate) use error::{ApiError, kind_for_status, stream_error};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]

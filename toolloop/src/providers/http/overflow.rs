@@ -59,7 +59,10 @@ pub(crate) fn recognise(message: &str, error_type: Option<&str>, body: &[u8]) ->
         (prompt, Some(limit))
     } else if lower.contains("exceeds the maximum number of tokens allowed") {
         let allowed = &lower[lower.find("tokens allowed").unwrap_or(0)..];
-        (number_after(&lower, "input token count ("), number_after(allowed, "allowed (").or_else(|| number_after(allowed, "allowed ")))
+        (
+            number_after(&lower, "input token count ("),
+            number_after(allowed, "allowed (").or_else(|| number_after(allowed, "allowed ")),
+        )
     } else if let Some(limit) = number_after(&lower, "maximum model length of ") {
         (number_after(&lower, "(length "), Some(limit))
     } else if field("n_ctx").is_some() || field("n_prompt_tokens").is_some() {
