@@ -31,6 +31,9 @@ use toolloop_workspace::responses_rules::{Item, ResponsesRules};
 use toolloop_workspace::{RecordedRequest, Reply, TestServer, streamed};
 
 const KEY: &str = "AIza-test-key";
+
+/// One success body a fake answers with, made from the request.
+type Answer = Box<dyn Fn(&Value) -> Value + Send + Sync>;
 const MODEL: &str = "gemini-3-flash-preview";
 
 /// The four model turns of the city loop: parallel lookups, a wrong
@@ -357,7 +360,7 @@ async fn googles_errors_become_typed_errors_and_transient_ones_are_retried() {
     assert_eq!((overflow.prompt_tokens, overflow.limit), (Some(1_196_265), Some(1_048_575)));
 }
 
-/// A rate limit whose RetryInfo says to wait is retried after that wait.
+/// A rate limit whose `RetryInfo` says to wait is retried after that wait.
 #[tokio::test]
 async fn a_rate_limit_is_retried_after_its_retry_info_delay() {
     let quota = json!({"error": {"code": 429, "message": "Resource exhausted.", "status": "RESOURCE_EXHAUSTED",
@@ -415,7 +418,7 @@ async fn reasoning_settings_gemini_rules_out_fail_before_sending() {
     assert!(server.requests().is_empty());
 }
 
-fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Box<dyn Fn(&Value) -> Value + Send + Sync>> {
+fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Answer> {
     let turns = [
         vec![
             Block::Thinking("Two cities: look both up at once."),
@@ -428,8 +431,7 @@ fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Box<dyn Fn(&Value) -> V
         .into_iter()
         .map(|blocks| {
             let rules = Arc::clone(rules);
-            Box::new(move |request: &Value| rules.respond(request, &blocks))
-                as Box<dyn Fn(&Value) -> Value + Send + Sync>
+            Box::new(move |request: &Value| rules.respond(request, &blocks)) as Answer
         })
         .collect()
 }
@@ -437,7 +439,7 @@ fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Box<dyn Fn(&Value) -> V
 /// A server checking each request with `check` and answering with the next of `answers`.
 async fn checked(
     check: impl Fn(&Value) -> Result<(), Reply> + Send + Sync + 'static,
-    answers: Vec<Box<dyn Fn(&Value) -> Value + Send + Sync>>,
+    answers: Vec<Answer>,
 ) -> TestServer {
     let answers = Mutex::new(VecDeque::from(answers));
     TestServer::start_with(move |request| {
@@ -516,4 +518,47 @@ async fn one_conversation_switches_anthropic_gemini_responses_and_back() {
     assert!(text.contains("[called tool `final_output`") && text.contains("[called tool `population` with"), "{text}");
     assert!(!text.contains("thoughtSignature") && !text.contains("Paris first, I think"));
     assert!(conversation.unanswered_tool_calls().is_empty());
+}
+
+/// Vertex AI: the project and location in the path, the bearer token from
+/// the token source asked before each request, and a failing source as an
+/// authentication error that sends nothing.
+#[tokio::test]
+async fn vertex_names_the_project_and_sends_the_bearer_token() {
+    let ok = GeminiRules::new().respond(&json!({"contents": [{}]}), MODEL, &[Part::Text("Hi.")]);
+    let server =
+        TestServer::start([Reply::json(200, &ok), streamed::reply("text/event-stream", streamed::gemini(&ok))]).await;
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let model = Gemini::builder()
+        .vertex("my-project", "us-central1")
+        .base_url(server.url())
+        .vertex_token_source(move || {
+            Ok(format!("ya29.token{}", counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst)))
+        })
+        .build()
+        .unwrap();
+    let history = [Message::user("hi")];
+    model.complete(ModelRequest::new(&history)).await.unwrap();
+    ResponseAccumulator::new().collect(model.stream(ModelRequest::new(&history))).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].path,
+        format!("/v1/projects/my-project/locations/us-central1/publishers/google/models/{MODEL}:generateContent")
+    );
+    assert_eq!(requests[0].header("authorization"), Some("Bearer ya29.token0"));
+    assert_eq!(requests[1].header("authorization"), Some("Bearer ya29.token1"));
+    assert!(requests[1].path.ends_with(":streamGenerateContent?alt=sse"));
+    assert_eq!(requests[0].header("x-goog-api-key"), None);
+
+    let failing = Gemini::builder()
+        .vertex("p", "global")
+        .base_url(server.url())
+        .vertex_token_source(|| Err("the credentials expired".into()))
+        .build()
+        .unwrap();
+    let error = failing.complete(ModelRequest::new(&history)).await.unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::Authentication);
+    assert!(error.message().contains("the credentials expired"));
+    assert_eq!(server.requests().len(), 2, "nothing was sent");
 }

@@ -152,7 +152,7 @@ impl GeminiRules {
         for (index, part) in wire.iter_mut().enumerate() {
             if self.call_ids && part.get("functionCall").is_some() {
                 let id = keyed_hash(self.key, &[b"id", &pos(content), &pos(index)]);
-                part["functionCall"]["id"] = json!(format!("{:08x}", id as u32));
+                part["functionCall"]["id"] = json!(format!("{:08x}", id & 0xffff_ffff));
             }
         }
         let signed = wire.iter().position(|part| part.get("functionCall").is_some()).or(wire.len().checked_sub(1));

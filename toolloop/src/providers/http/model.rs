@@ -102,7 +102,8 @@ impl<W: WireFormat> HttpModel<W> {
         self.reasoning.as_ref()
     }
 
-    /// The URL requests are sent to.
+    /// The URL requests are sent to (for APIs that name the model and the
+    /// method in the URL, Gemini's, the URL they are appended to).
     pub fn endpoint(&self) -> &str {
         self.shared.http.url()
     }
