@@ -562,3 +562,25 @@ async fn vertex_names_the_project_and_sends_the_bearer_token() {
     assert!(error.message().contains("the credentials expired"));
     assert_eq!(server.requests().len(), 2, "nothing was sent");
 }
+
+/// Tool parameters in the OpenAPI subset, for endpoints without
+/// `parametersJsonSchema`: a derived tool's schema, converted.
+#[tokio::test]
+async fn tools_can_be_declared_in_the_openapi_subset() {
+    let ok = GeminiRules::new().respond(&json!({"contents": [{}]}), MODEL, &[Part::Text("Hi.")]);
+    let server = TestServer::start([Reply::json(200, &ok)]).await;
+    let model = Gemini::builder().api_key(KEY).base_url(server.url()).openapi_parameters().build().unwrap();
+    let tools = [ToolDefinition::from_schema(
+        "population",
+        "Population.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}, "year": {"type": ["integer", "null"]}}, "required": ["city"], "additionalProperties": false}),
+    )];
+    let history = [Message::user("hi")];
+    model.complete(ModelRequest::new(&history).with_tools(&tools)).await.unwrap();
+    let declaration = &server.requests()[0].json()["tools"][0]["functionDeclarations"][0];
+    assert!(declaration.get("parametersJsonSchema").is_none());
+    assert_eq!(
+        declaration["parameters"],
+        json!({"type": "OBJECT", "properties": {"city": {"type": "STRING"}, "year": {"type": "INTEGER", "nullable": true}}, "required": ["city"]})
+    );
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 
 use super::parts::Parts;
+use super::schema::openapi_schema;
 use super::wire::{
     Content, ErrorResponse, FunctionCall, FunctionDeclaration, FunctionResponse, GenerateContentResponse,
     GenerationConfig, Part, PartData, RequestHead, RequestTail, ResponseValue, Role as WireRole, SystemInstruction,
@@ -94,7 +95,8 @@ impl Format for GeminiGenerateContent {
             system_instruction: system.map(|text| SystemInstruction { parts: [TextPart { text }] }),
         })?;
         body.messages("contents", None::<&()>)?;
-        body.close(&RequestTail { tools: tools(request), generation_config: generation_config(call) })
+        let tools = tools(request, self.openapi_parameters);
+        body.close(&RequestTail { tools, generation_config: generation_config(call) })
     }
 
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -137,8 +139,9 @@ pub(super) fn retry_delay(details: &[serde_json::Value]) -> Option<Duration> {
     Duration::try_from_secs_f64(seconds + 1.0).ok()
 }
 
-/// The tools as one `functionDeclarations` tool.
-fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tools<'a>> {
+/// The tools as one `functionDeclarations` tool, their parameters in full
+/// JSON Schema or, with `openapi`, in the OpenAPI subset.
+fn tools<'a>(request: &ModelRequest<'a>, openapi: bool) -> Vec<Tools<'a>> {
     if request.tools.is_empty() {
         return Vec::new();
     }
@@ -148,7 +151,8 @@ fn tools<'a>(request: &ModelRequest<'a>) -> Vec<Tools<'a>> {
         .map(|tool| FunctionDeclaration {
             name: &tool.name,
             description: &tool.description,
-            parameters_json_schema: &tool.input_schema,
+            parameters_json_schema: (!openapi).then_some(&tool.input_schema),
+            parameters: openapi.then(|| openapi_schema(&tool.input_schema)),
         })
         .collect();
     vec![Tools { function_declarations }]

@@ -26,6 +26,7 @@
 
 mod convert;
 mod parts;
+mod schema;
 mod stream;
 mod wire;
 
@@ -62,6 +63,8 @@ pub struct GeminiGenerateContent {
     vertex: Option<Vertex>,
     /// A bearer token sent with every request (Vertex AI).
     token: Option<Token>,
+    /// Tool parameters as the OpenAPI subset (`parameters`).
+    openapi_parameters: bool,
 }
 
 /// Where a Vertex AI endpoint's models live.
@@ -121,6 +124,16 @@ impl GeminiBuilder {
     /// carrying its message.
     pub fn vertex_token_source(self, source: impl Fn() -> Result<String, String> + Send + Sync + 'static) -> Self {
         self.with_token(Token::Source(Arc::new(source)))
+    }
+
+    /// Sends each tool's parameters as `parameters`, the OpenAPI 3.0 subset
+    /// Gemini's `Schema` object takes, converted from its JSON Schema
+    /// (references inlined, `null` types as `nullable`, unknown keywords
+    /// left out), instead of the full JSON Schema in `parametersJsonSchema`
+    /// (default): for endpoints and gateways that do not take the latter.
+    pub fn openapi_parameters(mut self) -> Self {
+        self.format.openapi_parameters = true;
+        self
     }
 
     fn with_token(mut self, token: Token) -> Self {

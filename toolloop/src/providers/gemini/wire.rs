@@ -46,13 +46,17 @@ pub(super) struct Tools<'a> {
 }
 
 /// One function the model may call; its parameters as full JSON Schema
-/// (`parametersJsonSchema`), which the API takes as it is.
+/// (`parametersJsonSchema`), which the API takes as it is, or converted to
+/// the OpenAPI subset (`parameters`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FunctionDeclaration<'a> {
     pub(super) name: &'a str,
     pub(super) description: &'a str,
-    pub(super) parameters_json_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) parameters_json_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) parameters: Option<Value>,
 }
 
 /// `generationConfig`: every generation setting of a request, written in
