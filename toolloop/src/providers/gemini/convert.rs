@@ -406,3 +406,63 @@ mod tests {
         assert!(GeminiGenerateContent::error_body(b"<html>").is_none());
     }
 }
+
+#[cfg(test)]
+mod body_tests {
+    use serde_json::{Map, Value, json};
+
+    use super::{contents, generation_config, tools};
+    use crate::model::{ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
+    use crate::providers::gemini::{Gemini, PROVIDER};
+
+    /// Models whose settings differ, as when one conversation switches
+    /// models; the first two share a cache.
+    fn models() -> Vec<Gemini> {
+        let base = Gemini::builder().api_key("k").build().unwrap();
+        let thinking = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
+        vec![
+            base.clone(),
+            base.with_model("gemini-2.5-flash"),
+            Gemini::builder().api_key("k").model("model \"q\"").max_tokens(512).reasoning(thinking).build().unwrap(),
+        ]
+    }
+
+    /// The body as the whole request serialised at once.
+    fn reference(model: &Gemini, request: &ModelRequest<'_>) -> Vec<u8> {
+        let view = request.view_for(PROVIDER);
+        let mut body = Map::new();
+        if let Some(system) = request.system.filter(|system| !system.is_empty()) {
+            body.insert("systemInstruction".into(), json!({"parts": [{"text": system}]}));
+        }
+        body.insert("contents".into(), Value::Array(contents(&view)));
+        let tools = tools(request, false);
+        if !tools.is_empty() {
+            body.insert("tools".into(), serde_json::to_value(&tools).unwrap());
+        }
+        let call = model.call_settings(request, false);
+        let config = serde_json::to_value(generation_config(call)).unwrap();
+        if config != json!({}) {
+            body.insert("generationConfig".into(), config);
+        }
+        // A `Value` holds the temperature as an f64; write it as the f32 it is.
+        let text = serde_json::to_string(&Value::Object(body)).unwrap();
+        match call.temperature {
+            Some(t) => {
+                text.replace(&serde_json::to_string(&f64::from(t)).unwrap(), &serde_json::to_string(&t).unwrap())
+            }
+            None => text,
+        }
+        .into_bytes()
+    }
+
+    #[test]
+    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
+        check_bodies(&models(), &reference);
+    }
+
+    #[test]
+    fn no_change_to_the_messages_reaches_a_stale_body() {
+        check_no_stale_bytes(&models()[0], &reference);
+    }
+}
