@@ -584,3 +584,40 @@ async fn tools_can_be_declared_in_the_openapi_subset() {
         json!({"type": "OBJECT", "properties": {"city": {"type": "STRING"}, "year": {"type": "INTEGER", "nullable": true}}, "required": ["city"]})
     );
 }
+
+/// A stream that fails after its first text: the run shows the discard,
+/// ends with the error, and nothing of the partial answer reaches the
+/// conversation.
+#[tokio::test]
+async fn a_fault_mid_stream_is_discarded_by_the_run() {
+    let ok = GeminiRules::new().respond(&json!({"contents": [{}]}), MODEL, &[Part::Text("Paris is larger, I think.")]);
+    let mut cut = streamed::gemini(&ok);
+    cut.truncate(2);
+    cut.push(
+        format!(
+            "data: {}\r\n\r\n",
+            json!({"error": {"code": 500, "message": "Internal error.", "status": "INTERNAL"}})
+        )
+        .into_bytes(),
+    );
+    let server = TestServer::start([streamed::reply("text/event-stream", cut)]).await;
+    let model =
+        Gemini::builder().api_key(KEY).base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap();
+    let agent = agent(model, None);
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let mut stream = agent.run_stream(&mut conversation);
+    let (mut deltas, mut discarded, mut failed) = (0, false, None);
+    while let Some(event) = stream.next().await {
+        match event {
+            RunEvent::TextDelta { .. } => deltas += 1,
+            RunEvent::ModelCallDiscarded { error, .. } => discarded = error.contains("Internal error."),
+            RunEvent::Finished(result) => failed = result.err(),
+            _ => {}
+        }
+    }
+    drop(stream);
+    assert!(deltas > 0 && discarded, "the partial answer was shown, then discarded");
+    assert!(failed.is_some());
+    assert_eq!(conversation.messages().len(), 1, "nothing provisional reached the conversation");
+}

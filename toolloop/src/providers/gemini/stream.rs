@@ -23,16 +23,12 @@ impl StreamDecoder for GeminiStreamDecoder {
         if data.trim().is_empty() {
             return Ok(());
         }
-        if data.trim_start().starts_with("{\"error\"") {
-            let parsed: ErrorResponse = serde_json::from_str(data)
-                .map_err(|error| malformed_frame(PROVIDER, "an error event", &error, data))?;
-            let error = parsed.error;
-            return Err(stream_error(
-                PROVIDER,
-                error_kind(error.code, error.status.as_deref()),
-                error.message,
-                error.status,
-            ));
+        // An error event is `{"error": {...}}`; a chunk never has that field.
+        if data.contains("\"error\"")
+            && let Ok(ErrorResponse { error }) = serde_json::from_str::<ErrorResponse>(data)
+        {
+            let kind = error_kind(error.code, error.status.as_deref());
+            return Err(stream_error(PROVIDER, kind, error.message, error.status));
         }
         let chunk: GenerateContentResponse =
             serde_json::from_str(data).map_err(|error| malformed_frame(PROVIDER, "a chunk", &error, data))?;
