@@ -563,7 +563,7 @@ async fn vertex_names_the_project_and_sends_the_bearer_token() {
     assert_eq!(server.requests().len(), 2, "nothing was sent");
 }
 
-/// Tool parameters in the OpenAPI subset, for endpoints without
+/// Tool parameters in the `OpenAPI` subset, for endpoints without
 /// `parametersJsonSchema`: a derived tool's schema, converted.
 #[tokio::test]
 async fn tools_can_be_declared_in_the_openapi_subset() {
@@ -620,4 +620,26 @@ async fn a_fault_mid_stream_is_discarded_by_the_run() {
     assert!(deltas > 0 && discarded, "the partial answer was shown, then discarded");
     assert!(failed.is_some());
     assert_eq!(conversation.messages().len(), 1, "nothing provisional reached the conversation");
+}
+
+/// Gemini 2.5 takes a thinking budget (and never a level beside it), which
+/// the fake accepts; the thoughts come back as reasoning text.
+#[tokio::test]
+async fn gemini_2_5_thinks_with_a_budget() {
+    let server = fake(GeminiRules::new(), vec![vec![Part::Thought("Short."), Part::Text("Berlin.")]]).await;
+    let model = Gemini::builder()
+        .api_key(KEY)
+        .base_url(server.url())
+        .model("gemini-2.5-flash")
+        .reasoning(
+            ReasoningConfig::new(ReasoningEffort::Low).with_budget_tokens(2048).with_summary(ReasoningSummary::Auto),
+        )
+        .build()
+        .unwrap();
+    let history = [Message::user("Paris or Berlin?")];
+    let response = model.complete(ModelRequest::new(&history)).await.unwrap();
+    assert_eq!((response.text().as_str(), response.reasoning_text().as_str()), ("Berlin.", "Short."));
+    let sent = server.requests()[0].json();
+    assert_eq!(sent["generationConfig"]["thinkingConfig"], json!({"thinkingBudget": 2048, "includeThoughts": true}));
+    assert_eq!(server.requests()[0].path, "/v1beta/models/gemini-2.5-flash:generateContent");
 }

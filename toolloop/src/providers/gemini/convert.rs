@@ -140,7 +140,7 @@ pub(super) fn retry_delay(details: &[serde_json::Value]) -> Option<Duration> {
 }
 
 /// The tools as one `functionDeclarations` tool, their parameters in full
-/// JSON Schema or, with `openapi`, in the OpenAPI subset.
+/// JSON Schema or, with `openapi`, in the `OpenAPI` subset.
 fn tools<'a>(request: &ModelRequest<'a>, openapi: bool) -> Vec<Tools<'a>> {
     if request.tools.is_empty() {
         return Vec::new();

@@ -63,7 +63,7 @@ pub struct GeminiGenerateContent {
     vertex: Option<Vertex>,
     /// A bearer token sent with every request (Vertex AI).
     token: Option<Token>,
-    /// Tool parameters as the OpenAPI subset (`parameters`).
+    /// Tool parameters as the `OpenAPI` subset (`parameters`).
     openapi_parameters: bool,
 }
 
@@ -126,7 +126,7 @@ impl GeminiBuilder {
         self.with_token(Token::Source(Arc::new(source)))
     }
 
-    /// Sends each tool's parameters as `parameters`, the OpenAPI 3.0 subset
+    /// Sends each tool's parameters as `parameters`, the `OpenAPI` 3.0 subset
     /// Gemini's `Schema` object takes, converted from its JSON Schema
     /// (references inlined, `null` types as `nullable`, unknown keywords
     /// left out), instead of the full JSON Schema in `parametersJsonSchema`

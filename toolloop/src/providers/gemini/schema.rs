@@ -1,4 +1,4 @@
-//! A tool's JSON Schema as the OpenAPI 3.0 subset Gemini's `parameters`
+//! A tool's JSON Schema as the `OpenAPI` 3.0 subset Gemini's `parameters`
 //! field takes (its `Schema` object), for endpoints that do not take full
 //! JSON Schema in `parametersJsonSchema`.
 //!
@@ -66,34 +66,7 @@ fn convert(schema: &Value, root: &Value, depth: usize) -> Value {
             out.insert((*key).to_owned(), value.clone());
         }
     }
-    match object.get("type") {
-        Some(Value::String(kind)) => {
-            out.insert("type".into(), upper(kind));
-        }
-        Some(Value::Array(kinds)) => {
-            let (nulls, others): (Vec<&Value>, Vec<&Value>) = kinds.iter().partition(|kind| *kind == "null");
-            if !nulls.is_empty() {
-                out.insert("nullable".into(), Value::Bool(true));
-            }
-            match others.as_slice() {
-                [one] => {
-                    out.insert("type".into(), upper(one.as_str().unwrap_or("string")));
-                }
-                many => {
-                    let mut one_of_each = Vec::new();
-                    for kind in many {
-                        let mut alone = object.clone();
-                        alone.insert("type".into(), (*kind).clone());
-                        one_of_each.push(convert(&Value::Object(alone), root, depth));
-                    }
-                    if !one_of_each.is_empty() {
-                        out.insert("anyOf".into(), Value::Array(one_of_each));
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
+    convert_type(object, root, depth, &mut out);
     if let Some(format) = object.get("format").and_then(Value::as_str)
         && matches!(format, "enum" | "date-time" | "int32" | "int64" | "float" | "double")
     {
@@ -145,6 +118,39 @@ fn convert(schema: &Value, root: &Value, depth: usize) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// The `type` keyword: upper case; a list with `null` as `nullable`, other
+/// lists as `anyOf`.
+fn convert_type(object: &Map<String, Value>, root: &Value, depth: usize, out: &mut Map<String, Value>) {
+    match object.get("type") {
+        Some(Value::String(kind)) => {
+            out.insert("type".into(), upper(kind));
+        }
+        Some(Value::Array(kinds)) => {
+            let (nulls, others): (Vec<&Value>, Vec<&Value>) = kinds.iter().partition(|kind| *kind == "null");
+            if !nulls.is_empty() {
+                out.insert("nullable".into(), Value::Bool(true));
+            }
+            match others.as_slice() {
+                [one] => {
+                    out.insert("type".into(), upper(one.as_str().unwrap_or("string")));
+                }
+                many => {
+                    let mut one_of_each = Vec::new();
+                    for kind in many {
+                        let mut alone = object.clone();
+                        alone.insert("type".into(), (*kind).clone());
+                        one_of_each.push(convert(&Value::Object(alone), root, depth));
+                    }
+                    if !one_of_each.is_empty() {
+                        out.insert("anyOf".into(), Value::Array(one_of_each));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Adds `from`'s keywords to `into`, keeping those `into` has (its own

@@ -47,7 +47,7 @@ pub(super) struct Tools<'a> {
 
 /// One function the model may call; its parameters as full JSON Schema
 /// (`parametersJsonSchema`), which the API takes as it is, or converted to
-/// the OpenAPI subset (`parameters`).
+/// the `OpenAPI` subset (`parameters`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FunctionDeclaration<'a> {
