@@ -352,7 +352,7 @@ async fn googles_errors_become_typed_errors_and_transient_ones_are_retried() {
         Gemini::builder().api_key(KEY).base_url(server.url()).retry_policy(RetryPolicy::none()).build().unwrap();
     let error = model.complete(ModelRequest::new(&history)).await.unwrap_err();
     assert_eq!((error.kind(), error.error_type()), (ModelErrorKind::RateLimited, Some("RESOURCE_EXHAUSTED")));
-    assert_eq!(error.retry_after(), Some(Duration::from_secs(37)), "the delay and the second Google's SDK adds");
+    assert_eq!(error.retry_after(), Some(Duration::from_secs(37)), "the delay, rounded down by the API, plus a second");
     assert!(error.is_retryable());
     let error = model.complete(ModelRequest::new(&history)).await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::ContextOverflow);

@@ -130,7 +130,9 @@ impl Format for GeminiGenerateContent {
 }
 
 /// The `retryDelay` of a `google.rpc.RetryInfo` detail (`"37s"`, `"1.5s"`),
-/// plus one second, as Google's SDK waits, since the delay is rounded down.
+/// plus one second (the delay is rounded down to whole seconds: "Please retry in
+/// 53.016s" comes with `"53s"`), as the fix proposed for Google's Python SDK
+/// (python-genai #2114) waits.
 pub(super) fn retry_delay(details: &[serde_json::Value]) -> Option<Duration> {
     let info = details
         .iter()
