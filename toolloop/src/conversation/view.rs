@@ -356,6 +356,16 @@ mod tests {
     }
 
     #[test]
+    fn gemini_takes_other_providers_calls_as_calls_but_not_their_reasoning() {
+        let conversation = with_reasoning_from("anthropic");
+        let view = RequestView::of(conversation.messages(), "gemini");
+        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
+        assert_eq!(view.messages[1].tool_calls().count(), 1);
+        assert_eq!(view.messages[2].tool_results().count(), 1);
+        assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
+    }
+
+    #[test]
     fn a_run_scans_each_message_once_and_counts_as_a_fresh_scan() {
         let mut conversation = with_call_from(Some("openai"));
         let mut scan = super::RewriteScan::default();

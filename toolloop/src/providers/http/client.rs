@@ -79,6 +79,9 @@ pub(crate) struct HttpClient {
     idle_timeout: Duration,
     max_response_bytes: u64,
     parse_error: ErrorBodyParser,
+    /// The last call URL built (see [`call_url`](Self::call_url)) and the
+    /// suffix it was built for: a model's calls name the same one.
+    last_call_url: Arc<std::sync::Mutex<Option<(String, reqwest::Url)>>>,
 }
 
 impl fmt::Debug for HttpClient {
@@ -141,6 +144,7 @@ impl HttpClient {
             idle_timeout: settings.idle_timeout,
             max_response_bytes: settings.max_response_bytes,
             parse_error,
+            last_call_url: Arc::default(),
         })
     }
 
@@ -158,11 +162,19 @@ impl HttpClient {
     /// call names more in its URL (Gemini's `/{model}:generateContent`).
     pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<reqwest::Url, ModelError> {
         let Some(suffix) = suffix else { return Ok(self.parsed_url.clone()) };
+        let mut last = self.last_call_url.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((built_for, url)) = last.as_ref()
+            && built_for == suffix
+        {
+            return Ok(url.clone());
+        }
         let joined = format!("{}{suffix}", self.parsed_url.as_str().trim_end_matches('/'));
-        reqwest::Url::parse(&joined).map_err(|error| {
+        let url = reqwest::Url::parse(&joined).map_err(|error| {
             let message = format!("invalid request URL `{}`: {error}", redact_userinfo(&joined));
             ModelError::new(ModelErrorKind::InvalidRequest, self.provider, message)
-        })
+        })?;
+        *last = Some((suffix.to_owned(), url.clone()));
+        Ok(url)
     }
 
     /// POSTs `body`, a JSON document, to `url` (see [`call_url`](Self::call_url)),
