@@ -7,7 +7,7 @@
 //! - Few iterations: three model calls per request at most.
 //!
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on a scripted model otherwise, and says which.
 
 use std::convert::Infallible;
@@ -62,7 +62,7 @@ fn submitted_reply(batch: &[ExecutedCall]) -> Option<String> {
     Some(submitted.result.content.clone())
 }
 
-/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`), or a script.
+/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());

@@ -11,7 +11,7 @@
 //! and the usage from the error's metadata.
 //!
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on scripted models otherwise, and says which.
 
 use std::convert::Infallible;

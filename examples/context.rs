@@ -11,7 +11,7 @@
 //! compaction.
 //!
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline otherwise, on a model that bills like Anthropic's cache and
 //! has a 4,000-token window, and says which.
 

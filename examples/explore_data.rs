@@ -8,7 +8,7 @@
 //! and ends, with the time since the batch began, so the overlap shows.
 //!
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on a scripted model otherwise, and says which.
 
 use std::num::NonZeroUsize;
@@ -107,7 +107,7 @@ struct Findings {
     summary: String,
 }
 
-/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`), or a script.
+/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());

@@ -9,7 +9,7 @@
 //!   (prefixed `travel_`) beside a local derived tool.
 //!
 //! The agent runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on a scripted model otherwise, and says which.
 
 use std::convert::Infallible;

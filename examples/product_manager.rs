@@ -11,7 +11,7 @@
 //!
 //! It uses the bare [`ToolLoop`] (no `Agent`), whose signal can be any type.
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on a scripted model otherwise, and says which.
 
 use std::convert::Infallible;
@@ -91,7 +91,7 @@ fn submitted_spec(batch: &[ExecutedCall]) -> Option<String> {
         .find_map(|done| done.output.as_ref()?.value()["spec_id"].as_str().map(str::to_owned))
 }
 
-/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`), or a script.
+/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());

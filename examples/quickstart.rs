@@ -1,7 +1,7 @@
 //! A typed agent with a helper tool and reflection: `cargo run --example quickstart`.
 //!
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on a scripted model otherwise, and says which. It prints each
 //! iteration (the tool calls and their results), the validated output and
 //! the usage.
@@ -41,7 +41,7 @@ struct Report {
     confidence: u8,
 }
 
-/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`), or a script.
+/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());

@@ -3,18 +3,20 @@
 //! The agent looks up two cities' populations (in parallel), then answers
 //! with a typed output. With `ANTHROPIC_API_KEY` set it runs on Claude with
 //! extended thinking on; with `OPENAI_API_KEY` set, on the OpenAI Responses
-//! API with reasoning on and summaries asked for (base URLs from
-//! `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`); otherwise offline on a
+//! API with reasoning on and summaries asked for; with `GEMINI_API_KEY` set,
+//! on Gemini 3 thinking, its thought summaries shown (base URLs from
+//! `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` / `GEMINI_BASE_URL`); otherwise offline on a
 //! scripted model that reasons the same way. Each call's reasoning (the
 //! thinking text or the summary) is printed as it arrives, and the run's
 //! reasoning token count at the end.
 //!
-//! The thinking blocks and encrypted reasoning items stay in the
+//! The thinking blocks, encrypted reasoning items and thought signatures stay in the
 //! conversation and go back to the provider byte for byte on every call:
 //! that is what lets the model keep reasoning across its tool calls.
 
 use serde_json::json;
 use toolloop::providers::anthropic::AnthropicBuilder;
+use toolloop::providers::gemini::GeminiBuilder;
 use toolloop::providers::openai::OpenAiResponsesBuilder;
 use toolloop::testing::ScriptedModel;
 use toolloop::{
@@ -50,7 +52,8 @@ struct Comparison {
     population_millions: f64,
 }
 
-/// Claude with thinking, the Responses API with reasoning, or a script.
+/// Claude with thinking, the Responses API with reasoning, Gemini 3
+/// thinking, or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let env = |name| std::env::var(name).ok().filter(|value: &String| !value.is_empty());
     let model: Box<dyn Model> = if env("ANTHROPIC_API_KEY").is_some() {
@@ -60,6 +63,10 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     } else if env("OPENAI_API_KEY").is_some() {
         let reasoning = ReasoningConfig::new(ReasoningEffort::Low).with_summary(ReasoningSummary::Auto);
         Box::new(OpenAiResponsesBuilder::from_env().model("gpt-5-mini").reasoning(reasoning).build()?)
+    } else if env("GEMINI_API_KEY").is_some() {
+        // Gemini 3 thinks by levels; its thought summaries are shown when asked for.
+        let thinking = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
+        Box::new(GeminiBuilder::from_env().model("gemini-3-flash-preview").reasoning(thinking).build()?)
     } else {
         Box::new(scripted())
     };

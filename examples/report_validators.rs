@@ -9,7 +9,7 @@
 //! model was sent.
 //!
 //! It runs on a real model when the environment configures one
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and offline on a scripted model otherwise, and says which.
 
 use std::time::Duration;
@@ -65,7 +65,7 @@ fn regions_exist(report: &SalesReport) -> impl Future<Output = Result<(), String
     }
 }
 
-/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`), or a script.
+/// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
 fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());

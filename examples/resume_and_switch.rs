@@ -11,7 +11,7 @@
 //!    text ([`Conversation::view_for`]). The raw history is never rewritten.
 //!
 //! The first provider is the environment's when one is configured
-//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `OLLAMA_HOST`)
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and a scripted model playing provider "alpha" otherwise. The second is a
 //! local closure model playing provider "beta", so the example can show
 //! exactly what that provider was sent.

@@ -10,7 +10,8 @@
 //! It streams from a real model when the environment configures one, as
 //! the other examples pick it (`toolloop::providers::from_env`):
 //! `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`), `OPENAI_API_KEY` or
-//! `OPENAI_BASE_URL` (OpenAI-compatible servers too), `OLLAMA_HOST`; and
+//! `OPENAI_BASE_URL` (OpenAI-compatible servers too), `GEMINI_API_KEY` (and
+//! `GEMINI_BASE_URL`; a Gemini 3 model, thinking), `OLLAMA_HOST`; and
 //! offline on a scripted model otherwise, which streams its answers in
 //! small chunks.
 

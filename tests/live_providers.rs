@@ -1,24 +1,25 @@
 //! Round trips against the real APIs. They are `#[ignore]`d, so a plain
 //! `cargo test` reports them as ignored rather than passed; run one with
 //! its provider's usual variable set (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
-//! `OLLAMA_HOST`):
+//! `GEMINI_API_KEY`, `OLLAMA_HOST`):
 //!
 //! ```sh
 //! ANTHROPIC_API_KEY=... cargo test --test live_providers -- --ignored anthropic
 //! ```
 //!
 //! A live test run without its variable fails, saying which one is missing.
-//! `TOOLLOOP_LIVE_ANTHROPIC_MODEL`, `..._OPENAI_MODEL` and `..._OLLAMA_MODEL`
-//! choose the model.
+//! `TOOLLOOP_LIVE_ANTHROPIC_MODEL`, `..._OPENAI_MODEL`, `..._GEMINI_MODEL`
+//! and `..._OLLAMA_MODEL` choose the model.
 
 #![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
 
 use std::convert::Infallible;
 
 use toolloop::providers::anthropic::AnthropicBuilder;
+use toolloop::providers::gemini::GeminiBuilder;
 use toolloop::providers::ollama::OllamaBuilder;
 use toolloop::providers::openai::OpenAiBuilder;
-use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, Tool, ToolSet};
+use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, ReasoningEffort, Tool, ToolSet};
 
 /// Current weather for a city.
 #[derive(Tool)]
@@ -162,4 +163,20 @@ async fn ollama_live_prompted_output() {
         builder = builder.model(name);
     }
     typed_round_trip(builder.build().unwrap(), toolloop::agent::OutputMode::Prompted).await;
+}
+
+/// Gemini 3 thinking at a low level, then at the minimal one (which still
+/// signs its calls): the loop sends each call's thought signature back, or
+/// the second request of a round trip is rejected.
+#[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and GEMINI_API_KEY set"]
+async fn gemini_live_round_trip() {
+    require("GEMINI_API_KEY");
+    let mut builder = GeminiBuilder::from_env().reasoning(ReasoningEffort::Low);
+    if let Some(name) = model_name("TOOLLOOP_LIVE_GEMINI_MODEL") {
+        builder = builder.model(name);
+    }
+    let model = builder.build().unwrap();
+    round_trip(&model).await;
+    round_trip(&model.with_reasoning(ReasoningEffort::Off)).await;
 }

@@ -2,6 +2,7 @@
 
 pub mod anthropic_cache;
 pub mod anthropic_rules;
+pub mod gemini_rules;
 pub mod output_rules;
 pub mod replies;
 pub mod responses_rules;

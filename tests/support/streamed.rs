@@ -236,3 +236,48 @@ pub fn ollama(response: &Value) -> Vec<Vec<u8>> {
     lines.push(last);
     lines.iter().map(|line| format!("{line}\n").into_bytes()).collect()
 }
+
+/// The Gemini `streamGenerateContent?alt=sse` stream for a whole
+/// `response`, as the API sends it: each event a whole response holding
+/// the next piece of one part (text and thoughts cut into small pieces,
+/// a function call whole, with its signature), a text part's signature on
+/// an empty text part after its last piece, and the usage and
+/// `finishReason` on the last event. Events end with `\r\n\r\n`.
+pub fn gemini(response: &Value) -> Vec<Vec<u8>> {
+    let chunk = |parts: Value, last: bool| {
+        let mut chunk = json!({
+            "candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}],
+            "modelVersion": response["modelVersion"],
+            "responseId": response["responseId"]
+        });
+        if last {
+            chunk["candidates"][0]["finishReason"] = response["candidates"][0]["finishReason"].clone();
+            chunk["usageMetadata"] = response["usageMetadata"].clone();
+        }
+        chunk
+    };
+    let mut chunks = Vec::new();
+    for part in response["candidates"][0]["content"]["parts"].as_array().into_iter().flatten() {
+        if part.get("functionCall").is_some() {
+            chunks.push(chunk(json!([part]), false));
+            continue;
+        }
+        let thought = part["thought"] == json!(true);
+        for piece in pieces(part["text"].as_str().unwrap_or_default()) {
+            let mut piece = json!({"text": piece});
+            if thought {
+                piece["thought"] = json!(true);
+            }
+            chunks.push(chunk(json!([piece]), false));
+        }
+        if let Some(signature) = part.get("thoughtSignature") {
+            let mut signed = json!({"text": "", "thoughtSignature": signature});
+            if thought {
+                signed["thought"] = json!(true);
+            }
+            chunks.push(chunk(json!([signed]), false));
+        }
+    }
+    chunks.push(chunk(json!([]), true));
+    chunks.iter().map(|chunk| format!("data: {chunk}\r\n\r\n").into_bytes()).collect()
+}

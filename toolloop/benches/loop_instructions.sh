@@ -6,7 +6,7 @@
 # body) is not counted. The stub server runs natively (valgrind does not
 # follow it). Usage, from the repository root:
 #   bash toolloop/benches/loop_instructions.sh [path/to/loop_overhead binary]
-# FORMAT=anthropic (prompt caching on, as by default) or FORMAT=responses
+# FORMAT=anthropic (prompt caching on, as by default), FORMAT=responses or FORMAT=gemini
 # measures that provider instead of OpenAI Chat Completions.
 set -euo pipefail
 bench=${1:-}

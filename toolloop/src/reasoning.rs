@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 /// What is readable sits in [`text`](Self::text) (the reasoning as the model
 /// wrote it: Anthropic `thinking`, Ollama `thinking`, the `reasoning_content`
 /// of OpenAI-compatible servers) or [`summary`](Self::summary) (a summary the
-/// provider wrote about it: OpenAI Responses summary parts). What only the
+/// provider wrote about it: OpenAI Responses summary parts, Gemini thought
+/// summaries). What only the
 /// provider can read — a signature, redacted or encrypted reasoning — sits in
 /// [`opaque`](Self::opaque), tagged with the provider that issued it: it is
 /// sent back byte for byte, in place, to that provider only, and left out of
@@ -97,6 +98,21 @@ pub enum ReasoningState {
         /// for `reasoning.encrypted_content`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<String>,
+    },
+    /// A Gemini `thought` part: the model's thought summary (in
+    /// [`Reasoning::summary`]), with the part's `thoughtSignature` when it
+    /// carried one.
+    Thought {
+        /// The `thoughtSignature` field, as received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// A Gemini `thoughtSignature` that came on the part of the block right
+    /// after this reasoning block (a function call or text): it goes back
+    /// on that part, byte for byte.
+    ThoughtSignature {
+        /// The `thoughtSignature` field, as received.
+        signature: String,
     },
 }
 

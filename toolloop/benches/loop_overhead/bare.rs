@@ -185,3 +185,56 @@ pub(crate) async fn responses_conversation(client: &reqwest::Client, base: &str)
         input.extend(results);
     }
 }
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiRequest<'a> {
+    system_instruction: &'a Value,
+    contents: &'a [Value],
+    tools: &'a Value,
+}
+
+/// Runs one conversation against `base` (Gemini format, each model turn
+/// sent back as received, thought signatures included); returns model calls.
+pub(crate) async fn gemini_conversation(client: &reqwest::Client, base: &str) -> usize {
+    let tools = json!([{"functionDeclarations": [{
+        "name": "lookup", "description": "Look a key up.",
+        "parametersJsonSchema": {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+    }]}]);
+    let system = json!({"parts": [{"text": "You look keys up."}]});
+    let mut contents = vec![json!({"role": "user", "parts": [{"text": "Look up every key."}]})];
+    let mut calls = 0;
+    loop {
+        crate::measure::stamp();
+        let request = GeminiRequest { system_instruction: &system, contents: &contents, tools: &tools };
+        let response = client
+            .post(format!("{base}/v1beta/models/stub:generateContent"))
+            .header("x-goog-api-key", "bench-key")
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&request).unwrap())
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        calls += 1;
+        let mut response: Value = serde_json::from_slice(&response).unwrap();
+        let content = response["candidates"][0]["content"].take();
+        let results: Vec<Value> = content["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|part| part.get("functionCall"))
+            .map(|call| {
+                let output = lookup(call["args"]["key"].as_str().unwrap());
+                json!({"functionResponse": {"id": call["id"], "name": call["name"], "response": {"output": output}}})
+            })
+            .collect();
+        contents.push(content);
+        if results.is_empty() {
+            return calls;
+        }
+        contents.push(json!({"role": "user", "parts": results}));
+    }
+}

@@ -1,9 +1,10 @@
 //! The same conversations driven by toolloop: a text agent with one derived
-//! tool, on the OpenAI (Chat or Responses) or Anthropic provider pointed at
+//! tool, on the OpenAI (Chat or Responses), Anthropic or Gemini provider pointed at
 //! the stub server.
 
 use toolloop::ReasoningEffort;
 use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{Agent, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse};
 
@@ -42,6 +43,9 @@ pub(crate) fn agent(format: Format, base: &str, iterations: u32) -> Agent {
         Format::Anthropic => Box::new(
             Anthropic::builder().api_key("sk-bench").base_url(base).model("stub").max_tokens(1024).build().unwrap(),
         ),
+        Format::Gemini => {
+            Box::new(Gemini::builder().api_key("bench-key").base_url(base).model("stub").build().unwrap())
+        }
     };
     Agent::builder()
         .model(Stamped(model))

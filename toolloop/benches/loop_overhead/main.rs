@@ -46,6 +46,7 @@ enum Format {
     OpenAi,
     Responses,
     Anthropic,
+    Gemini,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +82,7 @@ impl Driver {
             Self::Bare { client, format: Format::OpenAi, base } => bare::openai_conversation(client, base).await,
             Self::Bare { client, format: Format::Anthropic, base } => bare::anthropic_conversation(client, base).await,
             Self::Bare { client, format: Format::Responses, base } => bare::responses_conversation(client, base).await,
+            Self::Bare { client, format: Format::Gemini, base } => bare::gemini_conversation(client, base).await,
             Self::Toolloop(agent) => framework::conversation(agent).await,
         }
     }
@@ -144,7 +146,7 @@ fn main() {
     }
     if let Some(position) = args.iter().position(|a| a == "--sequential") {
         // For profilers: `perf record -- <bench binary> --sequential toolloop 200 [iterations [format]]`,
-        // format `openai` (the default), `responses` or `anthropic`.
+        // format `openai` (the default), `responses`, `anthropic` or `gemini`.
         let driver = match args[position + 1].as_str() {
             "bare" => Loop::Bare,
             "toolloop" => Loop::Toolloop,
@@ -157,6 +159,7 @@ fn main() {
             None | Some("openai") => Format::OpenAi,
             Some("responses") => Format::Responses,
             Some("anthropic") => Format::Anthropic,
+            Some("gemini") => Format::Gemini,
             Some(other) => panic!("unknown format {other}"),
         };
         let per_call = cpu_per_call_at(driver, format, &server, conversations, iterations);

@@ -21,6 +21,9 @@ struct Request {
     /// Responses API input items.
     #[serde(default)]
     input: Vec<RoleOnly>,
+    /// Gemini contents.
+    #[serde(default)]
+    contents: Vec<RoleOnly>,
 }
 
 #[derive(Deserialize)]
@@ -97,7 +100,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 fn respond(path: &str, body: &[u8], iterations: usize) -> Vec<u8> {
     let request: Request = serde_json::from_slice(body).expect("stub: request is JSON with messages");
     let iteration = request.messages.iter().filter(|m| m.role == "assistant").count()
-        + request.input.iter().filter(|item| item.kind == "function_call").count();
+        + request.input.iter().filter(|item| item.kind == "function_call").count()
+        + request.contents.iter().filter(|content| content.role == "model").count();
     let done = iteration + 1 >= iterations;
     let key = format!("k{iteration}");
     let input_tokens = 20 + 30 * iteration;
@@ -115,6 +119,22 @@ fn respond(path: &str, body: &[u8], iterations: usize) -> Vec<u8> {
             "content": content,
             "stop_reason": if done { "end_turn" } else { "tool_use" }, "stop_sequence": null,
             "usage": {"input_tokens": input_tokens, "output_tokens": 12}
+        })
+    } else if path.ends_with(":generateContent") {
+        // As Gemini 3 answers: a signature on the call, else on the last part.
+        let signature = format!("c2lnbmF0dXJl{iteration:04}");
+        let parts = if done {
+            json!([{"text": "All keys looked up.", "thoughtSignature": signature}])
+        } else {
+            json!([
+                {"text": "Let me look that up."},
+                {"functionCall": {"id": format!("fc{iteration}"), "name": "lookup", "args": {"key": key}}, "thoughtSignature": signature}
+            ])
+        };
+        json!({
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": input_tokens, "candidatesTokenCount": 12, "thoughtsTokenCount": 8},
+            "modelVersion": "stub", "responseId": format!("resp{iteration}")
         })
     } else if path.ends_with("/responses") {
         let mut output = vec![json!({

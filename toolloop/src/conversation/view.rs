@@ -50,7 +50,8 @@ impl Conversation {
     ///
     /// Tool calls made through another provider (and their results) are
     /// shown as text, because providers reject each other's tool-call
-    /// artifacts (ids, argument encodings). Reasoning whose opaque state
+    /// artifacts (ids, argument encodings); Gemini, whose API documents how
+    /// to take calls other models made, gets them as tool calls. Reasoning whose opaque state
     /// (a signature, encrypted reasoning) another provider issued is left
     /// out, because only that provider can read it; reasoning issued by
     /// `provider` stays byte for byte, in place and in order. Messages with
@@ -218,10 +219,24 @@ impl RewriteScan {
     }
 }
 
-/// Whether `message` holds tool calls made through a provider other than `provider`.
+/// Whether `message` holds tool calls made through a provider other than
+/// `provider`, which that provider cannot take as tool calls.
 fn has_foreign_calls(message: &Message, provider: &str) -> bool {
-    message.provider.as_deref().is_some_and(|p| p != provider) && message.tool_calls().next().is_some()
+    !takes_foreign_calls(provider)
+        && message.provider.as_deref().is_some_and(|p| p != provider)
+        && message.tool_calls().next().is_some()
 }
+
+/// Whether `provider` takes tool calls made through other providers as
+/// tool calls. Gemini does: its API documents a placeholder thought
+/// signature for calls its models did not make, which its wire format
+/// writes (ids and arguments are plain data to it).
+fn takes_foreign_calls(provider: &str) -> bool {
+    provider == GEMINI
+}
+
+/// The Gemini provider's name (see `crate::providers::gemini::PROVIDER`).
+const GEMINI: &str = "gemini";
 
 #[cfg(test)]
 mod tests {
@@ -338,6 +353,16 @@ mod tests {
         assert_eq!(view.messages[1].tool_calls().count(), 1);
         assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
         assert!(matches!(conversation.view_for("anthropic"), Cow::Owned(_)));
+    }
+
+    #[test]
+    fn gemini_takes_other_providers_calls_as_calls_but_not_their_reasoning() {
+        let conversation = with_reasoning_from("anthropic");
+        let view = RequestView::of(conversation.messages(), "gemini");
+        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
+        assert_eq!(view.messages[1].tool_calls().count(), 1);
+        assert_eq!(view.messages[2].tool_results().count(), 1);
+        assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 #[cfg(any(feature = "openai", feature = "ollama"))]
 use serde::Serialize;
-#[cfg(any(feature = "anthropic", feature = "ollama"))]
+#[cfg(any(feature = "anthropic", feature = "ollama", feature = "gemini"))]
 use serde_json::Map;
 use serde_json::Value;
 
@@ -17,11 +17,11 @@ use crate::message::{ToolCall, ToolResult};
 use crate::tool::ToolDefinition;
 
 /// A tool call's input as a JSON object, for wire formats that only take
-/// objects (Anthropic `input`, Ollama `arguments`). Arguments another
+/// objects (Anthropic `input`, Ollama `arguments`, Gemini `args`). Arguments another
 /// provider kept as raw text are parsed when they are an object, and sent
 /// as `{}` otherwise; the call's error result already told the model what
 /// was wrong with them.
-#[cfg(any(feature = "anthropic", feature = "ollama"))]
+#[cfg(any(feature = "anthropic", feature = "ollama", feature = "gemini"))]
 pub(crate) fn object_input(input: &Value) -> Cow<'_, Value> {
     match input {
         Value::Object(_) => Cow::Borrowed(input),

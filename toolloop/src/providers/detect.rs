@@ -8,7 +8,9 @@ use crate::model::Model;
 ///
 /// Looks, in order, for `ANTHROPIC_API_KEY`, then `OPENAI_API_KEY` (or
 /// `OPENAI_BASE_URL` alone, for a compatible server that needs no key), then
-/// `OLLAMA_HOST`, honouring the base URL variables; the first one set wins,
+/// `GEMINI_API_KEY`, then `OLLAMA_HOST`, honouring the base URL variables
+/// (`GOOGLE_API_KEY`, which many Google APIs share, is read by
+/// [`Gemini::from_env`](crate::providers::gemini::Gemini) but picks no provider here); the first one set wins,
 /// with that provider's default model. Only providers enabled by cargo
 /// features are considered. `Ok(None)` when none is set.
 ///
@@ -48,6 +50,10 @@ pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, 
     if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
         return Ok(Some(Box::new(super::openai::OpenAiBuilder::from_lookup(env).build()?)));
     }
+    #[cfg(feature = "gemini")]
+    if env("GEMINI_API_KEY").is_some() {
+        return Ok(Some(Box::new(super::gemini::GeminiBuilder::from_lookup(env).build()?)));
+    }
     #[cfg(feature = "ollama")]
     if env("OLLAMA_HOST").is_some() {
         return Ok(Some(Box::new(super::ollama::OllamaBuilder::from_lookup(env).build()?)));
@@ -56,7 +62,7 @@ pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, 
     Ok(None)
 }
 
-#[cfg(all(test, feature = "anthropic", feature = "openai", feature = "ollama"))]
+#[cfg(all(test, feature = "anthropic", feature = "openai", feature = "ollama", feature = "gemini"))]
 mod tests {
     use super::from_lookup;
 
@@ -67,11 +73,18 @@ mod tests {
 
     #[test]
     fn the_first_configured_provider_wins() {
-        let all = [("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o"), ("OLLAMA_HOST", "127.0.0.1:11434")];
+        let all = [
+            ("ANTHROPIC_API_KEY", "a"),
+            ("OPENAI_API_KEY", "o"),
+            ("GEMINI_API_KEY", "g"),
+            ("OLLAMA_HOST", "127.0.0.1:11434"),
+        ];
         assert_eq!(provider(&all).as_deref(), Some("anthropic"));
         assert_eq!(provider(&all[1..]).as_deref(), Some("openai"));
         assert_eq!(provider(&[("OPENAI_BASE_URL", "http://localhost:8000/v1")]).as_deref(), Some("openai"));
-        assert_eq!(provider(&all[2..]).as_deref(), Some("ollama"));
+        assert_eq!(provider(&all[2..]).as_deref(), Some("gemini"));
+        assert_eq!(provider(&all[3..]).as_deref(), Some("ollama"));
+        assert_eq!(provider(&[("GOOGLE_API_KEY", "g")]), None, "GOOGLE_API_KEY alone picks nothing");
         assert_eq!(provider(&[]), None);
     }
 }

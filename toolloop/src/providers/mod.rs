@@ -4,7 +4,7 @@
 //!
 //! Every HTTP provider is one type, [`HttpModel<W>`](HttpModel), configured
 //! by one builder, [`HttpModelBuilder<W>`](HttpModelBuilder), for its wire
-//! format `W` ([`WireFormat`]); `Anthropic`, `OpenAi` and `Ollama` (and their
+//! format `W` ([`WireFormat`]); `Anthropic`, `OpenAi`, `Ollama` and `Gemini` (and their
 //! `...Builder`s) name it for their formats. Retries, timeouts, tracing,
 //! secrets, error mapping and the reuse of already rendered messages live
 //! once in that type; a provider module holds only its wire types
@@ -18,8 +18,9 @@
 //! | Anthropic Messages | [`anthropic`] | `anthropic` | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` |
 //! | OpenAI Chat Completions and compatible servers | [`openai`] | `openai` | `OPENAI_API_KEY`, `OPENAI_BASE_URL` |
 //! | Ollama | [`ollama`] | `ollama` | `OLLAMA_HOST` |
+//! | Google Gemini (and Gemini on Vertex AI) | [`gemini`] | `gemini` | `GEMINI_API_KEY` (or `GOOGLE_API_KEY`), `GEMINI_BASE_URL` |
 //!
-//! All three features are on by default; [`from_env`] picks whichever the
+//! All four features are on by default; [`from_env`] picks whichever the
 //! environment configures. Every HTTP provider retries failed requests
 //! ([`RetryPolicy`]), maps the API's error bodies to typed
 //! [`ModelError`](crate::ModelError)s, and never shows its API key in
@@ -51,6 +52,8 @@ mod http;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(feature = "gemini")]
+pub mod gemini;
 #[cfg(feature = "ollama")]
 pub mod ollama;
 #[cfg(feature = "openai")]

@@ -2,12 +2,14 @@
 //!
 //! [`ReasoningConfig`] says how hard a model should think; each wire format
 //! maps it to its own fields with a pure function in this module
-//! ([`anthropic`], [`openai`], [`ollama`]) and checks the API's rules before
+//! ([`anthropic`], [`openai`], [`ollama`], `gemini`) and checks the API's rules before
 //! anything is sent, so a request the API would reject fails here with a
 //! typed [`ReasoningError`] instead of an HTTP 400.
 
 #[cfg(feature = "anthropic")]
 pub(crate) mod anthropic;
+#[cfg(feature = "gemini")]
+pub(crate) mod gemini;
 #[cfg(feature = "ollama")]
 pub(crate) mod ollama;
 #[cfg(feature = "openai")]
@@ -156,6 +158,14 @@ pub enum ReasoningError {
         budget_tokens: u32,
         /// The API's minimum.
         minimum: u32,
+    },
+    /// The thinking budget is above the model's maximum.
+    #[error("the thinking budget must be at most {maximum} tokens, but it is {budget_tokens}")]
+    BudgetTooLarge {
+        /// The budget that was set.
+        budget_tokens: u32,
+        /// The model's maximum.
+        maximum: u32,
     },
     /// The thinking budget is not below `max_tokens`.
     #[error("the thinking budget ({budget_tokens} tokens) must be below max_tokens ({max_tokens})")]

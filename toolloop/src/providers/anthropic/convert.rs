@@ -162,7 +162,7 @@ impl Format for AnthropicMessages {
     /// Parses `{"type":"error","error":{"type":…,"message":…}}`.
     fn error_body(body: &[u8]) -> Option<ApiError> {
         let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-        Some(ApiError { message: parsed.error.message, error_type: Some(parsed.error.kind) })
+        Some(ApiError::new(parsed.error.message, Some(parsed.error.kind)))
     }
 }
 

@@ -30,8 +30,8 @@ impl<'b> Body<'b> {
         Self { out: BodyOut { chunks: Vec::new(), buf: Vec::with_capacity(BUF_CAPACITY), array_start: None }, messages }
     }
 
-    /// Writes `head`, a struct serialising to a non-empty JSON object, as
-    /// the start of the body: its fields without the closing brace.
+    /// Writes `head`, a struct serialising to a JSON object, as the start of
+    /// the body: its fields without the closing brace.
     pub(crate) fn open(&mut self, head: &impl Serialize) -> serde_json::Result<()> {
         serde_json::to_writer(&mut self.out.buf, head)?;
         self.out.buf.pop();
@@ -58,7 +58,10 @@ impl<'b> Body<'b> {
         finish: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
     ) -> serde_json::Result<()> {
         let buf = &mut self.out.buf;
-        buf.push(b',');
+        // After a head with no fields, the array is the body's first field.
+        if buf.last() != Some(&b'{') {
+            buf.push(b',');
+        }
         serde_json::to_writer(&mut *buf, field)?;
         buf.push(b':');
         self.out.open_array();
@@ -360,5 +363,17 @@ mod tests {
         assert_eq!(body(None, ",7,8", &[], None), r#"{"model":"m","messages":[7,8]}"#);
         assert_eq!(body(None, ",7", &[1], None), r#"{"model":"m","messages":[7,1]}"#);
         assert_eq!(body(Some("s"), ",7", &[1], Some(1.0)), r#"{"model":"m","messages":["s",7,1],"temperature":1.0}"#);
+    }
+
+    #[test]
+    fn a_head_without_fields_makes_the_messages_the_first_field() {
+        #[derive(Serialize)]
+        struct Empty {}
+        let mut messages = |out: &mut BodyOut| super::write_element(out.buf(), &1);
+        let mut body = Body::new(&mut messages);
+        body.open(&Empty {}).unwrap();
+        body.messages("contents", None::<&()>).unwrap();
+        body.close(&Tail { temperature: None }).unwrap();
+        assert_eq!(String::from_utf8(body.finish().to_vec()).unwrap(), r#"{"contents":[1]}"#);
     }
 }

@@ -77,7 +77,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Self {
         let mut builder = Self::default();
         if let ApiKey::Required(variable) | ApiKey::RequiredUnlessBaseUrl(variable) = W::API_KEY
-            && let Some(key) = env(variable)
+            && let Some(key) = std::iter::once(variable).chain(W::API_KEY_ALIASES.iter().copied()).find_map(env)
         {
             builder = builder.api_key(key);
         }
@@ -218,6 +218,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             }
             // A replayed call is never sent: no key is needed (CI has none).
             (None, _) if self.http.cassette.as_ref().is_some_and(|tape| tape.is_replaying()) => {}
+            (None, _) if self.format.authenticates() => {}
             (None, ApiKey::Required(variable)) => return Err(ConfigError::MissingApiKey { variable }),
             (None, ApiKey::RequiredUnlessBaseUrl(variable)) if self.http.base_url.is_none() => {
                 return Err(ConfigError::MissingApiKey { variable });
@@ -225,7 +226,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             (None, _) => {}
         }
         let base_url = self.http.base_url.as_deref().unwrap_or(W::DEFAULT_BASE_URL);
-        let http = HttpClient::new(W::PROVIDER, (base_url, W::PATH), headers, &self.http, W::FRAMING, W::error_body)?;
+        let http = HttpClient::new(W::PROVIDER, (base_url, &self.format.path()), headers, &self.http, W::FRAMING, W::error_body)?;
         Ok(HttpModel {
             shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),

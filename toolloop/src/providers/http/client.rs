@@ -86,6 +86,9 @@ pub(crate) struct HttpClient {
     idle_timeout: Duration,
     max_response_bytes: u64,
     parse_error: ErrorBodyParser,
+    /// The last call URL built (see [`call_url`](Self::call_url)) and the
+    /// suffix it was built for: a model's calls name the same one.
+    last_call_url: Arc<std::sync::Mutex<Option<(String, reqwest::Url)>>>,
 }
 
 impl fmt::Debug for HttpClient {
@@ -155,6 +158,7 @@ impl HttpClient {
             idle_timeout: settings.idle_timeout,
             max_response_bytes: settings.max_response_bytes,
             parse_error,
+            last_call_url: Arc::default(),
         })
     }
 
@@ -168,16 +172,36 @@ impl HttpClient {
         &self.url
     }
 
-    /// POSTs `body`, a JSON document, retrying as the policy says, and
-    /// parses the success response as `T`.
+    /// The URL of one call: the endpoint, followed by `suffix` when the
+    /// call names more in its URL (Gemini's `/{model}:generateContent`).
+    pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<reqwest::Url, ModelError> {
+        let Some(suffix) = suffix else { return Ok(self.parsed_url.clone()) };
+        let mut last = self.last_call_url.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((built_for, url)) = last.as_ref()
+            && built_for == suffix
+        {
+            return Ok(url.clone());
+        }
+        let joined = format!("{}{suffix}", self.parsed_url.as_str().trim_end_matches('/'));
+        let url = reqwest::Url::parse(&joined).map_err(|error| {
+            let message = format!("invalid request URL `{}`: {error}", redact_userinfo(&joined));
+            ModelError::new(ModelErrorKind::InvalidRequest, self.provider, message)
+        })?;
+        *last = Some((suffix.to_owned(), url.clone()));
+        Ok(url)
+    }
+
+    /// POSTs `body`, a JSON document, to `url` (see [`call_url`](Self::call_url)),
+    /// retrying as the policy says, and parses the success response as `T`.
     /// `extra` headers go with this request only (a beta flag the request's
     /// settings need, say).
     pub(crate) async fn post_json<T: DeserializeOwned>(
         &self,
+        url: &reqwest::Url,
         body: WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<T, ModelError> {
-        let bytes = self.send(&body, extra).await?;
+        let bytes = self.send(url, &body, extra).await?;
         serde_json::from_slice(&bytes).map_err(|error| error::malformed(self.provider, &error, &bytes))
     }
 
@@ -188,12 +212,13 @@ impl HttpClient {
     /// consumer has seen events by then.
     pub(crate) async fn post_stream(
         &self,
+        url: &reqwest::Url,
         body: WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
         use futures_util::StreamExt as _;
 
-        let response = self.with_retries(|| self.open(&body, extra, true)).await?;
+        let response = self.with_retries(|| self.open(url, &body, extra, true)).await?;
         // The response size limit holds for a stream as a whole, as for a
         // body read at once: memory stays bounded whatever the server sends.
         let (provider, limit) = (self.provider, self.max_response_bytes);
@@ -215,10 +240,15 @@ impl HttpClient {
         ModelError::new(ModelErrorKind::Other, self.provider, format!("the request could not be serialised: {error}"))
     }
 
-    async fn send(&self, body: &WireBody, extra: &[(HeaderName, HeaderValue)]) -> Result<Bytes, ModelError> {
+    async fn send(
+        &self,
+        url: &reqwest::Url,
+        body: &WireBody,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Result<Bytes, ModelError> {
         // The body's chunks are shared: a retry copies nothing.
         self.with_retries(|| async {
-            let response = self.open(body, extra, false).await?;
+            let response = self.open(url, body, extra, false).await?;
             self.read_body(response).await
         })
         .await
@@ -258,6 +288,7 @@ impl HttpClient {
     /// `stream` asks for an event stream.
     async fn open(
         &self,
+        url: &reqwest::Url,
         body: &WireBody,
         extra: &[(HeaderName, HeaderValue)],
         stream: bool,
@@ -272,7 +303,7 @@ impl HttpClient {
         }
         let request = Outgoing {
             provider: self.provider,
-            url: &self.parsed_url,
+            url,
             headers: request_headers,
             body,
             stream,
@@ -317,7 +348,8 @@ impl HttpClient {
             Ok(bytes) => bytes,
             Err(failure) => return failure,
         };
-        let server_wait = retry::server_wait(&headers);
+        let body_wait = (self.parse_error)(&bytes).and_then(|parsed| parsed.retry_after);
+        let server_wait = retry::server_wait(&headers).or(body_wait);
         let request_id =
             ["request-id", "x-request-id"].iter().find_map(|name| headers.get(*name)?.to_str().ok()).map(str::to_owned);
         let error = error::status_error(self.provider, status, &bytes, self.parse_error)

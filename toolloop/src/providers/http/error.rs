@@ -11,6 +11,16 @@ pub struct ApiError {
     pub(crate) message: String,
     /// The provider's machine name for the error (`overloaded_error`, ...).
     pub(crate) error_type: Option<String>,
+    /// How long the body says to wait before trying again (Google's
+    /// `RetryInfo.retryDelay`), for APIs that say it there rather than in a
+    /// `retry-after` header, which wins when both are given.
+    pub(crate) retry_after: Option<std::time::Duration>,
+}
+
+impl ApiError {
+    pub(crate) fn new(message: String, error_type: Option<String>) -> Self {
+        Self { message, error_type, retry_after: None }
+    }
 }
 
 /// Parses a provider's error body; `None` when it is not in that provider's shape.
@@ -36,7 +46,7 @@ pub(crate) fn kind_for_status(status: u16, error_type: Option<&str>) -> ModelErr
 
 /// The error for a response with a failure status and `body`.
 pub(crate) fn status_error(provider: &'static str, status: u16, body: &[u8], parse: ErrorBodyParser) -> ModelError {
-    let parsed = parse(body).unwrap_or_else(|| ApiError { message: body_excerpt(status, body), error_type: None });
+    let parsed = parse(body).unwrap_or_else(|| ApiError::new(body_excerpt(status, body), None));
     // Servers answer an overflow with 400, 413 or (older llama.cpp) 500; never with 401-404 or 429.
     let overflow = matches!(status, 400 | 413 | 422 | 500)
         .then(|| overflow::recognise(&parsed.message, parsed.error_type.as_deref(), body))

@@ -110,6 +110,9 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     const API_KEY: ApiKey;
     /// The environment variable holding the base URL.
     const BASE_URL_VARIABLE: &'static str;
+    /// Further environment variables that may hold the key, read when the
+    /// one [`API_KEY`](Self::API_KEY) names is not set (Gemini's `GOOGLE_API_KEY`).
+    const API_KEY_ALIASES: &'static [&'static str] = &[];
     /// The header carrying the key, and the text before the key in it.
     const KEY_HEADER: (&'static str, &'static str) = ("authorization", "Bearer ");
     /// The longest server-requested wait (`retry-after`) obeyed unless the
@@ -129,6 +132,27 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     /// The base URL an environment variable's `value` stands for.
     fn base_url_from_env(value: &str) -> String {
         value.to_owned()
+    }
+
+    /// The endpoint, appended to the base URL: [`PATH`](Self::PATH) unless
+    /// the format's settings move it (Gemini on Vertex AI).
+    fn path(&self) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(Self::PATH)
+    }
+
+    /// What one call appends to the endpoint, for APIs that name the model
+    /// and the method in the URL (Gemini's `/{model}:generateContent`);
+    /// `None` for APIs with one endpoint.
+    fn call_path(&self, call: CallSettings<'_>) -> Option<String> {
+        let _ = call;
+        None
+    }
+
+    /// Whether the format's settings carry credentials of their own (a
+    /// Vertex AI bearer token, sent by [`prepare`](Self::prepare)), so that
+    /// the model needs no API key.
+    fn authenticates(&self) -> bool {
+        false
     }
 
     /// Headers sent with every request besides the key, content type and the

@@ -103,7 +103,8 @@ impl<W: WireFormat> HttpModel<W> {
         self.reasoning.as_ref()
     }
 
-    /// The URL requests are sent to.
+    /// The URL requests are sent to (for APIs that name the model and the
+    /// method in the URL, Gemini's, the URL they are appended to).
     pub fn endpoint(&self) -> &str {
         self.shared.http.url()
     }
@@ -153,11 +154,13 @@ impl<W: WireFormat> HttpModel<W> {
             return Ok(response);
         }
         let http = &self.shared.http;
-        let headers = self.shared.format.prepare(self.call_settings(&request, false), &request)?;
+        let call = self.call_settings(&request, false);
+        let headers = self.shared.format.prepare(call, &request)?;
+        let url = http.call_url(self.shared.format.call_path(call).as_deref())?;
         let body = self.body(&request, false).map_err(|error| http.body_error(&error))?;
         let body_bytes = body.len();
-        dump_request(W::PROVIDER, http.url(), &body);
-        let wire: W::Response = http.post_json(body, &headers).await?;
+        dump_request(W::PROVIDER, &url, &body);
+        let wire: W::Response = http.post_json(&url, body, &headers).await?;
         let response = self.shared.format.response(wire)?;
         self.shared.format.check_prompt(response.usage.input_tokens, body_bytes)?;
         self.shared.format.answered(self.call_settings(&request, false), &request, &response);
@@ -204,11 +207,13 @@ impl<W: WireFormat> HttpModel<W> {
     /// through the format's decoder.
     async fn open_stream(&self, request: ModelRequest<'_>) -> Result<Opened<W>, ModelError> {
         let http = &self.shared.http;
-        let headers = self.shared.format.prepare(self.call_settings(&request, true), &request)?;
+        let call = self.call_settings(&request, true);
+        let headers = self.shared.format.prepare(call, &request)?;
+        let url = http.call_url(self.shared.format.call_path(call).as_deref())?;
         let body = self.body(&request, true).map_err(|error| http.body_error(&error))?;
         let body_bytes = body.len();
-        dump_request(W::PROVIDER, http.url(), &body);
-        let bytes = http.post_stream(body, &headers).await?;
+        dump_request(W::PROVIDER, &url, &body);
+        let bytes = http.post_stream(&url, body, &headers).await?;
         let frames: Frames = match W::FRAMING {
             Framing::Sse => Box::pin(sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES)),
             Framing::Ndjson => Box::pin(ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES)),
@@ -230,8 +235,10 @@ pub(crate) const DUMP_TARGET: &str = "toolloop::dump";
 /// messages with their contents, tools, and the request parameters (model,
 /// max tokens, temperature). Never keys: they travel in headers, which are
 /// not dumped, and the endpoint's password is redacted.
-fn dump_request(provider: &str, endpoint: &str, body: &WireBody) {
+fn dump_request(provider: &str, url: &reqwest::Url, body: &WireBody) {
     if tracing::enabled!(target: DUMP_TARGET, tracing::Level::TRACE) {
+        let endpoint = super::client::redact_userinfo(url.as_str());
+        let endpoint = endpoint.as_str();
         let bytes = body.to_vec();
         let body = String::from_utf8_lossy(&bytes);
         tracing::trace!(target: DUMP_TARGET, provider, endpoint, %body, "request body");

@@ -15,6 +15,8 @@
 //! - llama.cpp server and Ollama with `truncate: false`:
 //!   `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx` fields,
 //!   "request (351 tokens) exceeds the available context size (256 tokens)".
+//! - Gemini: `INVALID_ARGUMENT`, "The input token count (1196265) exceeds the
+//!   maximum number of tokens allowed (1048575)." (also without the counts).
 //! - LM Studio: "... the model is loaded with context length of only 4096
 //!   tokens, which is not enough ..." and "Context size has been exceeded".
 
@@ -37,6 +39,7 @@ pub(crate) fn recognise(message: &str, error_type: Option<&str>, body: &[u8]) ->
         "context size has been exceeded",
         "context length of only",
         "context window exceeded",
+        "exceeds the maximum number of tokens allowed",
     ]
     .iter()
     .any(|phrase| lower.contains(phrase));
@@ -54,6 +57,12 @@ pub(crate) fn recognise(message: &str, error_type: Option<&str>, body: &[u8]) ->
     } else if let Some(limit) = number_after(&lower, "maximum context length is ") {
         let prompt = number_after(&lower, "resulted in ").or_else(|| number_after(&lower, "you requested "));
         (prompt, Some(limit))
+    } else if lower.contains("exceeds the maximum number of tokens allowed") {
+        let allowed = &lower[lower.find("tokens allowed").unwrap_or(0)..];
+        (
+            number_after(&lower, "input token count ("),
+            number_after(allowed, "allowed (").or_else(|| number_after(allowed, "allowed ")),
+        )
     } else if let Some(limit) = number_after(&lower, "maximum model length of ") {
         (number_after(&lower, "(length "), Some(limit))
     } else if field("n_ctx").is_some() || field("n_prompt_tokens").is_some() {
@@ -145,6 +154,18 @@ mod tests {
                 (None, Some(4096)),
             ),
             ("Context size has been exceeded.", None, "", (None, None)),
+            (
+                "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
+                Some("INVALID_ARGUMENT"),
+                "",
+                (Some(1_196_265), Some(1_048_575)),
+            ),
+            (
+                "The input token count exceeds the maximum number of tokens allowed 1048576.",
+                Some("INVALID_ARGUMENT"),
+                "",
+                (None, Some(1_048_576)),
+            ),
         ];
         for (message, error_type, body, expected) in cases {
             assert_eq!(numbers(message, error_type, body), Some(expected), "{message}");

@@ -116,7 +116,7 @@ impl Format for OllamaChat {
     /// Parses `{"error": "..."}`.
     fn error_body(body: &[u8]) -> Option<ApiError> {
         let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-        Some(ApiError { message: parsed.error, error_type: None })
+        Some(ApiError::new(parsed.error, None))
     }
 }
 

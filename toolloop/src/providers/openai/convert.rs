@@ -86,7 +86,7 @@ pub(crate) fn error_body(body: &[u8]) -> Option<ApiError> {
         Some(Value::String(code)) => Some(code),
         _ => None,
     };
-    Some(ApiError { message: parsed.error.message, error_type: code.or(parsed.error.kind) })
+    Some(ApiError::new(parsed.error.message, code.or(parsed.error.kind)))
 }
 
 /// `response_format` for `schema`: its strict shape with `strict: true`

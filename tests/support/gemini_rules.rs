@@ -1,0 +1,365 @@
+//! A fake of the Gemini API (`generateContent`, `streamGenerateContent`)
+//! that enforces its rules, for tests.
+//!
+//! It answers with the parts a test scripts, signing them as Gemini 3 does
+//! (the first function call of a response, else its last part) with a keyed
+//! hash of (content position, part position, what the part says), so a
+//! signature is valid only byte for byte, on the part that carried it. It
+//! checks every request the way the real API does:
+//! - the key in `x-goog-api-key`, never in the URL; the model and method in
+//!   the path (`/v1beta/models/{model}:generateContent`, or
+//!   `:streamGenerateContent?alt=sse`, answered with server-sent events);
+//! - `contents` not empty, parts not empty, roles `user` / `model`
+//!   alternating; a function call turn right after a user turn or a
+//!   function response turn, a function response turn right after a
+//!   function call turn with as many responses as calls, each answering a
+//!   call of the same name (and id, when both carry one);
+//! - on Gemini 3 models, the first function call of every step of the
+//!   current turn (since the last user message that is not only function
+//!   responses) carries a thought signature; every signature is base64 and
+//!   either one the fake issued for that part or the placeholder the API
+//!   documents for calls its models did not make;
+//! - `thinkingBudget` and `thinkingLevel` together are rejected, and a
+//!   level on a model before Gemini 3.
+//!
+//! Error bodies are Google's (`{"error": {"code", "message", "status"}}`)
+//! with the API's messages, quoted from its responses; the one for a
+//! response that answers no call of its name or id is the fake's wording
+//! (the API's own is not documented).
+
+use serde_json::{Map, Value, json};
+
+use crate::rules::{Rejection, keyed_hash};
+use crate::{RecordedRequest, Reply, streamed};
+
+/// The placeholders the API documents for signatures it did not issue.
+pub const PLACEHOLDERS: [&str; 2] = ["skip_thought_signature_validator", "context_engineering_is_the_way_to_go"];
+
+/// One part of a response the fake builds.
+#[derive(Clone, Debug)]
+pub enum Part<'a> {
+    /// A thought summary (`thought: true`), sent when the request asks for thoughts.
+    Thought(&'a str),
+    /// Text.
+    Text(&'a str),
+    /// A function call: name and arguments.
+    Call(&'a str, Value),
+}
+
+/// The fake's signing key and settings.
+#[derive(Clone, Debug)]
+pub struct GeminiRules {
+    key: u64,
+    call_ids: bool,
+}
+
+impl Default for GeminiRules {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a request asks for, from its path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The model named in the path.
+    pub model: String,
+    /// Whether the stream method was called.
+    pub stream: bool,
+}
+
+impl GeminiRules {
+    /// A fake with a fixed key, giving its function calls ids.
+    pub fn new() -> Self {
+        Self { key: 0x6e6d_0003_5157_0042, call_ids: true }
+    }
+
+    /// A fake that, like some models and endpoints, gives calls no ids.
+    pub fn without_call_ids(mut self) -> Self {
+        self.call_ids = false;
+        self
+    }
+
+    /// The signature of `part` (a request or response part) at part
+    /// `index` of the content at `content` in `contents`.
+    pub fn sign(&self, content: usize, index: usize, part: &Value) -> String {
+        let payload = signed_payload(part);
+        let hash = keyed_hash(self.key, &[b"gemini", payload.as_bytes(), &pos(content), &pos(index)]);
+        base64(&hash.to_be_bytes())
+    }
+
+    /// The model and method a request path names, if it is one of the API's.
+    pub fn call(path: &str) -> Option<Call> {
+        let rest = path.strip_prefix("/v1beta/models/")?;
+        let (model, method) = rest.split_once(':')?;
+        match method {
+            "generateContent" => Some(Call { model: model.to_owned(), stream: false }),
+            "streamGenerateContent?alt=sse" => Some(Call { model: model.to_owned(), stream: true }),
+            _ => None,
+        }
+    }
+
+    /// Answers `request`: a rejection when it breaks a rule, else `parts`
+    /// as a response (streamed when the stream method was called).
+    pub fn reply(&self, request: &RecordedRequest, parts: &[Part<'_>]) -> Reply {
+        let call = match self.admit(request) {
+            Ok(call) => call,
+            Err(rejection) => return rejection.reply(),
+        };
+        let body = request.json();
+        let response = self.respond(&body, &call.model, parts);
+        if call.stream {
+            streamed::reply("text/event-stream", streamed::gemini(&response))
+        } else {
+            Reply::json(200, &response)
+        }
+    }
+
+    /// Checks the path, the key and the body of `request`.
+    pub fn admit(&self, request: &RecordedRequest) -> Result<Call, Rejection> {
+        if request.path.contains("key=") {
+            return Err(error(400, "INVALID_ARGUMENT", "API keys are not accepted in the URL by this fake."));
+        }
+        if request.header("x-goog-api-key").is_none() {
+            return Err(error(
+                403,
+                "PERMISSION_DENIED",
+                "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+            ));
+        }
+        let Some(call) = Self::call(&request.path) else {
+            return Err(error(404, "NOT_FOUND", &format!("{} is not found for API version v1beta", request.path)));
+        };
+        self.check(&call.model, &request.json())?;
+        Ok(call)
+    }
+
+    /// A success body answering `request` (its JSON body) with `parts`: the
+    /// response becomes the content at `request.contents.len()`, and its
+    /// signatures are issued for that place.
+    pub fn respond(&self, request: &Value, model: &str, parts: &[Part<'_>]) -> Value {
+        let content = request["contents"].as_array().map_or(0, Vec::len);
+        let thoughts = request["generationConfig"]["thinkingConfig"]["includeThoughts"] == json!(true);
+        let mut wire: Vec<Value> = parts
+            .iter()
+            .filter(|part| thoughts || !matches!(part, Part::Thought(_)))
+            .map(|part| match part {
+                Part::Thought(text) => json!({"text": text, "thought": true}),
+                Part::Text(text) => json!({"text": text}),
+                Part::Call(name, args) => json!({"functionCall": {"name": name, "args": args}}),
+            })
+            .collect();
+        for (index, part) in wire.iter_mut().enumerate() {
+            if self.call_ids && part.get("functionCall").is_some() {
+                let id = keyed_hash(self.key, &[b"id", &pos(content), &pos(index)]);
+                part["functionCall"]["id"] = json!(format!("{:08x}", id & 0xffff_ffff));
+            }
+        }
+        let signed = wire.iter().position(|part| part.get("functionCall").is_some()).or(wire.len().checked_sub(1));
+        if let Some(index) = signed {
+            let signature = self.sign(content, index, &wire[index]);
+            wire[index]["thoughtSignature"] = json!(signature);
+        }
+        let prompt = 100 + 10 * content as u64;
+        json!({
+            "candidates": [{"content": {"role": "model", "parts": wire}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "cachedContentTokenCount": if content > 1 { 64 } else { 0 },
+                "candidatesTokenCount": 20,
+                "thoughtsTokenCount": 30,
+                "totalTokenCount": prompt + 50
+            },
+            "modelVersion": model,
+            "responseId": format!("resp{content}")
+        })
+    }
+
+    /// Checks a request body for `model` as the API would.
+    pub fn check(&self, model: &str, request: &Value) -> Result<(), Rejection> {
+        check_thinking(model, &request["generationConfig"]["thinkingConfig"])?;
+        let Some(contents) = request["contents"].as_array().filter(|contents| !contents.is_empty()) else {
+            return Err(invalid("* GenerateContentRequest.contents: contents is not specified\n"));
+        };
+        for (index, content) in contents.iter().enumerate() {
+            if !matches!(content["role"].as_str(), Some("user" | "model")) {
+                return Err(invalid("Please use a valid role: user, model."));
+            }
+            if content["parts"].as_array().is_none_or(Vec::is_empty) {
+                return Err(invalid(&format!(
+                    "* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty.\n"
+                )));
+            }
+            if index > 0 && contents[index - 1]["role"] == content["role"] {
+                return Err(invalid("Please ensure that multiturn requests alternate between user and model."));
+            }
+        }
+        check_function_turns(contents)?;
+        self.check_signatures(model, contents)
+    }
+
+    fn check_signatures(&self, model: &str, contents: &[Value]) -> Result<(), Rejection> {
+        for (index, content) in contents.iter().enumerate().filter(|(_, c)| c["role"] == "model") {
+            for (part_index, part) in parts(content).iter().enumerate() {
+                let Some(signature) = part.get("thoughtSignature") else { continue };
+                let signature = signature.as_str().unwrap_or_default();
+                if !is_base64(signature) {
+                    return Err(invalid(&format!(
+                        "Invalid value at 'contents[{index}].parts[{part_index}].thought_signature' (TYPE_BYTES), Base64 decoding failed for \"{signature}\""
+                    )));
+                }
+                if !PLACEHOLDERS.contains(&signature) && signature != self.sign(index, part_index, part) {
+                    return Err(invalid("Corrupted thought signature."));
+                }
+            }
+        }
+        if !is_gemini_3(model) {
+            return Ok(());
+        }
+        // The current turn: since the last user content that is not only function responses.
+        let start = contents
+            .iter()
+            .rposition(|content| {
+                content["role"] == "user" && parts(content).iter().any(|p| p.get("functionResponse").is_none())
+            })
+            .unwrap_or(0);
+        for (index, content) in contents.iter().enumerate().skip(start) {
+            let first_call = parts(content).iter().find(|part| part.get("functionCall").is_some());
+            if let Some(call) = first_call.filter(|call| call.get("thoughtSignature").is_none()) {
+                let name = call["functionCall"]["name"].as_str().unwrap_or_default();
+                return Err(invalid(&format!(
+                    "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{name}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                    index + 1
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The parts of a content.
+fn parts(content: &Value) -> &[Value] {
+    content["parts"].as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+fn has(content: &Value, field: &str) -> bool {
+    parts(content).iter().any(|part| part.get(field).is_some())
+}
+
+/// Function call and function response turns, in order and paired.
+fn check_function_turns(contents: &[Value]) -> Result<(), Rejection> {
+    for (index, content) in contents.iter().enumerate() {
+        let previous = index.checked_sub(1).map(|i| &contents[i]);
+        if content["role"] == "model" && has(content, "functionCall") && previous.is_none_or(|p| p["role"] != "user") {
+            return Err(invalid(
+                "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+            ));
+        }
+        if content["role"] != "user" || !has(content, "functionResponse") {
+            continue;
+        }
+        let Some(call_turn) = previous.filter(|p| p["role"] == "model" && has(p, "functionCall")) else {
+            return Err(invalid(
+                "Please ensure that function response turn comes immediately after a function call turn.",
+            ));
+        };
+        let calls: Vec<&Value> = parts(call_turn).iter().filter_map(|p| p.get("functionCall")).collect();
+        let responses: Vec<&Value> = parts(content).iter().filter_map(|p| p.get("functionResponse")).collect();
+        if calls.len() != responses.len() {
+            return Err(invalid(
+                "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+            ));
+        }
+        for response in responses {
+            let answers = |call: &&Value| {
+                call["name"] == response["name"]
+                    && (call.get("id").is_none() || response.get("id").is_none() || call["id"] == response["id"])
+            };
+            if !calls.iter().any(answers) || !response["response"].is_object() {
+                return Err(invalid(&format!(
+                    "Please ensure that each function response part answers a function call of the function call turn by name and id: `{}` answers none.",
+                    response["name"].as_str().unwrap_or_default()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_thinking(model: &str, thinking: &Value) -> Result<(), Rejection> {
+    let level = thinking.get("thinkingLevel");
+    if level.is_some() && thinking.get("thinkingBudget").is_some() {
+        return Err(invalid(
+            "Unable to submit request because thinking_budget and thinking_level are not supported together.",
+        ));
+    }
+    if let Some(level) = level {
+        if !is_gemini_3(model) {
+            return Err(invalid("Thinking level is not supported for this model."));
+        }
+        if !matches!(level.as_str(), Some("minimal" | "low" | "medium" | "high")) {
+            return Err(invalid(&format!(
+                "Invalid value at 'generation_config.thinking_config.thinking_level' (type.googleapis.com/google.ai.generativelanguage.v1beta.ThinkingConfig.ThinkingLevel), {level}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Gemini 3 and later (and names without a version, the newest models).
+pub fn is_gemini_3(model: &str) -> bool {
+    let version = model.split_once("gemini-").map(|(_, rest)| rest.split(['-', '.']).next().unwrap_or_default());
+    version.and_then(|major| major.parse::<u32>().ok()).is_none_or(|major| major >= 3)
+}
+
+/// What a signature covers: the part without its signature and call id.
+fn signed_payload(part: &Value) -> String {
+    // `retain` keeps the order of the other fields (`remove` may not).
+    let mut part = part.as_object().cloned().unwrap_or_else(Map::new);
+    part.retain(|field, _| field != "thoughtSignature");
+    if let Some(call) = part.get_mut("functionCall").and_then(Value::as_object_mut) {
+        call.retain(|field, _| field != "id");
+    }
+    Value::Object(part).to_string()
+}
+
+fn pos(n: usize) -> [u8; 8] {
+    (n as u64).to_le_bytes()
+}
+
+/// A Google error body.
+pub fn error(code: u16, status: &str, message: &str) -> Rejection {
+    Rejection { status: code, body: json!({"error": {"code": code, "message": message, "status": status}}) }
+}
+
+/// An `INVALID_ARGUMENT` body.
+fn invalid(message: &str) -> Rejection {
+    error(400, "INVALID_ARGUMENT", message)
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Whether `text` decodes as base64 (standard or URL-safe, as Google's
+/// JSON parser takes bytes).
+fn is_base64(text: &str) -> bool {
+    let body = text.trim_end_matches('=');
+    text.len() - body.len() <= 2
+        && !body.is_empty()
+        && body.len() % 4 != 1
+        && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'))
+}
