@@ -10,6 +10,7 @@ use super::spec::{TextSpec, TypedSpec};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
+use crate::run::journal::{InProcess, Journal};
 use crate::run::{Governance, Hooks, LoopOptions, RunError, RunOutput};
 use crate::stream::RunStream;
 use crate::tool::{ToolDefinition, ToolSet};
@@ -117,7 +118,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel, None).await
+        self.execute(conversation, &cancel, None, &InProcess).await
     }
 
     /// Like [`run`](Self::run), cancelled through `cancel` (instead of the
@@ -127,7 +128,21 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        self.execute(conversation, cancel, None).await
+        self.execute(conversation, cancel, None, &InProcess).await
+    }
+
+    /// Like [`run_with_cancel`](Self::run_with_cancel), with every side
+    /// effect of the run (model calls, tool executions, approvals, clock
+    /// readings) going through `journal`: a durable engine records each one
+    /// and, when the run is replayed after a crash, returns the recorded
+    /// outcome instead of doing it again (see [`journal`](crate::run::journal)).
+    pub async fn run_journaled(
+        &self,
+        conversation: &mut Conversation,
+        journal: &dyn Journal,
+        cancel: &CancellationToken,
+    ) -> Result<RunOutput<O::Value>, RunError> {
+        self.execute(conversation, cancel, None, journal).await
     }
 
     /// Runs the agent as [`run`](Self::run) does, streaming what happens:
@@ -141,7 +156,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     {
         RunStream::new(move |sink| async move {
             let cancel = self.cancel.clone().unwrap_or_default();
-            self.execute(conversation, &cancel, Some(sink)).await
+            self.execute(conversation, &cancel, Some(sink), &InProcess).await
         })
     }
 

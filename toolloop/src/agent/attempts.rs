@@ -13,6 +13,7 @@ use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolResult};
+use crate::run::journal::Journal;
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
 };
@@ -25,6 +26,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
         events: Option<EventSink>,
+        journal: &dyn Journal,
     ) -> Result<RunOutput<O::Value>, RunError> {
         if let Some(error) = RunError::nothing_to_answer(conversation) {
             return Err(error);
@@ -42,6 +44,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
             events,
+            journal,
         };
         let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
         let mut failures = Vec::new();

@@ -13,6 +13,7 @@ use super::control::{Control, ExecutedCall};
 use super::engine::{Engine, deadline_passed};
 use super::governance::Verdict;
 use super::hooks::{AuditRecord, Event, HookError};
+use super::journal::Step;
 use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
@@ -273,7 +274,7 @@ impl Engine<'_> {
             biased;
             () = self.cancel.cancelled() => return interrupted(cancelled(), None),
             () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
-            verdict = self.governance.decide(call) => verdict,
+            verdict = self.governance.decide(call, self.journal) => verdict,
         };
         let (result, output, elapsed, executed) = match &verdict {
             Verdict::Denied(reason) => {
@@ -305,9 +306,15 @@ impl Engine<'_> {
                     let execution = tokio::select! {
                     biased;
                         () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
-                        execution = self.tools.execute(call, self.cancel) => execution,
+                        execution = self.journal.tool_execution(
+                            Step::ToolExecution { call },
+                            Box::pin(self.tools.execute(call, self.cancel)),
+                        ) => execution,
                     };
-                    match execution {
+                    if execution.replayed {
+                        spans::tool_replayed(&tracing::Span::current());
+                    }
+                    match execution.value {
                         Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
                         Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
                     }

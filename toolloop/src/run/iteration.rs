@@ -83,7 +83,7 @@ impl Engine<'_> {
                     }
                 }
             }
-            self.check_budgets(tally, attempt, iteration + 1)?;
+            self.check_budgets(tally, attempt, iteration + 1).await?;
             iteration += 1;
             tally.position = (attempt, iteration);
             tally.iterations += 1;

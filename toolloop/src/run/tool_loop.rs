@@ -11,6 +11,7 @@ use super::engine::Engine;
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
 use super::iteration::LoopEnd;
+use super::journal::{InProcess, Journal};
 use super::metadata::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
 use super::outcome::{RunError, RunOutput};
@@ -222,7 +223,17 @@ impl<S: Send> ToolLoop<S> {
     /// An empty conversation, or one ending with the model's message, is
     /// rejected before any model call ([`Termination::NothingToAnswer`]).
     pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
-        self.execute(conversation, None).await
+        self.execute(conversation, None, &InProcess).await
+    }
+
+    /// Like [`run`](Self::run), with every side effect going through
+    /// `journal` (see [`journal`](super::journal)).
+    pub async fn run_journaled(
+        &mut self,
+        conversation: &mut Conversation,
+        journal: &dyn Journal,
+    ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+        self.execute(conversation, None, journal).await
     }
 
     /// Runs the loop as [`run`](Self::run) does, streaming what happens:
@@ -233,13 +244,14 @@ impl<S: Send> ToolLoop<S> {
     where
         S: Send,
     {
-        RunStream::new(move |sink| self.execute(conversation, Some(sink)))
+        RunStream::new(move |sink| self.execute(conversation, Some(sink), &InProcess))
     }
 
     async fn execute(
         &mut self,
         conversation: &mut Conversation,
         events: Option<EventSink>,
+        journal: &dyn Journal,
     ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
         if let Some(error) = RunError::nothing_to_answer(conversation) {
             return Err(error);
@@ -258,6 +270,7 @@ impl<S: Send> ToolLoop<S> {
             deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.confirmation.as_deref(),
             events,
+            journal,
         };
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
         // A bare loop is an unnamed agent with one attempt.

@@ -10,7 +10,8 @@ use serde_json::Value;
 /// The model sees text: a string output stays the string itself (not a
 /// quoted JSON string), anything else is rendered as compact JSON. The
 /// structured value stays available to terminal checks and hooks.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ToolOutput {
     value: Value,
 }
