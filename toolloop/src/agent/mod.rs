@@ -45,5 +45,5 @@ mod spec;
 pub mod state;
 
 pub use handlers::{NoReflection, Reflective};
-pub use output::{DEFAULT_OUTPUT_TOOL, OutputType, Text};
+pub use output::{AgentOutput, DEFAULT_OUTPUT_TOOL, OutputType, Text};
 pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};
