@@ -30,7 +30,7 @@ const CONVERSATION: &str = "conversation";
 /// use toolloop_restate::{Session, ToolApprovals};
 ///
 /// # async fn serve(agent: Agent) {
-/// let endpoint = Endpoint::builder().bind(Session::new(agent).serve()).bind(ToolApprovals.serve()).build();
+/// let endpoint = Endpoint::builder().bind(Session::new(agent)).bind(ToolApprovals).build();
 /// HttpServer::new(endpoint).listen_and_serve("0.0.0.0:9080".parse().unwrap()).await;
 /// # }
 /// ```
