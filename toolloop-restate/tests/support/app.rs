@@ -160,6 +160,8 @@ fn text_agent(llm: &str, files: &Files) -> Agent {
         .model(model(llm))
         .system("Answer briefly.")
         .tool_with_state::<Note>(files.clone())
+        .tool_with_state::<Publish>(files.clone())
+        .governance(governance())
         .build()
         .expect("agent")
 }

@@ -121,6 +121,8 @@ pub fn script(request: &Value) -> Reply {
         // A note, then an answer.
         ("quick", 0) => tool("q1", "note", json!({"text": question})),
         ("quick", _) => text(&format!("done: {question}")),
+        // A session message that needs an approval.
+        ("approve-me", 0) => tool("p9", "publish", json!({"title": "Session notes"})),
         // Sessions: an answer naming the message answered.
         _ => text(&format!("answer to {}", last_user_text(request))),
     }

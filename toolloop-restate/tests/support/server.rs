@@ -128,12 +128,32 @@ impl Restate {
 
     /// Calls `path` (`Service/handler`, `Object/key/handler`) through the
     /// ingress and waits for its response: status and JSON body.
-    pub async fn call(&self, path: &str, body: &Value) -> (u16, Value) {
-        let response =
-            self.http.post(format!("{}/{path}", self.ingress)).json(body).send().await.expect("ingress");
+    pub fn call(&self, path: &str, body: &Value) -> impl Future<Output = (u16, Value)> + use<> {
+        let request = self.http.post(format!("{}/{path}", self.ingress)).json(body);
+        async move {
+            let response = request.send().await.expect("ingress");
+            let status = response.status().as_u16();
+            let text = response.text().await.unwrap_or_default();
+            (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        }
+    }
+
+    /// Calls a handler that takes no input.
+    pub async fn call_empty(&self, path: &str) -> (u16, Value) {
+        let response = self.http.post(format!("{}/{path}", self.ingress)).send().await.expect("ingress");
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Replaces the state of the virtual object `service`/`key` (admin API;
+    /// applied asynchronously).
+    pub async fn set_state(&self, service: &str, key: &str, name: &str, value: &[u8]) {
+        let body = json!({"object_key": key, "new_state": {name: value}});
+        let response =
+            self.http.post(format!("{}/services/{service}/state", self.admin)).json(&body).send().await.expect("admin");
+        let status = response.status();
+        assert!(status.is_success(), "setting state: {status} {}", response.text().await.unwrap_or_default());
     }
 
     /// Starts `path` without waiting: the invocation id.
