@@ -53,7 +53,10 @@ enum Call {
 #[derive(Clone, Debug)]
 enum Turn {
     Text,
-    Calls { calls: Vec<Call>, truncated: bool },
+    Calls {
+        calls: Vec<Call>,
+        truncated: bool,
+    },
     /// A terminal model error: the run ends.
     Fail,
     /// The prompt does not fit: the run compacts and calls again.
@@ -101,15 +104,20 @@ fn scripted_strategy() -> impl Strategy<Value = Scripted> {
         1 => Just(Turn::Fail),
         1 => Just(Turn::Overflow),
     ];
-    (turn, (0u64..500, 0u64..200), prop::bool::weighted(0.2))
-        .prop_map(|(turn, usage, fallback)| Scripted { turn, usage, fallback })
+    (turn, (0u64..500, 0u64..200), prop::bool::weighted(0.2)).prop_map(|(turn, usage, fallback)| Scripted {
+        turn,
+        usage,
+        fallback,
+    })
 }
 
 fn setup_strategy() -> impl Strategy<Value = Setup> {
     ((any::<bool>(), any::<bool>(), 1u32..4, 1u32..6), (1usize..4, any::<bool>(), any::<bool>(), any::<bool>()))
-        .prop_map(|((typed, reflection, max_attempts, max_iterations), (parallel, approvals, compaction, time_limit))| {
-            Setup { typed, reflection, max_attempts, max_iterations, parallel, approvals, compaction, time_limit }
-        })
+        .prop_map(
+            |((typed, reflection, max_attempts, max_iterations), (parallel, approvals, compaction, time_limit))| {
+                Setup { typed, reflection, max_attempts, max_iterations, parallel, approvals, compaction, time_limit }
+            },
+        )
 }
 
 fn tool_call(turn: usize, index: usize, call: &Call) -> ToolCall {
@@ -259,7 +267,10 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
     let (conversation, metadata) = run(&setup, &script, &world, &journal).await;
     let entries = journal.entries();
     // Every step the run did was recorded.
-    assert_eq!(count(&entries, "model call ") + count(&entries, "summary "), world.model_calls.load(Ordering::SeqCst) + world.summaries.load(Ordering::SeqCst));
+    assert_eq!(
+        count(&entries, "model call ") + count(&entries, "summary "),
+        world.model_calls.load(Ordering::SeqCst) + world.summaries.load(Ordering::SeqCst)
+    );
     assert_eq!(handled(&entries), world.tool_executions());
     assert_eq!(count(&entries, "approval "), world.approvals.load(Ordering::SeqCst));
     assert_eq!(setup.time_limit, count(&entries, "clock ") > 0 || entries.is_empty());
@@ -321,10 +332,7 @@ proptest! {
 /// consistent.
 #[tokio::test]
 async fn an_unreadable_entry_fails_its_step_naming_it() {
-    let agent = Agent::builder()
-        .model(FunctionModel::new(|_| Ok(ModelResponse::from_text("live"))))
-        .build()
-        .unwrap();
+    let agent = Agent::builder().model(FunctionModel::new(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
     let old = JournalEntry::new("model call 1", json!({"format": 0, "value": {"Ok": {}}}));
     let journal = MemoryJournal::replaying([old]);
     let mut conversation = ask("go");

@@ -79,15 +79,21 @@ impl<'c> DurableContext<'c> {
         match *self {
             Self::Service(ctx) => {
                 let ctx: &'a Context<'a> = ctx;
-                Box::pin(async move { ctx.run(move || work).name(name).retry_policy(retry).await.map(Json::into_inner) })
+                Box::pin(
+                    async move { ctx.run(move || work).name(name).retry_policy(retry).await.map(Json::into_inner) },
+                )
             }
             Self::Object(ctx) => {
                 let ctx: &'a ObjectContext<'a> = ctx;
-                Box::pin(async move { ctx.run(move || work).name(name).retry_policy(retry).await.map(Json::into_inner) })
+                Box::pin(
+                    async move { ctx.run(move || work).name(name).retry_policy(retry).await.map(Json::into_inner) },
+                )
             }
             Self::Workflow(ctx) => {
                 let ctx: &'a WorkflowContext<'a> = ctx;
-                Box::pin(async move { ctx.run(move || work).name(name).retry_policy(retry).await.map(Json::into_inner) })
+                Box::pin(
+                    async move { ctx.run(move || work).name(name).retry_policy(retry).await.map(Json::into_inner) },
+                )
             }
         }
     }

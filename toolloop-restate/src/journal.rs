@@ -324,15 +324,9 @@ impl RestateJournal<'_> {
         let invocation = self.invocation_id().to_owned();
         let timeout = self.approval_timeout;
         match self.ctx {
-            DurableContext::Service(ctx) => {
-                Box::pin(approvals::wait_in_service(ctx, key, call, invocation, timeout))
-            }
-            DurableContext::Object(ctx) => {
-                Box::pin(approvals::wait_in_object(ctx, key, call, invocation, timeout))
-            }
-            DurableContext::Workflow(ctx) => {
-                Box::pin(approvals::wait_in_workflow(ctx, key, call, invocation, timeout))
-            }
+            DurableContext::Service(ctx) => Box::pin(approvals::wait_in_service(ctx, key, call, invocation, timeout)),
+            DurableContext::Object(ctx) => Box::pin(approvals::wait_in_object(ctx, key, call, invocation, timeout)),
+            DurableContext::Workflow(ctx) => Box::pin(approvals::wait_in_workflow(ctx, key, call, invocation, timeout)),
         }
     }
 }

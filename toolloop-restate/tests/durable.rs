@@ -92,8 +92,10 @@ async fn a_run_survives_its_worker_being_killed() {
     assert_eq!(positions(&llm), turns(question, 4), "every model call exactly once");
     let mut notes = lines(&files.notes);
     notes.sort();
-    let expected: Vec<String> =
-        [("n1", "first"), ("n2", "second"), ("n3", "third")].iter().map(|(id, text)| format!("{invocation}/{id} {text}")).collect();
+    let expected: Vec<String> = [("n1", "first"), ("n2", "second"), ("n3", "third")]
+        .iter()
+        .map(|(id, text)| format!("{invocation}/{id} {text}"))
+        .collect();
     assert_eq!(notes, expected, "the side-effecting tool ran once per call id");
     assert_eq!(lines(&files.holds).len(), 2, "the step in flight ran again (at least once)");
 }
@@ -188,7 +190,10 @@ async fn approvals_wait_durably_for_a_person() {
         restate.call("Research/ask", &json!({"text": "publish later", "approval_timeout_ms": 300})).await;
     assert_eq!(status, 200, "{report}");
     let title = report["title"].as_str().unwrap_or_default();
-    assert!(title.starts_with("not published: tool call not approved: nobody approved the call within 0.3 s"), "{title}");
+    assert!(
+        title.starts_with("not published: tool call not approved: nobody approved the call within 0.3 s"),
+        "{title}"
+    );
     assert_eq!(lines(&files.published).len(), 1, "only the approved call published");
 }
 
@@ -366,4 +371,45 @@ async fn futures_join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Ve
     .await;
     outputs.extend(results.into_iter().map(|result| result.expect("every future finished")));
     outputs
+}
+
+/// The cost of a journaled step (BENCHMARKS.md): the same text run (two
+/// model calls and a tool, against the same local fake) in process and
+/// through Restate, one after the other.
+/// `cargo test -p toolloop-restate --test durable -- --ignored step_cost --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement for BENCHMARKS.md"]
+async fn step_cost() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("cost");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let worker = worker::InProcess::serve(app::endpoint(&llm.url(), &files), 0).await;
+    restate.register(&worker.url).await;
+    let runs = 100u32;
+
+    // In process: the same agent, the journal passing through; the tool
+    // reads no idempotency key outside Restate, so it is given a run of its own.
+    let agent = app::quick_agent(&llm.url(), &files);
+    let started = Instant::now();
+    for i in 0..runs {
+        let mut conversation = toolloop::Conversation::new();
+        conversation.push_user(format!("quick local {i}"));
+        agent.run(&mut conversation).await.unwrap();
+    }
+    let local = started.elapsed() / runs;
+
+    let started = Instant::now();
+    for i in 0..runs {
+        let (status, _) = restate.call("Quick/ask", &json!(format!("quick durable {i}"))).await;
+        assert_eq!(status, 200);
+    }
+    let durable = started.elapsed() / runs;
+    // Three journaled steps per run: two model calls and a tool execution.
+    eprintln!(
+        "per run: in process {local:?}, through Restate {durable:?}; per journaled step {:?}",
+        durable.saturating_sub(local) / 3
+    );
+    drop(worker);
 }

@@ -155,6 +155,11 @@ impl Quick {
     }
 }
 
+/// The quick agent alone (for runs in process).
+pub fn quick_agent(llm: &str, files: &Files) -> Agent {
+    text_agent(llm, files)
+}
+
 fn text_agent(llm: &str, files: &Files) -> Agent {
     Agent::builder()
         .model(model(llm))

@@ -43,8 +43,11 @@ fn check_pairing(request: &Value) -> Result<(), String> {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     for (index, message) in messages.iter().enumerate() {
         let blocks = message["content"].as_array().cloned().unwrap_or_default();
-        let uses: Vec<&str> =
-            blocks.iter().filter(|block| block["type"] == "tool_use").filter_map(|block| block["id"].as_str()).collect();
+        let uses: Vec<&str> = blocks
+            .iter()
+            .filter(|block| block["type"] == "tool_use")
+            .filter_map(|block| block["id"].as_str())
+            .collect();
         if uses.is_empty() {
             continue;
         }
@@ -105,7 +108,9 @@ pub fn script(request: &Value) -> Reply {
     match (word, turn) {
         // Four model calls: notes, a slow lookup, a note, the report.
         ("research", 0) => tool("n1", "note", json!({"text": "first"})),
-        ("research", 1) => tools(&[("n2", "note", json!({"text": "second"})), ("h2", "hold", json!({"why": "archive"}))]),
+        ("research", 1) => {
+            tools(&[("n2", "note", json!({"text": "second"})), ("h2", "hold", json!({"why": "archive"}))])
+        }
         ("research", 2) => tool("n3", "note", json!({"text": "third"})),
         ("research", _) => tool("out", "final_output", json!({"title": "Findings", "notes": 3})),
         // A call that needs approval, then a report saying how it went.

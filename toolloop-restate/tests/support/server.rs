@@ -178,12 +178,8 @@ impl Restate {
 
     /// Cancels an invocation through the admin API.
     pub async fn cancel(&self, invocation: &str) {
-        let response = self
-            .http
-            .patch(format!("{}/invocations/{invocation}/cancel", self.admin))
-            .send()
-            .await
-            .expect("admin API");
+        let response =
+            self.http.patch(format!("{}/invocations/{invocation}/cancel", self.admin)).send().await.expect("admin API");
         let status = response.status();
         assert!(status.is_success(), "cancelling {invocation}: {status} {}", response.text().await.unwrap_or_default());
     }

@@ -235,8 +235,8 @@ impl Journal for InProcess {
 pub fn ask<'a>(call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
     match approver {
         Some(approver) => approver.approve(call),
-        None => {
-            Box::pin(std::future::ready(Approval::Deny("approval is required but no approver is configured".to_owned())))
-        }
+        None => Box::pin(std::future::ready(Approval::Deny(
+            "approval is required but no approver is configured".to_owned(),
+        ))),
     }
 }
