@@ -3,6 +3,8 @@
 //! metadata (elapsed time aside), and does not call the model, run a tool,
 //! ask the approver or the summariser again for a recorded step.
 
+#![allow(clippy::unused_async)] // tool handlers are async by contract
+
 mod common;
 
 use std::num::NonZeroUsize;
@@ -72,6 +74,7 @@ struct Scripted {
 }
 
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent switches of a generated setup
 struct Setup {
     typed: bool,
     reflection: bool,
@@ -204,13 +207,16 @@ async fn run(
     journal: &MemoryJournal,
 ) -> (Conversation, RunMetadata) {
     let asked = Arc::clone(&world.approvals);
-    let governance = Governance::new()
-        .policy(|call| if call.name == "wait" { Decision::Ask } else { Decision::Allow })
-        .approver(move |call: ToolCall| {
-            asked.fetch_add(1, Ordering::SeqCst);
-            let millis = call.input["millis"].as_u64().unwrap_or_default();
-            async move { if millis % 3 == 0 { Approval::Deny("not now".to_owned()) } else { Approval::Approve } }
-        });
+    let governance =
+        Governance::new().policy(|call| if call.name == "wait" { Decision::Ask } else { Decision::Allow }).approver(
+            move |call: ToolCall| {
+                asked.fetch_add(1, Ordering::SeqCst);
+                let millis = call.input["millis"].as_u64().unwrap_or_default();
+                async move {
+                    if millis.is_multiple_of(3) { Approval::Deny("not now".to_owned()) } else { Approval::Approve }
+                }
+            },
+        );
     let summaries = Arc::clone(&world.summaries);
     let policy = ContextPolicy::new().keep_iterations(1).summariser(move |messages: &[toolloop::Message]| {
         summaries.fetch_add(1, Ordering::SeqCst);

@@ -73,7 +73,8 @@ fn offline() -> FunctionModel {
         let messages = &request.messages;
         let asked = messages.iter().rposition(|m| m.role == toolloop::Role::User && !m.text().is_empty());
         let question = asked.map(|index| messages[index].text()).unwrap_or_default();
-        let looked_up = asked.and_then(|index| messages[index..].iter().flat_map(|m| m.tool_results()).last());
+        let looked_up =
+            asked.and_then(|index| messages[index..].iter().flat_map(toolloop::Message::tool_results).last());
         let Some(result) = looked_up else {
             let call = ToolCall::new("lookup_1", "lookup", serde_json::json!({"topic": question}));
             return Ok(ModelResponse::from_tool_calls([call]));

@@ -267,13 +267,12 @@ impl Journal for RestateJournal<'_> {
                     Err(Cancelled) => Err(TerminalError::new_with_code(409, "cancelled").into()),
                 }
             });
-            let outcome = match self.step::<ToolExecution>(&name, work).await {
-                Some(Ok(execution)) => Ok(execution),
-                // A step cannot fail otherwise: a tool's errors are results.
-                Some(Err(_)) | None => {
-                    self.cancel.cancel();
-                    Err(Cancelled)
-                }
+            // A step cannot fail otherwise: a tool's errors are results.
+            let outcome = if let Some(Ok(execution)) = self.step::<ToolExecution>(&name, work).await {
+                Ok(execution)
+            } else {
+                self.cancel.cancel();
+                Err(Cancelled)
             };
             if ran.load(Ordering::SeqCst) { Journaled::live(outcome) } else { Journaled::replayed(outcome) }
         })

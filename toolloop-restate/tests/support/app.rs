@@ -1,5 +1,6 @@
 //! The application the tests run: a research agent (typed), a quick agent
 //! (text) and sessions, served by a Restate endpoint.
+#![allow(clippy::unused_async)] // tool handlers are async by contract
 
 use std::io::Write as _;
 use std::path::PathBuf;

@@ -154,7 +154,7 @@ impl Journal for MemoryJournal {
                 Some(Err(error)) => Journaled::replayed(Err(unreadable(&error))),
                 None => {
                     let outcome = call.await;
-                    let record: ModelCallRecord = outcome.as_ref().map(Clone::clone).map_err(ModelFailure::from);
+                    let record: ModelCallRecord = outcome.clone().map_err(|error| ModelFailure::from(&error));
                     self.record(name, &record);
                     Journaled::live(outcome)
                 }
@@ -174,7 +174,7 @@ impl Journal for MemoryJournal {
                 Some(Err(error)) => Err(unreadable(&error)),
                 None => {
                     let outcome = summarise.await;
-                    let record: SummaryRecord = outcome.as_ref().map(Clone::clone).map_err(ModelFailure::from);
+                    let record: SummaryRecord = outcome.clone().map_err(|error| ModelFailure::from(&error));
                     self.record(name, &record);
                     outcome
                 }

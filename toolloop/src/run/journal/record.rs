@@ -161,10 +161,7 @@ impl ModelFailure {
             error = error.with_status(status);
         }
         if let Some((prompt_tokens, limit)) = self.context_overflow {
-            let mut overflow = ContextOverflow::default();
-            overflow.prompt_tokens = prompt_tokens;
-            overflow.limit = limit;
-            error = error.with_context_overflow(overflow);
+            error = error.with_context_overflow(ContextOverflow { prompt_tokens, limit });
         }
         error
     }
@@ -176,9 +173,7 @@ mod tests {
 
     #[test]
     fn a_model_error_reads_back_the_same() {
-        let mut overflow = ContextOverflow::default();
-        overflow.prompt_tokens = Some(9_000);
-        overflow.limit = Some(8_192);
+        let overflow = ContextOverflow { prompt_tokens: Some(9_000), limit: Some(8_192) };
         let error = ModelError::new(ModelErrorKind::ContextOverflow, "openai", "too long")
             .with_status(400)
             .with_retry_after(Some(Duration::from_millis(1_500)))
