@@ -48,7 +48,7 @@
 //! A journal that stores outcomes outside the process stores them in the
 //! serialised form of [`Record`]: `{"format": 1, "value": ...}` where the
 //! value is the serde form of [`ModelCallRecord`], [`SummaryRecord`],
-//! [`ToolExecution`], [`Approval`] or a [`Duration`](std::time::Duration).
+//! [`ToolExecution`], [`Approval`] or a [`Duration`].
 //! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
 //! recorded value could be read differently; adding an optional field does
 //! not change it. A record of another format is refused with
