@@ -413,3 +413,30 @@ async fn step_cost() {
     );
     drop(worker);
 }
+
+/// A model error the API would reject again ends the run at once with
+/// `Termination::ModelError`; a retryable one is retried by the provider
+/// inside the step, and the step by Restate, a bounded number of times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_errors_end_the_run_after_bounded_retries() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("errors");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let worker = worker::InProcess::serve(app::endpoint(&llm.url(), &files), 0).await;
+    restate.register(&worker.url).await;
+    let asked = |question: &str| positions(&llm).iter().filter(|(asked, _)| asked == question).count();
+
+    let (status, error) = restate.call("Quick/ask", &json!("broken")).await;
+    assert_eq!(status, 500, "{error}");
+    assert!(error.to_string().contains("the fake rejects this"), "{error}");
+    assert_eq!(asked("broken"), 1, "not retried");
+
+    let (status, error) = restate.call("Quick/ask", &json!("flaky")).await;
+    assert_eq!(status, 500, "{error}");
+    assert!(error.to_string().contains("the fake is overloaded"), "{error}");
+    let attempts = usize::try_from(toolloop_restate::DEFAULT_STEP_ATTEMPTS).unwrap();
+    assert_eq!(asked("flaky"), app::PROVIDER_ATTEMPTS * attempts, "the provider's retries inside each step attempt");
+    drop(worker);
+}

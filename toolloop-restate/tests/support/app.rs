@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
+use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::run::{Decision, Governance};
 use toolloop::{Agent, Conversation};
@@ -111,8 +112,12 @@ pub struct Question {
     pub approval_timeout_ms: Option<u64>,
 }
 
+/// The provider retries once inside a step (quickly, for the tests).
+pub const PROVIDER_ATTEMPTS: usize = 2;
+
 fn model(llm: &str) -> Anthropic {
-    Anthropic::builder().api_key("test-key").base_url(llm).build().expect("model")
+    let retries = RetryPolicy::none().with_max_retries(1).with_initial_backoff(Duration::from_millis(10));
+    Anthropic::builder().api_key("test-key").base_url(llm).retry_policy(retries).build().expect("model")
 }
 
 fn governance() -> Governance {

@@ -123,6 +123,15 @@ pub fn script(request: &Value) -> Reply {
             };
             tool("out", "final_output", json!({"title": title, "notes": 0}))
         }
+        // Model errors: one the API would not accept again, one it may.
+        ("broken", _) => Reply::json(
+            400,
+            &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "the fake rejects this"}}),
+        ),
+        ("flaky", _) => Reply::json(
+            529,
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "the fake is overloaded"}}),
+        ),
         // A note, then an answer.
         ("quick", 0) => tool("q1", "note", json!({"text": question})),
         ("quick", _) => text(&format!("done: {question}")),
