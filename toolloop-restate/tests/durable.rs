@@ -17,10 +17,26 @@ use support::worker;
 /// One Restate server at a time: the machine has few cores.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn temp_dir(name: &str) -> PathBuf {
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("toolloop-restate-{name}-{}-{}", std::process::id(), free_port()));
     std::fs::create_dir_all(&dir).expect("temporary directory");
-    dir
+    TempDir(dir)
 }
 
 /// Waits until `done`, failing after a minute with `what`.

@@ -65,6 +65,10 @@ impl Restate {
         std::fs::create_dir_all(&dir).expect("temporary directory");
         let (ingress, admin, fabric) = (free_port(), free_port(), free_port());
         let log = std::fs::File::create(dir.join("restate.log")).expect("log file");
+        // Everything that may panic comes before the spawn: once the child
+        // runs, only `Self`'s drop stops it.
+        let http = client();
+        let (stdout, stderr) = (log.try_clone().expect("log file"), log);
         let child = Command::new(&binary)
             .arg("--no-logo")
             .current_dir(&dir)
@@ -76,8 +80,8 @@ impl Restate {
             .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{fabric}"))
             .env("RESTATE_ADVERTISED_ADDRESS", format!("http://127.0.0.1:{fabric}"))
             .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log file"))
-            .stderr(log)
+            .stdout(stdout)
+            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}; {INSTALL}", binary.display()));
         let mut server = Self {
@@ -85,7 +89,7 @@ impl Restate {
             dir,
             ingress: format!("http://127.0.0.1:{ingress}"),
             admin: format!("http://127.0.0.1:{admin}"),
-            http: client(),
+            http,
         };
         server.wait_healthy().await;
         server
