@@ -371,3 +371,37 @@ async fn a_native_output_call_says_its_output_is_json() {
     let (_, trace) = traced(|| async { agent.run(&mut ask("report")).await }).await;
     absent(trace.one("chat scripted"), "gen_ai.output.type");
 }
+
+/// A run replayed from its journal does not look like a second model call
+/// and a second execution: the replayed `chat` and `execute_tool` spans say
+/// so; live ones do not.
+#[tokio::test]
+async fn a_replayed_step_is_marked_on_its_span() {
+    use toolloop::run::journal::MemoryJournal;
+    let script = || {
+        ScriptedModel::new()
+            .respond(calls([call("s1", "search", json!({"query": "rust"}))]))
+            .respond(output("o1", "Rust", 7))
+    };
+    let agent = |model| Agent::builder().model(model).tool::<Search>().output::<Report>().build().unwrap();
+    let journal = MemoryJournal::new();
+    let first = agent(script());
+    let (done, live) =
+        traced(|| async { first.run_journaled(&mut ask("Write"), &journal, &CancellationToken::new()).await }).await;
+    done.unwrap();
+    for span in live.all("chat scripted").into_iter().chain(live.all("execute_tool search")) {
+        absent(span, "toolloop.replayed");
+    }
+
+    // The whole journal replayed: a model with no script left is never called.
+    let replay = MemoryJournal::replaying(journal.entries());
+    let again = agent(ScriptedModel::new());
+    let (done, replayed) =
+        traced(|| async { again.run_journaled(&mut ask("Write"), &replay, &CancellationToken::new()).await }).await;
+    done.unwrap();
+    let chats = replayed.all("chat scripted");
+    assert_eq!(chats.len(), 2);
+    for span in chats.into_iter().chain(replayed.all("execute_tool search")) {
+        assert_eq!(attributes(span).get("toolloop.replayed"), Some(&Value::Bool(true)), "{}", span.name);
+    }
+}

@@ -11,6 +11,7 @@ use super::spec::{TextSpec, TypedSpec};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema};
+use crate::run::journal::{InProcess, Journal};
 use crate::run::{Governance, Hooks, LoopOptions, Resolution, Resume, RunError, RunOutput};
 use crate::stream::RunStream;
 use crate::tool::{ToolDefinition, ToolSet};
@@ -125,7 +126,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel, None, None).await
+        self.execute(conversation, &cancel, None, None, &InProcess).await
     }
 
     /// Resumes a run that paused with deferred tool calls
@@ -199,7 +200,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     {
         let resume = Resume::prepare(conversation, resolutions)?;
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel, None, Some(resume)).await
+        self.execute(conversation, &cancel, None, Some(resume), &InProcess).await
     }
 
     /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
@@ -216,7 +217,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let resume = Resume::prepare(conversation, resolutions);
         RunStream::new(move |sink| async move {
             let cancel = self.cancel.clone().unwrap_or_default();
-            self.execute(conversation, &cancel, Some(sink), Some(resume?)).await
+            self.execute(conversation, &cancel, Some(sink), Some(resume?), &InProcess).await
         })
     }
 
@@ -227,7 +228,21 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        self.execute(conversation, cancel, None, None).await
+        self.execute(conversation, cancel, None, None, &InProcess).await
+    }
+
+    /// Like [`run_with_cancel`](Self::run_with_cancel), with every side
+    /// effect of the run (model calls, tool executions, approvals, clock
+    /// readings) going through `journal`: a durable engine records each one
+    /// and, when the run is replayed after a crash, returns the recorded
+    /// outcome instead of doing it again (see [`journal`](crate::run::journal)).
+    pub async fn run_journaled(
+        &self,
+        conversation: &mut Conversation,
+        journal: &dyn Journal,
+        cancel: &CancellationToken,
+    ) -> Result<RunOutput<O::Value>, RunError> {
+        self.execute(conversation, cancel, None, None, journal).await
     }
 
     /// Runs the agent as [`run`](Self::run) does, streaming what happens:
@@ -241,7 +256,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     {
         RunStream::new(move |sink| async move {
             let cancel = self.cancel.clone().unwrap_or_default();
-            self.execute(conversation, &cancel, Some(sink), None).await
+            self.execute(conversation, &cancel, Some(sink), None, &InProcess).await
         })
     }
 

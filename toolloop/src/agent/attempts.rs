@@ -15,6 +15,7 @@ use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolResult};
+use crate::run::journal::Journal;
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally,
     Termination,
@@ -31,6 +32,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         cancel: &CancellationToken,
         events: Option<EventSink>,
         resume: Option<Resume>,
+        journal: &dyn Journal,
     ) -> Result<RunOutput<O::Value>, RunError> {
         if resume.is_none()
             && let Some(error) = RunError::cannot_start(conversation)
@@ -57,6 +59,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 (Some(definition), OutputMode::Tool) => Some(OutputSource::Tool(&definition.name)),
                 (Some(_), _) => Some(OutputSource::Text),
             },
+            journal,
         };
         let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
         if resume.is_some() {

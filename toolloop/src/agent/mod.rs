@@ -51,6 +51,6 @@ mod sub_run;
 
 pub use as_tool::{AgentTool, DEFAULT_MAX_DEPTH, Prompt, ToolResultOutput};
 pub use handlers::{NoReflection, Reflective};
-pub use output::{DEFAULT_OUTPUT_TOOL, OutputType, Text};
+pub use output::{AgentOutput, DEFAULT_OUTPUT_TOOL, OutputType, Text};
 pub use output_mode::OutputMode;
 pub use own_tools::{SUBMIT_DESCRIPTION, SUBMIT_TOOL};

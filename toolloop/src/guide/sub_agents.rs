@@ -135,27 +135,25 @@
 //!
 //! ## Durable runs
 //!
-//! Nothing here is durable yet; this is how it composes with the journal
-//! seam (see the design notes of the third wave). The choice: a sub-run's
-//! model calls and tool calls are journaled as steps **of the parent's
-//! invocation**, not as an invocation of its own. One invocation keeps one
-//! journal, so replaying the parent replays its sub-runs in place, without
-//! calling a model or a tool twice and without a durable call between
-//! services; cancellation and deadlines keep propagating in-process as
-//! above; and the agents need no registration as services of their own.
-//! The price is a longer journal for a parent with long sub-runs; a sub-run
-//! that must outlive its parent or run elsewhere is better made a durable
-//! call to its own service, whose result is one journaled step of the parent.
+//! Under a journal ([`run_journaled`](crate::Agent::run_journaled), and so
+//! on Restate with `toolloop-restate`), an agent tool is a tool like any
+//! other: its whole call, sub-run included, is **one** journaled step of
+//! the parent (`tool research r1`). A sub-run that finished before a crash
+//! is never run again: its answer is read back from the journal. A sub-run
+//! cut by a crash runs again from its start (at least once, as every tool
+//! step whose step did not complete), so its own model calls may be billed
+//! twice in that case; the sub-run's calls are not journaled one by one.
 //!
-//! How it will plug in: the engine reads the current [`ToolContext`](crate::ToolContext)
-//! when it makes the contexts of a batch (that is how a sub-run's calls
-//! know they are nested: [`depth`](crate::ToolContext::depth),
-//! [`path`](crate::ToolContext::path)). The run's journal joins the context
-//! the same way, so a sub-run started by a tool call inherits the parent's
-//! journal, and names its steps under the path and the call id that started
-//! it (`research#r1/…`): deterministic across replays, and unique, because
-//! call ids are unique within a conversation. The same prefix gives the
-//! tools of a sub-run the idempotency key the context will carry.
+//! The next step (not built yet): the run's journal joins the
+//! [`ToolContext`](crate::ToolContext) the way [`depth`](crate::ToolContext::depth)
+//! and [`path`](crate::ToolContext::path) do, so that a sub-run journals
+//! its own model and tool calls as steps **of the parent's invocation**,
+//! named under the path and the call id that started it (`research#r1/…`):
+//! deterministic across replays and unique, because call ids are unique
+//! within a conversation. One invocation keeps one journal, replaying the
+//! parent replays its sub-runs in place, and the agents need no
+//! registration as services of their own. A sub-run that must outlive its
+//! parent is better made a durable call to its own service.
 //!
 //! ## Your own nested tools
 //!

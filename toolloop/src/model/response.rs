@@ -5,8 +5,9 @@ use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
-/// What a model answered.
-#[derive(Clone, Debug, PartialEq)]
+/// What a model answered. It serialises (a durable
+/// [journal](crate::run::journal) records it whole).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct ModelResponse {
     /// Reasoning, text and tool calls, in the order the model produced them.

@@ -14,6 +14,7 @@ use super::deferral::{Answer, DeferralReason, DeferredCall};
 use super::engine::{Engine, deadline_passed};
 use super::governance::Verdict;
 use super::hooks::{AuditRecord, Event, HookError};
+use super::journal::Step;
 use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
@@ -427,7 +428,7 @@ impl Engine<'_> {
                 biased;
                 () = self.cancel.cancelled() => return interrupted(cancelled(), None),
                 () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
-                verdict = self.governance.decide(call) => verdict,
+                verdict = self.governance.decide(call, self.journal) => verdict,
             },
             Preset::Approved => Verdict::Approved,
             Preset::Given(result, verdict) => {
@@ -470,9 +471,15 @@ impl Engine<'_> {
                     let execution = tokio::select! {
                     biased;
                         () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
-                        execution = self.tools.execute_in(call, state.scope.context(call)) => execution,
+                        execution = self.journal.tool_execution(
+                            Step::ToolExecution { call },
+                            Box::pin(self.tools.execute_in(call, state.scope.context(call))),
+                        ) => execution,
                     };
-                    match execution {
+                    if execution.replayed {
+                        spans::tool_replayed(&tracing::Span::current());
+                    }
+                    match execution.value {
                         Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
                         Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
                     }

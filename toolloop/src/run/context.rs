@@ -10,6 +10,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::journal::{Journal, Step};
 use crate::cancel::BoxFuture;
 use crate::conversation::{
     Compaction, CompactionReason, Conversation, elide_results, estimate_tokens, old_range, omitted_note, replace_range,
@@ -213,6 +214,7 @@ impl ContextView {
         raw: &[Message],
         policy: &ContextPolicy,
         reason: CompactionReason,
+        (journal, number): (&dyn Journal, usize),
     ) -> Result<Option<Compaction>, ModelError> {
         let current: Vec<Message> = self.messages(raw).to_vec();
         let before = estimate_tokens(&current);
@@ -242,7 +244,9 @@ impl ContextView {
             let note = match &policy.summariser {
                 Some(summariser) => {
                     compaction.summarised = true;
-                    format!("[Summary of {} earlier messages] {}", old.len(), summariser.summarise(old).await?)
+                    let step = Step::Summary { number: u32::try_from(number).unwrap_or(u32::MAX) };
+                    let summary = journal.summary(step, summariser.summarise(old)).await?;
+                    format!("[Summary of {} earlier messages] {summary}", old.len())
                 }
                 None => omitted_note(old.len()),
             };

@@ -9,6 +9,7 @@ use tracing::Instrument as _;
 use super::context::{ContextPolicy, ContextView};
 use super::governance::Governance;
 use super::hooks::{Event, HookError, Hooks};
+use super::journal::{Journal, Journaled, Step};
 use super::metadata::{AnsweredBy, Tally, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
@@ -49,6 +50,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) response_schema: Option<&'a ResponseSchema>,
     /// Where a typed agent's output forms, for a streamed run's `OutputDelta`s.
     pub(crate) output: Option<OutputSource<'a>>,
+    /// Where the run's side effects go (see [`journal`](super::journal)).
+    pub(crate) journal: &'a dyn Journal,
 }
 
 /// Waits for the deadline, or forever when there is none.
@@ -84,12 +87,17 @@ impl Engine<'_> {
     }
 
     /// The stops checked before each model call.
-    pub(super) fn check_budgets(&self, tally: &Tally, attempt: u32, iteration: u32) -> Result<(), Stop> {
+    pub(super) async fn check_budgets(&self, tally: &Tally, attempt: u32, iteration: u32) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
             return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall }));
         }
-        if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-            return Err(self.deadline_stop());
+        if let Some(limit) = self.options.max_duration {
+            // The clock, read through the journal: a replayed run reads the
+            // time the original run read here.
+            let step = Step::Clock { before_model_call: tally.model_calls + 1 };
+            if self.journal.elapsed(step, tally.started.elapsed()).await >= limit {
+                return Err(self.deadline_stop());
+            }
         }
         if let Some(limit) = self.options.max_model_calls.filter(|limit| tally.model_calls >= *limit) {
             return Err(Stop::new(Termination::MaxModelCalls { limit }));
@@ -212,6 +220,7 @@ impl Engine<'_> {
         // only, as a non-streamed run's does.
         let partial = std::sync::Mutex::new(Usage::default());
         let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
+        let call = self.journal.model_call(Step::ModelCall { number: tally.model_calls }, Box::pin(call));
         let outcome = tokio::select! {
             biased;
             () = crate::cancel::cancelled(self.cancel) => {
@@ -222,8 +231,8 @@ impl Engine<'_> {
             outcome = call => Ok(outcome),
         };
         match outcome {
-            Ok(outcome) => {
-                chat.finish(&outcome);
+            Ok(Journaled { value: outcome, replayed }) => {
+                chat.finish(&outcome, replayed);
                 Ok(outcome)
             }
             Err(stop) => {
@@ -257,7 +266,7 @@ impl Engine<'_> {
             biased;
             () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
             () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
-            compacted = context.compact(raw, policy, reason) => compacted.map_err(Stop::model)?,
+            compacted = context.compact(raw, policy, reason, (self.journal, tally.compactions.len() + 1)) => compacted.map_err(Stop::model)?,
         };
         let Some(compaction) = compacted else { return Ok(false) };
         tracing::debug!(?compaction, "compacted the view sent to the model");

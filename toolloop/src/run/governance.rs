@@ -5,8 +5,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use futures_util::FutureExt as _;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use super::journal::Journal;
 use super::panic::panic_message;
 use crate::message::ToolCall;
 use crate::model::BoxFuture;
@@ -30,7 +31,8 @@ pub enum Decision {
 }
 
 /// What an approver answers.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Approval {
     /// Run the call.
@@ -189,7 +191,8 @@ impl Governance {
 
     /// Decides about `call`. A policy or approver that panics denies the
     /// call rather than breaking the run.
-    pub(crate) async fn decide(&self, call: &ToolCall) -> Verdict {
+    /// The approver is asked through `journal`, which records its decision.
+    pub(crate) async fn decide(&self, call: &ToolCall, journal: &dyn Journal) -> Verdict {
         let decision = match &self.policy {
             None => Decision::Allow,
             Some(policy) => catch_unwind(AssertUnwindSafe(|| policy(call))).unwrap_or_else(|panic| {
@@ -206,15 +209,15 @@ impl Governance {
             Decision::Allow => Verdict::Allowed,
             Decision::Defer(reason) => Verdict::Deferred(reason),
             Decision::Deny(reason) => Verdict::Denied(reason),
-            Decision::Ask => match &self.approver {
-                None => Verdict::ApprovalDenied("approval is required but no approver is configured".to_owned()),
-                Some(approver) => match AssertUnwindSafe(approver.approve(call)).catch_unwind().await {
+            Decision::Ask => {
+                let approval = journal.approval(call, self.approver.as_deref());
+                match AssertUnwindSafe(approval).catch_unwind().await {
                     Ok(Approval::Approve) => Verdict::Approved,
                     Ok(Approval::Deny(reason)) => Verdict::ApprovalDenied(reason),
                     Ok(Approval::Defer(reason)) => Verdict::Deferred(reason),
                     Err(panic) => Verdict::ApprovalDenied(format!("the approver panicked: {}", panic_message(&*panic))),
-                },
-            },
+                }
+            }
         }
     }
 }

@@ -104,7 +104,7 @@ impl Engine<'_> {
                     }
                 }
             }
-            self.check_budgets(tally, attempt, cursor.iteration + 1)?;
+            self.check_budgets(tally, attempt, cursor.iteration + 1).await?;
             cursor.iteration += 1;
             let iteration = cursor.iteration;
             tally.position = (attempt, iteration);

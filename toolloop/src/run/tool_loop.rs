@@ -12,6 +12,7 @@ use super::engine::Engine;
 use super::governance::Governance;
 use super::hooks::{Event, Hooks};
 use super::iteration::LoopEnd;
+use super::journal::{InProcess, Journal};
 use super::metadata::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
 use super::outcome::{RunError, RunOutput};
@@ -227,7 +228,7 @@ impl<S: Send> ToolLoop<S> {
     /// A conversation with [deferred calls](Conversation::deferred_calls)
     /// is rejected too ([`Termination::PendingCalls`]): [resume](Self::resume) it.
     pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
-        self.execute(conversation, None, None).await
+        self.execute(conversation, None, None, &InProcess).await
     }
 
     /// Resumes a run that paused with deferred calls
@@ -251,7 +252,7 @@ impl<S: Send> ToolLoop<S> {
         K: Into<String>,
     {
         let resume = Resume::prepare(conversation, resolutions)?;
-        self.execute(conversation, None, Some(resume)).await
+        self.execute(conversation, None, Some(resume), &InProcess).await
     }
 
     /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
@@ -267,10 +268,20 @@ impl<S: Send> ToolLoop<S> {
         let resume = Resume::prepare(conversation, resolutions);
         RunStream::new(move |sink| async move {
             match resume {
-                Ok(resume) => self.execute(conversation, Some(sink), Some(resume)).await,
+                Ok(resume) => self.execute(conversation, Some(sink), Some(resume), &InProcess).await,
                 Err(error) => Err(error),
             }
         })
+    }
+
+    /// Like [`run`](Self::run), with every side effect going through
+    /// `journal` (see [`journal`](super::journal)).
+    pub async fn run_journaled(
+        &mut self,
+        conversation: &mut Conversation,
+        journal: &dyn Journal,
+    ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+        self.execute(conversation, None, None, journal).await
     }
 
     /// Runs the loop as [`run`](Self::run) does, streaming what happens:
@@ -281,7 +292,7 @@ impl<S: Send> ToolLoop<S> {
     where
         S: Send,
     {
-        RunStream::new(move |sink| self.execute(conversation, Some(sink), None))
+        RunStream::new(move |sink| self.execute(conversation, Some(sink), None, &InProcess))
     }
 
     async fn execute(
@@ -289,6 +300,7 @@ impl<S: Send> ToolLoop<S> {
         conversation: &mut Conversation,
         events: Option<EventSink>,
         resume: Option<Resume>,
+        journal: &dyn Journal,
     ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
         if resume.is_none()
             && let Some(error) = RunError::cannot_start(conversation)
@@ -312,6 +324,7 @@ impl<S: Send> ToolLoop<S> {
             events,
             response_schema: None,
             output: None,
+            journal,
         };
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
         // A bare loop is an unnamed agent with one attempt.

@@ -158,6 +158,7 @@ impl Chat {
             gen_ai.output.messages = field::Empty,
             gen_ai.tool.definitions = field::Empty,
             error.type = field::Empty,
+            toolloop.replayed = field::Empty,
         );
         if !span.is_disabled() && capture_content() {
             if let Some(system) = request.system {
@@ -182,12 +183,19 @@ impl Chat {
         self.span.clone()
     }
 
-    /// Records the response or the error.
-    pub(crate) fn finish(self, outcome: &Result<ModelResponse, ModelError>) {
+    /// Records the response or the error. A `replayed` one (read from a
+    /// durable run's journal: the model was not called again) is marked
+    /// `toolloop.replayed` and left out of the metrics.
+    pub(crate) fn finish(self, outcome: &Result<ModelResponse, ModelError>, replayed: bool) {
+        if replayed {
+            self.span.record("toolloop.replayed", true);
+        }
         match outcome {
             Ok(response) => {
                 #[cfg(feature = "otel-metrics")]
-                self.labels.record(self.started.elapsed(), response.model.as_deref(), None, Some(response.usage));
+                if !replayed {
+                    self.labels.record(self.started.elapsed(), response.model.as_deref(), None, Some(response.usage));
+                }
                 if self.span.is_disabled() {
                     return;
                 }
@@ -204,6 +212,10 @@ impl Chat {
                 if capture_content() {
                     self.span.record("gen_ai.output.messages", content::output_messages(&response.content, &reason));
                 }
+            }
+            Err(error) if replayed => {
+                self.span.record("error.type", error.kind().as_str());
+                self.span.record("otel.status_code", "ERROR");
             }
             Err(error) => self.fail(error.kind().as_str()),
         }
@@ -235,6 +247,7 @@ pub(crate) fn execute_tool(call: &ToolCall, description: impl FnOnce() -> Option
         gen_ai.tool.call.result = field::Empty,
         toolloop.tool.deferred = field::Empty,
         error.type = field::Empty,
+        toolloop.replayed = field::Empty,
     );
     if !span.is_disabled() {
         if let Some(description) = description() {
@@ -260,6 +273,11 @@ pub(crate) fn tool_result(span: &Span, result: &ToolResult) {
         span.record("error.type", kind.as_str());
         span.record("otel.status_code", "ERROR");
     }
+}
+
+/// Marks a tool execution read from a durable run's journal: the tool did not run again.
+pub(crate) fn tool_replayed(span: &Span) {
+    span.record("toolloop.replayed", true);
 }
 
 /// Records a tool call the run stopped before it had a result.

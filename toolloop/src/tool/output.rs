@@ -14,7 +14,8 @@ use serde_json::Value;
 /// A derived tool whose `run` returns `Ok(())` (or a unit struct) has
 /// nothing to show, and JSON would show the model `null`, which reads like
 /// a failure: its output is the text [`ToolOutput::DONE`] instead.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ToolOutput {
     value: Value,
 }

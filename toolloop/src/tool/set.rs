@@ -321,8 +321,9 @@ impl ToolSet {
     }
 }
 
-/// The outcome of executing one tool call.
-#[derive(Clone, Debug, PartialEq)]
+/// The outcome of executing one tool call. It serialises (a durable
+/// [journal](crate::run::journal) records it).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolExecution {
     /// What the model will see.
     pub result: ToolResult,

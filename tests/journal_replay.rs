@@ -1,0 +1,350 @@
+//! Property: given its journal, a run is deterministic. Replaying a run
+//! from any prefix of its journal rebuilds the same conversation and
+//! metadata (elapsed time aside), and does not call the model, run a tool,
+//! ask the approver or the summariser again for a recorded step.
+
+#![allow(clippy::unused_async)] // tool handlers are async by contract
+
+mod common;
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::*;
+use proptest::prelude::*;
+use serde_json::json;
+use toolloop::providers::Fallback;
+use toolloop::run::journal::{JournalEntry, MemoryJournal};
+use toolloop::run::{Approval, ContextPolicy, Decision, Governance, RunMetadata};
+use toolloop::testing::FunctionModel;
+use toolloop::{
+    Agent, CancellationToken, Conversation, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolCall, Usage,
+};
+
+/// Fetch a record; counts every execution.
+#[derive(toolloop::Tool)]
+#[tool(state = Counter)]
+struct Fetch {
+    /// The key.
+    key: String,
+}
+
+#[derive(Clone, Default)]
+struct Counter(Arc<AtomicUsize>);
+
+impl Fetch {
+    async fn run(self, counter: &Counter) -> Result<String, String> {
+        counter.0.fetch_add(1, Ordering::SeqCst);
+        if self.key == "missing" { Err("no such record".to_owned()) } else { Ok(format!("record {}", self.key)) }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Call {
+    Fetch,
+    FetchFails,
+    Wait(u64),
+    Unknown,
+    BadArguments,
+    Output { score: u32 },
+    Submit,
+}
+
+#[derive(Clone, Debug)]
+enum Turn {
+    Text,
+    Calls {
+        calls: Vec<Call>,
+        truncated: bool,
+    },
+    /// A terminal model error: the run ends.
+    Fail,
+    /// The prompt does not fit: the run compacts and calls again.
+    Overflow,
+}
+
+#[derive(Clone, Debug)]
+struct Scripted {
+    turn: Turn,
+    usage: (u64, u64),
+    /// The primary model is overloaded; the fallback answers.
+    fallback: bool,
+}
+
+#[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent switches of a generated setup
+struct Setup {
+    typed: bool,
+    reflection: bool,
+    max_attempts: u32,
+    max_iterations: u32,
+    parallel: usize,
+    /// Calls to `wait` need approval.
+    approvals: bool,
+    compaction: bool,
+    time_limit: bool,
+}
+
+fn call_strategy() -> impl Strategy<Value = Call> {
+    prop_oneof![
+        3 => Just(Call::Fetch),
+        2 => Just(Call::FetchFails),
+        2 => (1u64..500).prop_map(Call::Wait),
+        1 => Just(Call::Unknown),
+        1 => Just(Call::BadArguments),
+        2 => (0u32..12).prop_map(|score| Call::Output { score }),
+        2 => Just(Call::Submit),
+    ]
+}
+
+fn scripted_strategy() -> impl Strategy<Value = Scripted> {
+    let turn = prop_oneof![
+        2 => Just(Turn::Text),
+        7 => (prop::collection::vec(call_strategy(), 1..4), prop::bool::weighted(0.1))
+            .prop_map(|(calls, truncated)| Turn::Calls { calls, truncated }),
+        1 => Just(Turn::Fail),
+        1 => Just(Turn::Overflow),
+    ];
+    (turn, (0u64..500, 0u64..200), prop::bool::weighted(0.2)).prop_map(|(turn, usage, fallback)| Scripted {
+        turn,
+        usage,
+        fallback,
+    })
+}
+
+fn setup_strategy() -> impl Strategy<Value = Setup> {
+    ((any::<bool>(), any::<bool>(), 1u32..4, 1u32..6), (1usize..4, any::<bool>(), any::<bool>(), any::<bool>()))
+        .prop_map(
+            |((typed, reflection, max_attempts, max_iterations), (parallel, approvals, compaction, time_limit))| {
+                Setup { typed, reflection, max_attempts, max_iterations, parallel, approvals, compaction, time_limit }
+            },
+        )
+}
+
+fn tool_call(turn: usize, index: usize, call: &Call) -> ToolCall {
+    let id = format!("c{turn}_{index}");
+    match call {
+        Call::Fetch => ToolCall::new(id, "fetch", json!({"key": format!("k{turn}")})),
+        Call::FetchFails => ToolCall::new(id, "fetch", json!({"key": "missing"})),
+        Call::Wait(millis) => ToolCall::new(id, "wait", json!({"millis": millis, "label": "waited"})),
+        Call::Unknown => ToolCall::new(id, "nope", json!({})),
+        Call::BadArguments => ToolCall::new(id, "fetch", json!("{not json")),
+        Call::Output { score } => ToolCall::new(id, "final_output", json!({"title": "t", "score": score})),
+        Call::Submit => ToolCall::new(id, "submit", json!({})),
+    }
+}
+
+fn response(index: usize, scripted: &Scripted) -> Result<ModelResponse, ModelError> {
+    let usage = Usage::new(scripted.usage.0, scripted.usage.1);
+    match &scripted.turn {
+        Turn::Text => Ok(ModelResponse::from_text(format!("answer {index}")).with_usage(usage)),
+        Turn::Calls { calls, truncated } => {
+            let response =
+                ModelResponse::from_tool_calls(calls.iter().enumerate().map(|(i, call)| tool_call(index, i, call)));
+            let response = if *truncated { response.with_stop_reason(StopReason::MaxTokens) } else { response };
+            Ok(response.with_usage(usage))
+        }
+        Turn::Fail => Err(ModelError::new(ModelErrorKind::InvalidRequest, "test", "bad request").with_status(400)),
+        Turn::Overflow => Err(ModelError::new(ModelErrorKind::ContextOverflow, "test", "prompt is too long")),
+    }
+}
+
+/// What the world was asked during one run.
+#[derive(Clone, Default)]
+struct World {
+    /// The script position: the next model call answers turn `next`.
+    next: Arc<AtomicUsize>,
+    model_calls: Arc<AtomicUsize>,
+    fetches: Counter,
+    waits: Gauge,
+    approvals: Arc<AtomicUsize>,
+    summaries: Arc<AtomicUsize>,
+}
+
+impl World {
+    /// A world whose model continues the script at turn `next`.
+    fn at(next: usize) -> Self {
+        let world = Self::default();
+        world.next.store(next, Ordering::SeqCst);
+        world
+    }
+
+    fn tool_executions(&self) -> usize {
+        self.fetches.0.load(Ordering::SeqCst) + self.waits.finished.load(Ordering::SeqCst)
+    }
+}
+
+/// The primary model (overloaded on the turns marked `fallback`), then the fallback.
+fn model(script: &Arc<Vec<Scripted>>, world: &World) -> Fallback {
+    let answer = |fallback_turns_fail: bool| {
+        let script = Arc::clone(script);
+        let world = world.clone();
+        move |_: &toolloop::testing::RecordedRequest| {
+            let index = world.next.load(Ordering::SeqCst);
+            let Some(scripted) = script.get(index) else {
+                world.next.fetch_add(1, Ordering::SeqCst);
+                world.model_calls.fetch_add(1, Ordering::SeqCst);
+                return Ok(ModelResponse::from_text("done"));
+            };
+            if fallback_turns_fail && scripted.fallback {
+                return Err(ModelError::new(ModelErrorKind::Overloaded, "primary", "overloaded"));
+            }
+            world.next.fetch_add(1, Ordering::SeqCst);
+            world.model_calls.fetch_add(1, Ordering::SeqCst);
+            response(index, scripted)
+        }
+    };
+    Fallback::new(FunctionModel::new(answer(true)).with_provider("primary"))
+        .then(FunctionModel::new(answer(false)).with_provider("secondary"))
+}
+
+async fn run(
+    setup: &Setup,
+    script: &Arc<Vec<Scripted>>,
+    world: &World,
+    journal: &MemoryJournal,
+) -> (Conversation, RunMetadata) {
+    let asked = Arc::clone(&world.approvals);
+    let governance =
+        Governance::new().policy(|call| if call.name == "wait" { Decision::Ask } else { Decision::Allow }).approver(
+            move |call: ToolCall| {
+                asked.fetch_add(1, Ordering::SeqCst);
+                let millis = call.input["millis"].as_u64().unwrap_or_default();
+                async move {
+                    if millis.is_multiple_of(3) { Approval::Deny("not now".to_owned()) } else { Approval::Approve }
+                }
+            },
+        );
+    let summaries = Arc::clone(&world.summaries);
+    let policy = ContextPolicy::new().keep_iterations(1).summariser(move |messages: &[toolloop::Message]| {
+        summaries.fetch_add(1, Ordering::SeqCst);
+        format!("{} messages", messages.len())
+    });
+    let mut builder = Agent::builder()
+        .model(model(script, world))
+        .tool_with_state::<Fetch>(world.fetches.clone())
+        .tool_with_state::<Wait>(world.waits.clone())
+        .max_iterations(setup.max_iterations)
+        .parallel_tool_calls(NonZeroUsize::new(setup.parallel).unwrap());
+    if setup.approvals {
+        builder = builder.governance(governance);
+    }
+    if setup.compaction {
+        builder = builder.context_policy(policy);
+    }
+    if setup.time_limit {
+        builder = builder.max_duration(Duration::from_secs(3_600));
+    }
+    let cancel = CancellationToken::new();
+    let mut conversation = ask("go");
+    let metadata = if setup.typed {
+        let typed = builder.output::<Report>().max_attempts(setup.max_attempts);
+        if setup.reflection {
+            let agent = typed.reflection(|report: &Report| format!("{} scores {}", report.title, report.score)).build();
+            let done = agent.unwrap().run_journaled(&mut conversation, journal, &cancel).await;
+            done.map_or_else(|error| error.metadata().clone(), |done| done.metadata)
+        } else {
+            let done = typed.build().unwrap().run_journaled(&mut conversation, journal, &cancel).await;
+            done.map_or_else(|error| error.metadata().clone(), |done| done.metadata)
+        }
+    } else {
+        let done = builder.build().unwrap().run_journaled(&mut conversation, journal, &cancel).await;
+        done.map_or_else(|error| error.metadata().clone(), |done| done.metadata)
+    };
+    (conversation, metadata)
+}
+
+fn count(entries: &[JournalEntry], prefix: &str) -> usize {
+    entries.iter().filter(|entry| entry.step.starts_with(prefix)).count()
+}
+
+/// Recorded tool executions whose handler ran (arguments that do not parse never reach it).
+fn handled(entries: &[JournalEntry]) -> usize {
+    let ran = |entry: &&JournalEntry| entry.record["value"]["result"]["failure"] != "invalid_arguments";
+    entries.iter().filter(|entry| entry.step.starts_with("tool ")).filter(ran).count()
+}
+
+async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Index) {
+    let script = Arc::new(script);
+    let world = World::default();
+    let journal = MemoryJournal::new();
+    let (conversation, metadata) = run(&setup, &script, &world, &journal).await;
+    let entries = journal.entries();
+    // Every step the run did was recorded.
+    assert_eq!(
+        count(&entries, "model call ") + count(&entries, "summary "),
+        world.model_calls.load(Ordering::SeqCst) + world.summaries.load(Ordering::SeqCst)
+    );
+    assert_eq!(handled(&entries), world.tool_executions());
+    assert_eq!(count(&entries, "approval "), world.approvals.load(Ordering::SeqCst));
+    assert_eq!(setup.time_limit, count(&entries, "clock ") > 0 || entries.is_empty());
+
+    // Through JSON and back, as a durable engine stores it.
+    let entries: Vec<JournalEntry> = serde_json::from_str(&serde_json::to_string(&entries).unwrap()).unwrap();
+    for kept in [cut.index(entries.len() + 1), entries.len()] {
+        let prefix = &entries[..kept];
+        let model_calls = count(prefix, "model call ");
+        let replay_world = World::at(model_calls);
+        let replay = MemoryJournal::replaying(prefix.iter().cloned());
+        let (again, again_metadata) = run(&setup, &script, &replay_world, &replay).await;
+
+        assert_eq!(again, conversation, "replaying {kept} of {} steps", entries.len());
+        let mut elapsed_aside = again_metadata.clone();
+        elapsed_aside.elapsed = metadata.elapsed;
+        assert_eq!(elapsed_aside, metadata);
+        assert_eq!(replay.replayed_steps() as usize, kept);
+        assert!(replay.errors().is_empty());
+        // Only the steps after the prefix were done again.
+        assert_eq!(
+            replay_world.model_calls.load(Ordering::SeqCst),
+            world.model_calls.load(Ordering::SeqCst) - model_calls
+        );
+        assert_eq!(replay_world.tool_executions(), world.tool_executions() - handled(prefix));
+        assert_eq!(
+            replay_world.approvals.load(Ordering::SeqCst),
+            world.approvals.load(Ordering::SeqCst) - count(prefix, "approval ")
+        );
+        assert_eq!(
+            replay_world.summaries.load(Ordering::SeqCst),
+            world.summaries.load(Ordering::SeqCst) - count(prefix, "summary ")
+        );
+        // And the journal is whole again.
+        let mut rebuilt: Vec<String> = replay.entries().into_iter().map(|entry| entry.step).collect();
+        let mut original: Vec<String> = entries.iter().map(|entry| entry.step.clone()).collect();
+        rebuilt.sort();
+        original.sort();
+        assert_eq!(rebuilt, original);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_run_replayed_from_any_prefix_of_its_journal_is_the_same_run(
+        setup in setup_strategy(),
+        script in prop::collection::vec(scripted_strategy(), 0..8),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        runtime.block_on(replay_case(setup, script, cut));
+    }
+}
+
+/// A journal entry from another format, or one that no longer
+/// deserializes, fails its step with an error naming it; the run stays
+/// consistent.
+#[tokio::test]
+async fn an_unreadable_entry_fails_its_step_naming_it() {
+    let agent = Agent::builder().model(FunctionModel::new(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
+    let old = JournalEntry::new("model call 1", json!({"format": 0, "value": {"Ok": {}}}));
+    let journal = MemoryJournal::replaying([old]);
+    let mut conversation = ask("go");
+    let error = agent.run_journaled(&mut conversation, &journal, &CancellationToken::new()).await.unwrap_err();
+    let source = std::error::Error::source(&error).map(ToString::to_string).unwrap_or_default();
+    assert!(source.contains("`model call 1` is in format 0"), "{source}");
+    assert_eq!(journal.errors().len(), 1);
+    assert_consistent(&conversation);
+}

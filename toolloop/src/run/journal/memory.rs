@@ -1,0 +1,243 @@
+//! A journal in memory: records every step, replays recorded ones.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::record::{JournalError, ModelCallRecord, ModelFailure, Record, SummaryRecord};
+use super::{Journal, Journaled, ModelOutcome, Step, ask};
+use crate::cancel::{BoxFuture, Cancelled};
+use crate::message::{FailureKind, ToolCall, ToolResult};
+use crate::model::{ModelError, ModelErrorKind};
+use crate::run::governance::{Approval, Approver};
+use crate::tool::ToolExecution;
+
+/// One recorded step: its name ([`Step`]'s `Display`) and its [`Record`]
+/// as JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct JournalEntry {
+    /// The step's name, unique within the run.
+    pub step: String,
+    /// The step's [`Record`].
+    pub record: serde_json::Value,
+}
+
+impl JournalEntry {
+    /// The entry of `step`, recording `record`.
+    pub fn new(step: impl Into<String>, record: serde_json::Value) -> Self {
+        Self { step: step.into(), record }
+    }
+}
+
+/// A [`Journal`] in memory: it records the outcome of every step it does,
+/// in the recorded form, and replays the outcomes it was given.
+///
+/// For tests of durable behaviour (start a run from a prefix of another
+/// run's journal: the recorded steps are not done again), and as the
+/// reference for journals on a durable engine.
+///
+/// ```
+/// use toolloop::run::journal::MemoryJournal;
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Agent, CancellationToken, Conversation, ModelResponse};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let agent = Agent::builder().model(ScriptedModel::new().respond(ModelResponse::from_text("hi"))).build()?;
+/// let journal = MemoryJournal::new();
+/// let mut conversation = Conversation::new();
+/// conversation.push_user("hello");
+/// agent.run_journaled(&mut conversation, &journal, &CancellationToken::new()).await?;
+///
+/// // Again from the journal: the model (whose script is used up) is not called.
+/// let replay = MemoryJournal::replaying(journal.entries());
+/// let mut again = Conversation::new();
+/// again.push_user("hello");
+/// let done = agent.run_journaled(&mut again, &replay, &CancellationToken::new()).await?;
+/// assert_eq!(done.output, "hi");
+/// assert_eq!(replay.replayed_steps(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryJournal {
+    /// The outcomes to replay, by step name.
+    recorded: HashMap<String, serde_json::Value>,
+    /// The journal: the entries it was given, then the steps done since,
+    /// in the order they finished.
+    entries: Mutex<Vec<JournalEntry>>,
+    counts: Mutex<Counts>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    replayed: u32,
+    live: u32,
+    errors: Vec<JournalError>,
+}
+
+impl MemoryJournal {
+    /// An empty journal: every step is done and recorded.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A journal holding `entries`: their steps are replayed, the others
+    /// done and recorded.
+    pub fn replaying(entries: impl IntoIterator<Item = JournalEntry>) -> Self {
+        let entries: Vec<JournalEntry> = entries.into_iter().collect();
+        let recorded = entries.iter().map(|entry| (entry.step.clone(), entry.record.clone())).collect();
+        Self { recorded, entries: Mutex::new(entries), counts: Mutex::default() }
+    }
+
+    /// The journal so far.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Steps whose outcome was read from the journal.
+    pub fn replayed_steps(&self) -> u32 {
+        self.counts().replayed
+    }
+
+    /// Steps that were done (and recorded).
+    pub fn live_steps(&self) -> u32 {
+        self.counts().live
+    }
+
+    /// Recorded entries the journal could not read. Each such step failed
+    /// in the run (a model error, a failed tool, a denial) naming the entry.
+    pub fn errors(&self) -> Vec<JournalError> {
+        self.counts().errors.clone()
+    }
+
+    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The recorded outcome of `step`, if there is one.
+    fn replay<T: DeserializeOwned>(&self, step: &str) -> Option<Result<T, JournalError>> {
+        let json = self.recorded.get(step)?;
+        let decoded = Record::<T>::decode(step, json);
+        let mut counts = self.counts();
+        match &decoded {
+            Ok(_) => counts.replayed += 1,
+            Err(error) => counts.errors.push(error.clone()),
+        }
+        Some(decoded)
+    }
+
+    fn record<T: Serialize>(&self, step: String, value: &T) {
+        let record = serde_json::to_value(Record::new(value)).unwrap_or(serde_json::Value::Null);
+        self.counts().live += 1;
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner).push(JournalEntry { step, record });
+    }
+}
+
+fn unreadable(error: &JournalError) -> ModelError {
+    ModelError::new(ModelErrorKind::Other, "journal", error.to_string())
+}
+
+impl Journal for MemoryJournal {
+    fn model_call<'a>(
+        &'a self,
+        step: Step<'a>,
+        call: BoxFuture<'a, ModelOutcome>,
+    ) -> BoxFuture<'a, Journaled<ModelOutcome>> {
+        let name = step.to_string();
+        Box::pin(async move {
+            match self.replay::<ModelCallRecord>(&name) {
+                Some(Ok(record)) => Journaled::replayed(record.map_err(|failure| failure.to_error())),
+                Some(Err(error)) => Journaled::replayed(Err(unreadable(&error))),
+                None => {
+                    let outcome = call.await;
+                    let record: ModelCallRecord = outcome.clone().map_err(|error| ModelFailure::from(&error));
+                    self.record(name, &record);
+                    Journaled::live(outcome)
+                }
+            }
+        })
+    }
+
+    fn summary<'a>(
+        &'a self,
+        step: Step<'a>,
+        summarise: BoxFuture<'a, Result<String, ModelError>>,
+    ) -> BoxFuture<'a, Result<String, ModelError>> {
+        let name = step.to_string();
+        Box::pin(async move {
+            match self.replay::<SummaryRecord>(&name) {
+                Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
+                Some(Err(error)) => Err(unreadable(&error)),
+                None => {
+                    let outcome = summarise.await;
+                    let record: SummaryRecord = outcome.clone().map_err(|error| ModelFailure::from(&error));
+                    self.record(name, &record);
+                    outcome
+                }
+            }
+        })
+    }
+
+    fn tool_execution<'a>(
+        &'a self,
+        step: Step<'a>,
+        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
+    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>> {
+        let name = step.to_string();
+        Box::pin(async move {
+            match self.replay::<ToolExecution>(&name) {
+                Some(Ok(execution)) => Journaled::replayed(Ok(execution)),
+                Some(Err(error)) => {
+                    let call_id = match step {
+                        Step::ToolExecution { call } => call.id.as_str(),
+                        _ => "",
+                    };
+                    let result = ToolResult::failure(call_id, FailureKind::ToolFailed, error.to_string());
+                    Journaled::replayed(Ok(ToolExecution { result, output: None, elapsed: Duration::ZERO }))
+                }
+                None => {
+                    let outcome = execute.await;
+                    // A cancelled execution did not finish: nothing to record.
+                    if let Ok(execution) = &outcome {
+                        self.record(name, execution);
+                    }
+                    Journaled::live(outcome)
+                }
+            }
+        })
+    }
+
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+        let name = Step::Approval { call }.to_string();
+        Box::pin(async move {
+            match self.replay::<Approval>(&name) {
+                Some(Ok(approval)) => approval,
+                Some(Err(error)) => Approval::Deny(error.to_string()),
+                None => {
+                    let approval = ask(call, approver).await;
+                    self.record(name, &approval);
+                    approval
+                }
+            }
+        })
+    }
+
+    fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration> {
+        let name = step.to_string();
+        Box::pin(async move {
+            match self.replay::<Duration>(&name) {
+                Some(Ok(elapsed)) => elapsed,
+                // Unreadable: the time limit reads what this process measured.
+                Some(Err(_)) => measured,
+                None => {
+                    self.record(name, &measured);
+                    measured
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! The journal: the one seam every side effect of a run passes through.
+//!
+//! A run is a pure function of what it has already seen, except for a few
+//! things it asks the world: a model's response, a tool's result, an
+//! approver's decision, a summary for a compaction, and the clock where a
+//! time limit reads it. Each of these goes through a [`Journal`], one
+//! method per kind of [`Step`]:
+//!
+//! | step | method | what is recorded |
+//! |---|---|---|
+//! | `model call N` | [`model_call`](Journal::model_call) | the whole [`ModelResponse`] (content, reasoning, usage, ids) or the [`ModelError`] |
+//! | `summary N` | [`summary`](Journal::summary) | the summariser's text or its error |
+//! | `tool NAME ID` | [`tool_execution`](Journal::tool_execution) | the [`ToolExecution`]: result, structured output, elapsed time |
+//! | `approval NAME ID` | [`approval`](Journal::approval) | the [`Approval`] |
+//! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when a time limit is set |
+//!
+//! A run in process uses [`InProcess`], which passes every step straight
+//! through. A durable engine records each step's outcome the first time
+//! and, when the run is replayed after a crash, hands the recorded outcome
+//! back instead of doing the step again. Given its journal, a run is
+//! deterministic: replaying it from any prefix of its journal rebuilds the
+//! same conversation and metadata (elapsed time aside) with no model call
+//! and no tool execution for the recorded steps
+//! (`tests/journal_replay.rs` pins this over random scripted runs).
+//! [`MemoryJournal`] is a journal in memory, for tests and as a reference;
+//! `toolloop-restate` records each step with Restate's `ctx.run`; a
+//! Temporal activity or a DBOS step fits the same methods.
+//!
+//! What a journal may rely on, and what it may not:
+//!
+//! - Steps are named uniquely within a run ([`Step`]'s `Display`). Model
+//!   calls, summaries and clock readings happen one at a time, in order;
+//!   the tool executions and approvals of one batch may run at once (with
+//!   [`parallel_tool_calls`](super::LoopOptions::parallel_tool_calls)), and
+//!   are *started* in call order.
+//! - Everything else a run does is a function of the recorded outcomes and
+//!   the agent's setup: tool call ids are made unique deterministically,
+//!   policies ([`Governance::policy`](super::Governance::policy)) and
+//!   validators must be pure functions of their input, and hooks are
+//!   observers (they fire again when a run is replayed).
+//! - Cancellation: a journal that learns the run was cancelled returns
+//!   [`Cancelled`] from a tool execution, or cancels the run's
+//!   [`CancellationToken`](crate::CancellationToken) and leaves the step
+//!   pending; the run then stops as [`Termination::Cancelled`](super::Termination::Cancelled).
+//!
+//! # The recorded form
+//!
+//! A journal that stores outcomes outside the process stores them in the
+//! serialised form of [`Record`]: `{"format": 1, "value": ...}` where the
+//! value is the serde form of [`ModelCallRecord`], [`SummaryRecord`],
+//! [`ToolExecution`], [`Approval`] or a [`Duration`].
+//! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
+//! recorded value could be read differently; adding an optional field does
+//! not change it. A record of another format is refused with
+//! [`JournalError::Format`], and a record that does not deserialize with
+//! [`JournalError::Decode`]: a run never continues on a journal it cannot
+//! read.
+
+mod memory;
+mod record;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use memory::{JournalEntry, MemoryJournal};
+pub use record::{JOURNAL_FORMAT, JournalError, ModelCallRecord, ModelFailure, Record, SummaryRecord};
+
+use super::governance::{Approval, Approver};
+use crate::cancel::{BoxFuture, Cancelled};
+use crate::message::ToolCall;
+use crate::model::{ModelError, ModelResponse};
+use crate::tool::ToolExecution;
+
+/// One side effect of a run, named uniquely within the run.
+///
+/// `Display` gives the step's name: `model call 3`, `summary 1`,
+/// `tool lookup call_7`, `approval delete_file call_2`,
+/// `clock before model call 4`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Step<'a> {
+    /// The run's `number`th model call (from 1, over every attempt).
+    ModelCall {
+        /// Its number.
+        number: u32,
+    },
+    /// The summary for the run's `number`th compaction.
+    Summary {
+        /// The compaction's number (from 1).
+        number: u32,
+    },
+    /// The execution of a tool call.
+    ToolExecution {
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// The approval of a tool call the policy asked about.
+    Approval {
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// A reading of the run's elapsed time, before its `before_model_call`th
+    /// model call.
+    Clock {
+        /// The model call the reading precedes.
+        before_model_call: u32,
+    },
+}
+
+impl fmt::Display for Step<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ModelCall { number } => write!(f, "model call {number}"),
+            Self::Summary { number } => write!(f, "summary {number}"),
+            Self::ToolExecution { call } => write!(f, "tool {} {}", call.name, call.id),
+            Self::Approval { call } => write!(f, "approval {} {}", call.name, call.id),
+            Self::Clock { before_model_call } => write!(f, "clock before model call {before_model_call}"),
+        }
+    }
+}
+
+/// A step's outcome, and whether it came from the journal rather than
+/// from doing the step.
+///
+/// A replayed model call is marked on its `chat` span
+/// (`toolloop.replayed = true`) and not counted in the model-call metrics
+/// again; a replayed tool execution is marked on its `execute_tool` span.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Journaled<T> {
+    /// The outcome.
+    pub value: T,
+    /// Whether it was read from the journal.
+    pub replayed: bool,
+}
+
+impl<T> Journaled<T> {
+    /// An outcome of a step that was done now.
+    pub fn live(value: T) -> Self {
+        Self { value, replayed: false }
+    }
+
+    /// An outcome read from the journal.
+    pub fn replayed(value: T) -> Self {
+        Self { value, replayed: true }
+    }
+}
+
+/// The outcome of a model call.
+pub type ModelOutcome = Result<ModelResponse, ModelError>;
+
+/// Where a run's side effects go. See the [module docs](self).
+///
+/// Each method is handed the step and the work that does it; it returns
+/// the step's outcome, by doing the work (and recording its outcome) or by
+/// reading an outcome recorded earlier (and dropping the work unpolled).
+pub trait Journal: Send + Sync {
+    /// A model call; `call` sends the request (the provider's own retries
+    /// happen inside it).
+    fn model_call<'a>(
+        &'a self,
+        step: Step<'a>,
+        call: BoxFuture<'a, ModelOutcome>,
+    ) -> BoxFuture<'a, Journaled<ModelOutcome>>;
+
+    /// A summary for a compaction of the view sent to the model.
+    fn summary<'a>(
+        &'a self,
+        step: Step<'a>,
+        summarise: BoxFuture<'a, Result<String, ModelError>>,
+    ) -> BoxFuture<'a, Result<String, ModelError>>;
+
+    /// A tool execution; `execute` runs the tool (its timeout, panics and
+    /// errors already turned into an error result).
+    fn tool_execution<'a>(
+        &'a self,
+        step: Step<'a>,
+        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
+    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>>;
+
+    /// The decision on a call the policy asked about
+    /// ([`Decision::Ask`](super::Decision::Ask)), from `approver` (the one
+    /// configured on the run, if any) or from wherever the journal gets
+    /// decisions (a durable promise, for example).
+    /// Its step is [`Step::Approval`] of `call`.
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval>;
+
+    /// The run's elapsed time, for its time limit; `measured` is what this
+    /// process measured since the run started. Only read when the run has
+    /// a [`max_duration`](super::LoopOptions::max_duration).
+    fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration>;
+}
+
+/// The journal of a run in process: every step is done, nothing recorded.
+/// What [`Agent::run`](crate::Agent::run) uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InProcess;
+
+impl Journal for InProcess {
+    fn model_call<'a>(
+        &'a self,
+        _step: Step<'a>,
+        call: BoxFuture<'a, ModelOutcome>,
+    ) -> BoxFuture<'a, Journaled<ModelOutcome>> {
+        Box::pin(async move { Journaled::live(call.await) })
+    }
+
+    fn summary<'a>(
+        &'a self,
+        _step: Step<'a>,
+        summarise: BoxFuture<'a, Result<String, ModelError>>,
+    ) -> BoxFuture<'a, Result<String, ModelError>> {
+        summarise
+    }
+
+    fn tool_execution<'a>(
+        &'a self,
+        _step: Step<'a>,
+        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
+    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>> {
+        Box::pin(async move { Journaled::live(execute.await) })
+    }
+
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+        ask(call, approver)
+    }
+
+    fn elapsed<'a>(&'a self, _step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration> {
+        Box::pin(std::future::ready(measured))
+    }
+}
+
+/// Asks `approver` about `call`, as a run in process does: without an
+/// approver, the call is denied.
+pub fn ask<'a>(call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    match approver {
+        Some(approver) => approver.approve(call),
+        None => Box::pin(std::future::ready(Approval::Deny(
+            "approval is required but no approver is configured".to_owned(),
+        ))),
+    }
+}

@@ -1,0 +1,209 @@
+//! The recorded form of journal steps, and its version.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelResponse};
+
+/// The version of the recorded form ([`Record`]) this toolloop writes and
+/// reads. See [the module docs](super#the-recorded-form) for when it changes.
+pub const JOURNAL_FORMAT: u32 = 1;
+
+/// A recorded model call: the response, or the error it ended with.
+pub type ModelCallRecord = Result<ModelResponse, ModelFailure>;
+
+/// A recorded summary: the text, or the error it ended with.
+pub type SummaryRecord = Result<String, ModelFailure>;
+
+/// One recorded step outcome, tagged with the format it was written in:
+/// `{"format": 1, "value": ...}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Record<T> {
+    /// The [`JOURNAL_FORMAT`] it was written in.
+    pub format: u32,
+    /// The outcome.
+    pub value: T,
+}
+
+impl<T> Record<T> {
+    /// `value`, in the current format.
+    pub fn new(value: T) -> Self {
+        Self { format: JOURNAL_FORMAT, value }
+    }
+}
+
+impl<T: DeserializeOwned> Record<T> {
+    /// Reads the outcome recorded for `step` from `json`: refused when it
+    /// was written in another format or does not deserialize.
+    pub fn decode(step: &str, json: &serde_json::Value) -> Result<T, JournalError> {
+        let format = json.get("format").and_then(serde_json::Value::as_u64);
+        if format != Some(u64::from(JOURNAL_FORMAT)) {
+            return Err(JournalError::Format { step: step.to_owned(), found: format });
+        }
+        let value = json.get("value").unwrap_or(&serde_json::Value::Null);
+        serde_path_to_error::deserialize(value)
+            .map_err(|error| JournalError::Decode { step: step.to_owned(), message: error.to_string() })
+    }
+
+    /// Reads the outcome recorded for `step` from JSON text.
+    pub fn decode_str(step: &str, text: &str) -> Result<T, JournalError> {
+        let json: serde_json::Value = serde_json::from_str(text)
+            .map_err(|error| JournalError::Decode { step: step.to_owned(), message: error.to_string() })?;
+        Self::decode(step, &json)
+    }
+}
+
+/// A journal entry a run cannot use.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The entry was written in another [`JOURNAL_FORMAT`] (by another
+    /// version of toolloop).
+    #[error(
+        "the journal entry of `{step}` is in format {}, and this toolloop reads format {JOURNAL_FORMAT}",
+        found.map_or_else(|| "(none)".to_owned(), |found| found.to_string())
+    )]
+    Format {
+        /// The step.
+        step: String,
+        /// The format it carries, if any.
+        found: Option<u64>,
+    },
+    /// The entry does not deserialize as the step's outcome.
+    #[error("the journal entry of `{step}` does not deserialize: {message}")]
+    Decode {
+        /// The step.
+        step: String,
+        /// What serde said, with the path of the field.
+        message: String,
+    },
+}
+
+/// A [`ModelError`] in recorded form: everything it says, so that the run
+/// reads back the same error (its kind decides what the run does next).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelFailure {
+    /// [`ModelErrorKind::as_str`].
+    pub kind: String,
+    /// The provider.
+    pub provider: String,
+    /// The error's message.
+    pub message: String,
+    /// The HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The provider's `retry-after`, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// Attempts the provider made.
+    #[serde(default)]
+    pub attempts: u32,
+    /// The provider's error type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// The provider's request id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The prompt's size and the limit, for a context overflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_overflow: Option<(Option<u64>, Option<u64>)>,
+}
+
+const KINDS: [ModelErrorKind; 15] = [
+    ModelErrorKind::Authentication,
+    ModelErrorKind::PermissionDenied,
+    ModelErrorKind::NotFound,
+    ModelErrorKind::RateLimited,
+    ModelErrorKind::Overloaded,
+    ModelErrorKind::InvalidRequest,
+    ModelErrorKind::ContextOverflow,
+    ModelErrorKind::Server,
+    ModelErrorKind::Timeout,
+    ModelErrorKind::Connection,
+    ModelErrorKind::MalformedResponse,
+    ModelErrorKind::ScriptExhausted,
+    ModelErrorKind::Redirect,
+    ModelErrorKind::ResponseTooLarge,
+    ModelErrorKind::Other,
+];
+
+impl From<&ModelError> for ModelFailure {
+    fn from(error: &ModelError) -> Self {
+        Self {
+            kind: error.kind().as_str().to_owned(),
+            provider: error.provider().to_owned(),
+            message: error.message().to_owned(),
+            status: error.status(),
+            retry_after_ms: error.retry_after().map(|after| u64::try_from(after.as_millis()).unwrap_or(u64::MAX)),
+            attempts: error.attempts(),
+            error_type: error.error_type().map(str::to_owned),
+            request_id: error.request_id().map(str::to_owned),
+            context_overflow: error.context_overflow().map(|overflow| (overflow.prompt_tokens, overflow.limit)),
+        }
+    }
+}
+
+impl ModelFailure {
+    /// The error again. An unknown kind (from a newer toolloop) reads as
+    /// [`ModelErrorKind::Other`].
+    pub fn to_error(&self) -> ModelError {
+        let kind = KINDS.into_iter().find(|kind| kind.as_str() == self.kind).unwrap_or(ModelErrorKind::Other);
+        let mut error = ModelError::new(kind, self.provider.clone(), self.message.clone())
+            .with_retry_after(self.retry_after_ms.map(Duration::from_millis))
+            .with_error_type(self.error_type.clone())
+            .with_request_id(self.request_id.clone())
+            .with_attempts(self.attempts);
+        if let Some(status) = self.status {
+            error = error.with_status(status);
+        }
+        if let Some((prompt_tokens, limit)) = self.context_overflow {
+            error = error.with_context_overflow(ContextOverflow { prompt_tokens, limit });
+        }
+        error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_error_reads_back_the_same() {
+        let overflow = ContextOverflow { prompt_tokens: Some(9_000), limit: Some(8_192) };
+        let error = ModelError::new(ModelErrorKind::ContextOverflow, "openai", "too long")
+            .with_status(400)
+            .with_retry_after(Some(Duration::from_millis(1_500)))
+            .with_request_id(Some("req_1".to_owned()))
+            .with_context_overflow(overflow)
+            .with_attempts(2);
+        let record = Record::new(ModelFailure::from(&error));
+        let json = serde_json::to_value(&record).unwrap();
+        let back: ModelFailure = Record::decode("model call 1", &json).unwrap();
+        let again = back.to_error();
+        assert_eq!(again.kind(), error.kind());
+        assert_eq!(again.status(), Some(400));
+        assert_eq!(again.retry_after(), error.retry_after());
+        assert_eq!(again.context_overflow(), error.context_overflow());
+        assert_eq!(again.attempts(), 2);
+        assert_eq!(again.to_string(), error.to_string());
+        for kind in KINDS {
+            assert_eq!(ModelFailure::from(&ModelError::new(kind, "p", "m")).to_error().kind(), kind);
+        }
+    }
+
+    #[test]
+    fn another_format_or_a_broken_entry_is_refused_with_the_step() {
+        let old = serde_json::json!({"format": 0, "value": "x"});
+        let error = Record::<String>::decode("summary 1", &old).unwrap_err();
+        assert_eq!(error, JournalError::Format { step: "summary 1".to_owned(), found: Some(0) });
+        assert!(error.to_string().contains("reads format 1"), "{error}");
+        let broken = serde_json::json!({"format": 1, "value": {"content": 3}});
+        let error = Record::<ModelResponse>::decode("model call 2", &broken).unwrap_err();
+        assert!(matches!(&error, JournalError::Decode { step, .. } if step == "model call 2"), "{error}");
+        assert!(error.to_string().contains("content"), "{error}");
+    }
+}
