@@ -199,8 +199,8 @@ impl Engine<'_> {
         self.note_view_rewrites(&request, tally);
         let chat = spans::Chat::start(self.model, &request);
         // The usage a streamed call cut short had reported, for its
-        // `ModelCallDiscarded` event. The run's usage counts answered calls
-        // only, as a non-streamed run's does.
+        // `ModelCallDiscarded` event. The run's usage counts a failed call's
+        // reported usage (its error carries it), as a non-streamed run's does.
         let partial = std::sync::Mutex::new(Usage::default());
         let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
         let outcome = tokio::select! {
@@ -215,6 +215,9 @@ impl Engine<'_> {
         match outcome {
             Ok(outcome) => {
                 chat.finish(&outcome);
+                if let Err(error) = &outcome {
+                    tally.usage += error.usage().unwrap_or_default();
+                }
                 Ok(outcome)
             }
             Err(stop) => {
@@ -312,11 +315,12 @@ impl Engine<'_> {
             }
         }
         let outcome = match failure {
-            Some(error) => Err(error),
+            Some(error) => Err(accumulator.with_usage_seen(error)),
             None => accumulator.finish(),
         };
         if let Err(error) = &outcome {
-            let usage = *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let usage = error.usage().unwrap_or_default();
+            *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
             sink.send(Progress::ModelCallDiscarded { attempt, iteration, error: error.to_string(), usage });
         }
         outcome

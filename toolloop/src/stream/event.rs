@@ -82,8 +82,9 @@ pub enum RunEvent<T> {
         /// What went wrong, in words.
         error: String,
         /// The tokens the call had reported before it failed (providers
-        /// may bill them). The run's usage counts answered calls only, as
-        /// a non-streamed run's does.
+        /// may bill them). When the call failed (rather than being
+        /// cancelled or outlasting the run's `max_duration`), the run's
+        /// usage counts them, as a non-streamed run's does.
         usage: Usage,
     },
     /// The model call of an iteration answered.

@@ -156,14 +156,21 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// the call fails with [`ModelErrorKind::Timeout`](crate::ModelErrorKind::Timeout)
     /// (default: [`DEFAULT_IDLE_TIMEOUT`](super::DEFAULT_IDLE_TIMEOUT)).
     /// `Duration::MAX` waits forever; zero is rejected by `build()`.
+    /// A stall before the stream's first content is retried once at most
+    /// (see [`retry_policy`](Self::retry_policy)), so a call that stalls
+    /// fails after about twice this.
     pub fn idle_timeout(mut self, idle: Duration) -> Self {
         self.http.idle_timeout = idle;
         self
     }
 
     /// Sets how failed requests are retried (default: [`RetryPolicy::default`]).
-    /// A streamed call is retried until the server answers with success,
-    /// never after its first byte.
+    /// A streamed call is retried until its first content: a failure status,
+    /// or an error event, a cut connection or a stall after the server
+    /// answered but before any text, reasoning or tool call came (empty
+    /// deltas and usage reports are not content), is retried as the policy
+    /// says — a stall once at most; a failure after content is not, since
+    /// part of the answer has been shown.
     pub fn retry_policy(mut self, retry: RetryPolicy) -> Self {
         self.http.retry = retry;
         self

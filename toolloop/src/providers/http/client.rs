@@ -184,8 +184,8 @@ impl HttpClient {
     /// Posts `body` for a streamed response: retries as for
     /// [`post_json`](Self::post_json) until a success status, then hands
     /// over the body's bytes, each wait for the next bounded by the idle
-    /// timeout. Failures after the first byte are not retried here: the
-    /// consumer has seen events by then.
+    /// timeout. Failures in the body are not retried here: the model
+    /// retries those before the first content (`open_stream_retrying`).
     pub(crate) async fn post_stream(
         &self,
         body: WireBody,
