@@ -12,7 +12,7 @@ use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOO
 use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::message::{FailureKind, Message, ToolResult};
+use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, Phase, RunError, RunOutput, Stop, Tally, Termination, deadline_passed,
 };
@@ -98,14 +98,25 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     let parsed = proposal.parsed.is_ok();
                     engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
                     let validation = self.validate(proposal);
+                    // With reflection the verdict answers `submit`, whose
+                    // result event the loop left to it (`Control::settles_later`).
+                    let settled_here = self.typed.reflection.is_some();
                     let checked = tokio::select! {
                         biased;
                         () = engine.cancel.cancelled() => {
                             let (attempt, iteration) = tally.position;
+                            if settled_here {
+                                report_result(engine, conversation, tally, &call_id);
+                            }
                             let phase = Phase::Validation;
                             return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase }));
                         }
-                        () = deadline_passed(engine.deadline) => return Err(engine.deadline_stop()),
+                        () = deadline_passed(engine.deadline) => {
+                            if settled_here {
+                                report_result(engine, conversation, tally, &call_id);
+                            }
+                            return Err(engine.deadline_stop());
+                        }
                         checked = validation => checked,
                     };
                     // The verdict answers the call that proposed (or submitted) the output.
@@ -117,6 +128,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
                         }
                     };
                     conversation.settle_last_result(verdict);
+                    if settled_here {
+                        report_result(engine, conversation, tally, &call_id);
+                    }
                     match checked {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
@@ -196,5 +210,24 @@ impl<O: AgentOutput, R> Agent<O, R> {
         }
         let then = if self.typed.reflection.is_some() { format!(", then call `{SUBMIT_TOOL}`") } else { String::new() };
         format!("You answered without calling the `{tool}` tool. Call the `{tool}` tool with your output{then}.")
+    }
+}
+
+/// Fires the result event of call `call_id` with the result the
+/// conversation holds for it: what the model is told.
+fn report_result(engine: &Engine<'_>, conversation: &Conversation, tally: &Tally, call_id: &str) {
+    let blocks = || conversation.messages().iter().rev().flat_map(|message| &message.content);
+    let call = blocks().find_map(|block| match block {
+        ContentBlock::ToolCall(call) if call.id == call_id => Some(call),
+        _ => None,
+    });
+    let result = blocks().find_map(|block| match block {
+        ContentBlock::ToolResult(result) if result.call_id == call_id => Some(result),
+        _ => None,
+    });
+    if let (Some(call), Some(result)) = (call, result) {
+        let (attempt, iteration) = tally.position;
+        let elapsed = std::time::Duration::ZERO;
+        engine.fire(&Event::ToolResult { attempt, iteration, call, result, elapsed }, tally);
     }
 }

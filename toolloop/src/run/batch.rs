@@ -169,7 +169,11 @@ impl Engine<'_> {
             let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
             ToolResult::failure(&call.id, FailureKind::Panicked, message)
         });
-        self.report(call, &result, verdict, Duration::ZERO, hook_errors, at);
+        if control.settles_later(call) {
+            self.audit(call, &result, verdict, Duration::ZERO, hook_errors);
+        } else {
+            self.report(call, &result, verdict, Duration::ZERO, hook_errors, at);
+        }
         ExecutedCall { call: call.clone(), result, output: None }
     }
 
@@ -184,6 +188,18 @@ impl Engine<'_> {
         At { attempt, iteration }: At,
     ) {
         self.fire_into(&Event::ToolResult { attempt, iteration, call, result, elapsed }, hook_errors);
+        self.audit(call, result, verdict, elapsed, hook_errors);
+    }
+
+    /// Fires the audit record of a call.
+    fn audit(
+        &self,
+        call: &ToolCall,
+        result: &ToolResult,
+        verdict: Verdict,
+        elapsed: Duration,
+        hook_errors: &Mutex<Vec<HookError>>,
+    ) {
         let record = AuditRecord {
             call_id: call.id.clone(),
             tool: call.name.clone(),
