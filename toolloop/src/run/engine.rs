@@ -15,7 +15,7 @@ use super::outcome::Stop;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation};
-use crate::message::{ContentBlock, Message};
+use crate::message::{Message, summarize, summarize_messages};
 use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent};
 use crate::stream::{EventSink, PartialArguments, Progress};
 use crate::telemetry::spans;
@@ -124,7 +124,7 @@ impl Engine<'_> {
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,
-            content = %summarize_blocks(&response.content),
+            content = %summarize(&response.content),
             "model response"
         );
         self.fire(&Event::ModelResponse { attempt, iteration, response: &response }, tally);
@@ -193,7 +193,7 @@ impl Engine<'_> {
         request.system = self.system;
         request.max_tokens = self.options.max_tokens;
         request.temperature = self.options.temperature;
-        tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
+        tracing::debug!(model = self.model.name(), messages = %summarize_messages(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
         self.note_view_rewrites(&request, tally);
@@ -374,42 +374,6 @@ fn progress(event: &Event<'_>) -> Option<Progress> {
         }
         Event::Compaction { .. } | Event::Audit(_) | Event::Stop { .. } => return None,
     })
-}
-
-/// Roles, block kinds, call ids and names; never text or arguments.
-fn summarize(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for message in messages {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(match message.role {
-            crate::message::Role::User => "user",
-            crate::message::Role::Assistant => "assistant",
-        });
-        out.push('[');
-        out.push_str(&summarize_blocks(&message.content));
-        out.push(']');
-    }
-    out
-}
-
-fn summarize_blocks(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .map(|block| match block {
-            ContentBlock::Text { text } => format!("text({} chars)", text.chars().count()),
-            ContentBlock::ToolCall(call) => format!("tool_call({} {})", call.name, call.id),
-            ContentBlock::ToolResult(result) => match result.failure {
-                Some(kind) => format!("tool_result({} {kind})", result.call_id),
-                None => format!("tool_result({})", result.call_id),
-            },
-            ContentBlock::Reasoning(reasoning) => {
-                format!("reasoning({} chars)", reasoning.visible_text().chars().count())
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 #[cfg(test)]

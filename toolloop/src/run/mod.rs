@@ -23,11 +23,13 @@ mod iteration;
 mod metadata;
 mod options;
 pub(crate) mod outcome;
-mod panic;
 mod pending;
 mod sub_runs;
 mod termination;
 mod tool_loop;
+
+// Its modules reach the crate's one `panic_message` as `super::panic`.
+use crate::panic;
 
 pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub use context::{ContextPolicy, Summariser};
