@@ -14,11 +14,11 @@ use super::iteration::LoopEnd;
 use super::metadata::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
 use super::outcome::{RunError, RunOutput};
+use super::sink::EventSink;
 use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
-use crate::stream::{EventSink, RunStream};
 use crate::telemetry::spans;
 use crate::tool::ToolSet;
 
@@ -225,18 +225,9 @@ impl<S: Send> ToolLoop<S> {
         self.execute(conversation, None).await
     }
 
-    /// Runs the loop as [`run`](Self::run) does, streaming what happens:
-    /// the model's deltas as they arrive, tool calls forming and running,
-    /// and last [`RunEvent::Finished`](crate::stream::RunEvent::Finished)
-    /// with what `run` would return. See [`stream`](crate::stream).
-    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopEnd<S>>
-    where
-        S: Send,
-    {
-        RunStream::new(move |sink| self.execute(conversation, Some(sink)))
-    }
-
-    async fn execute(
+    /// The run, reporting to `events` when streamed (see `ToolLoop::run_stream`
+    /// in the `stream` module).
+    pub(crate) async fn execute(
         &mut self,
         conversation: &mut Conversation,
         events: Option<EventSink>,

@@ -7,48 +7,10 @@ use std::task::{Context, Poll};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
-use super::event::{Progress, RunEvent};
 use crate::cancel::BoxFuture;
-use crate::run::{RunError, RunOutput};
-
-/// Where the engine reports a streamed run's events.
-#[derive(Clone, Debug)]
-pub(crate) struct EventSink(Destination);
-
-#[derive(Clone, Debug)]
-enum Destination {
-    /// The consumer of a [`RunStream`].
-    Stream(mpsc::UnboundedSender<Progress>),
-    /// A sub-run's events, reported to its parent run tagged with the tool call.
-    SubRun { parent: Box<EventSink>, call_id: String, agent: String },
-}
-
-impl EventSink {
-    /// Reports `event`; a consumer that went away is no error: the run goes
-    /// on to its end, as a non-streamed one would.
-    pub(crate) fn send(&self, event: Progress) {
-        match &self.0 {
-            Destination::Stream(sender) => {
-                let _ = sender.send(event);
-            }
-            Destination::SubRun { parent, call_id, agent } => parent.send(Progress::SubRun {
-                call_id: call_id.clone(),
-                agent: agent.clone(),
-                event: Box::new(event.widen()),
-            }),
-        }
-    }
-
-    /// Where a sub-run started by the tool call `call_id` reports: into
-    /// this run's events, each one tagged with the call and the agent.
-    pub(crate) fn sub_run(&self, call_id: &str, agent: &str) -> Self {
-        Self(Destination::SubRun {
-            parent: Box::new(self.clone()),
-            call_id: call_id.to_owned(),
-            agent: agent.to_owned(),
-        })
-    }
-}
+use crate::conversation::Conversation;
+use crate::run::event::RunEvent;
+use crate::run::{EventSink, LoopEnd, Progress, RunError, RunOutput, ToolLoop};
 
 /// A streamed run: a [`Stream`] of [`RunEvent`]s ending with
 /// [`RunEvent::Finished`], then `None`.
@@ -75,7 +37,17 @@ impl<'a, T: 'a> RunStream<'a, T> {
         F: Future<Output = Result<RunOutput<T>, RunError>> + Send + 'a,
     {
         let (sender, events) = mpsc::unbounded_channel();
-        Self { run: Some(Box::pin(start(EventSink(Destination::Stream(sender))))), events, result: None }
+        Self { run: Some(Box::pin(start(EventSink::to_stream(sender)))), events, result: None }
+    }
+}
+
+impl<S: Send> ToolLoop<S> {
+    /// Runs the loop as [`run`](Self::run) does, streaming what happens:
+    /// the model's deltas as they arrive, tool calls forming and running,
+    /// and last [`RunEvent::Finished`] with what `run` would return. See
+    /// [`stream`](crate::stream).
+    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopEnd<S>> {
+        RunStream::new(move |sink| self.execute(conversation, Some(sink)))
     }
 }
 

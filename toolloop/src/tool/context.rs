@@ -9,8 +9,7 @@ use tokio::time::Instant;
 
 use crate::cancel::{CancellationToken, Cancelled};
 use crate::message::ToolCall;
-use crate::run::SubRuns;
-use crate::stream::EventSink;
+use crate::run::{EventSink, SubRuns};
 
 tokio::task_local! {
     static CURRENT: ToolContext;

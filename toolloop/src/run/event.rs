@@ -4,8 +4,8 @@ use std::convert::Infallible;
 
 use serde_json::Value;
 
+use super::outcome::{RunError, RunOutput};
 use crate::message::{ToolCall, ToolResult};
-use crate::run::{RunError, RunOutput};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
