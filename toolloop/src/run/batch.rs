@@ -13,6 +13,7 @@ use super::control::{Control, ExecutedCall};
 use super::engine::{Engine, deadline_passed};
 use super::governance::Verdict;
 use super::hooks::{AuditRecord, Event, HookError};
+use super::link::RunLink;
 use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
@@ -20,7 +21,7 @@ use super::pending::not_executed;
 use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
-use crate::tool::{CallScope, RunLink};
+use crate::tool::CallScope;
 
 /// How one call of a batch went.
 enum CallOutcome {
@@ -153,7 +154,7 @@ impl Engine<'_> {
     fn call_scope(&self, tally: &Tally) -> CallScope {
         let remaining_tokens = self.options.token_budget.map(|budget| budget.saturating_sub(tally.usage.total()));
         let run = RunLink { sub_runs: std::sync::Arc::clone(&tally.nested), events: self.events.clone() };
-        CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(run))
+        CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(std::sync::Arc::new(run)))
     }
 
     /// Has the control answer a call to one of its own tools, and reports it.
