@@ -12,6 +12,7 @@ use super::format::{ApiKey, WireFormat};
 use super::model::{HttpModel, Shared};
 use super::retry::RetryPolicy;
 use super::secret::Secret;
+use super::transport::Recorder;
 use super::{ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
 use crate::model::ReasoningConfig;
 
@@ -195,14 +196,10 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         self
     }
 
-    /// Records every HTTP exchange of the model into `cassette`, or replays
-    /// them from it without sending anything, as the cassette's
-    /// [mode](crate::testing::CassetteMode) says: for testing agents
-    /// against a real API once and offline ever after. A replaying model
-    /// needs no API key. Any number of models may share one cassette; their
-    /// exchanges are played in the order they were recorded.
-    pub fn cassette(mut self, cassette: &crate::testing::Cassette) -> Self {
-        self.http.cassette = Some(cassette.tape());
+    /// Puts `recorder` between the model and the network (see
+    /// [`cassette`](Self::cassette), in the `testing` module).
+    pub(crate) fn recorder(mut self, recorder: Arc<dyn Recorder>) -> Self {
+        self.http.cassette = Some(recorder);
         self
     }
 
