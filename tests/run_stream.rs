@@ -148,7 +148,7 @@ async fn the_submit_result_event_carries_the_verdict_the_model_was_told() {
     assert!(submits[0].content.starts_with("Your output was rejected:"), "{:?}", submits[0]);
     assert_eq!(submits[1].content, "Output accepted.");
     // The verdict comes after the output was proposed.
-    let position = |wanted: &dyn Fn(&RunEvent<Report>) -> bool| events.iter().position(|event| wanted(event));
+    let position = |wanted: &dyn Fn(&RunEvent<Report>) -> bool| events.iter().position(wanted);
     let proposed = position(&|event| matches!(event, RunEvent::OutputProposed { .. })).unwrap();
     let verdict =
         position(&|event| matches!(event, RunEvent::ToolExecutionFinished { call, .. } if call.id == "x1")).unwrap();
