@@ -194,7 +194,7 @@ impl ModelError {
     /// The tokens the provider had reported for the call before it failed
     /// (providers may bill them), when it reported any: a stream that sent
     /// usage and then an error or nothing more. The run's
-    /// [`metadata`](crate::RunMetadata::usage) counts them.
+    /// [`metadata`](crate::run::RunMetadata::usage) counts them.
     pub fn usage(&self) -> Option<Usage> {
         self.details.as_ref()?.usage
     }
