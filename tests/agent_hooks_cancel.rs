@@ -61,7 +61,9 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
             "request (5 messages)",
             "response (1 calls)",
             "call submit",
-            "result submit: Submitted for validation.",
+            // What the model was told: the verdict, not a placeholder.
+            "result submit: Your output was rejected:\n- empty title\nCall `final_output` again with a corrected \
+             output, then call `submit`.",
             "invalid 1: empty title",
             "attempt 2",
             // The verdict is in the submit call's result: no feedback message.
@@ -72,7 +74,7 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
             "request (9 messages)",
             "response (1 calls)",
             "call submit",
-            "result submit: Submitted for validation.",
+            "result submit: Output accepted.",
             "stop Output",
         ]
     );

@@ -131,6 +131,44 @@ async fn a_failure_mid_stream_discards_the_deltas_and_ends_the_run_with_the_erro
     assert_eq!(conversation.messages().len(), 1);
 }
 
+#[tokio::test]
+async fn the_submit_result_event_carries_the_verdict_the_model_was_told() {
+    let model = ScriptedModel::new()
+        .respond(output("o1", "", 5))
+        .respond(submit("x1"))
+        .respond(output("o2", "T", 5))
+        .respond(submit("x2"));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .reflection(|report: &Report| format!("preview {}", report.title))
+        .validator(|report: &Report| if report.title.is_empty() { Err("empty title") } else { Ok(()) })
+        .build()
+        .unwrap();
+    let mut conversation = ask("report");
+    let (events, result) = collect(agent.run_stream(&mut conversation)).await;
+    assert_eq!(result.unwrap().output.title, "T");
+    let told = results(&conversation);
+    let streamed: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolExecutionFinished { result, .. } => Some(result.clone()),
+            _ => None,
+        })
+        .collect();
+    // One result event per call, each exactly what the conversation holds.
+    assert_eq!(streamed, told);
+    let submits: Vec<_> = streamed.iter().filter(|result| result.call_id.starts_with('x')).collect();
+    assert!(submits[0].content.starts_with("Your output was rejected:"), "{:?}", submits[0]);
+    assert_eq!(submits[1].content, "Output accepted.");
+    // The verdict comes after the output was proposed.
+    let position = |wanted: &dyn Fn(&RunEvent<Report>) -> bool| events.iter().position(wanted);
+    let proposed = position(&|event| matches!(event, RunEvent::OutputProposed { .. })).unwrap();
+    let verdict =
+        position(&|event| matches!(event, RunEvent::ToolExecutionFinished { call, .. } if call.id == "x1")).unwrap();
+    assert!(proposed < verdict);
+}
+
 #[derive(Clone, Debug)]
 enum Step {
     Text,

@@ -632,3 +632,100 @@ async fn a_finished_stream_leaves_its_connection_for_the_next_call() {
     assert_eq!(server.requests().len(), 3);
     assert_eq!(server.connections(), 1, "each call reused the pooled connection");
 }
+
+/// A message start reporting usage, the empty text block Anthropic opens
+/// before any text, and `error` as the next event.
+fn anthropic_opening_then(error_type: &str) -> Vec<Vec<u8>> {
+    let mut events = anthropic_events()[..2].to_vec();
+    events.push(("error", json!({"type": "error", "error": {"type": error_type, "message": "no"}})));
+    sse(&events)
+}
+
+#[tokio::test]
+async fn an_empty_text_opening_is_not_content_so_a_following_error_is_retried() {
+    // Anthropic: `content_block_start` with `"text": ""` decodes to an empty text delta.
+    let reply =
+        || Reply::stream("text/event-stream", now(anthropic_opening_then("overloaded_error")), StreamEnd::Complete);
+    let server = TestServer::start([reply(), reply(), reply()]).await;
+    let (seen, _, error) = stream(&anthropic(&server.url())).await;
+    let error = error.expect("an error");
+    assert_eq!((error.kind(), error.attempts()), (ModelErrorKind::Overloaded, 3));
+    assert_eq!(server.requests().len(), 3, "retried as the policy says (2 retries)");
+    assert!(seen.iter().all(|event| !matches!(event, StreamEvent::TextDelta { .. })), "{seen:?}");
+
+    // The Responses API: `response.content_part.added` with an empty `output_text`.
+    let frame = |event: &Value| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()).into_bytes();
+    let opening_then_failure = vec![
+        frame(&json!({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1",
+            "object": "response", "status": "in_progress", "model": "gpt-5.1", "output": [], "usage": null}})),
+        frame(&json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+            "item": {"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}})),
+        frame(&json!({"type": "response.content_part.added", "sequence_number": 2, "item_id": "msg_1",
+            "output_index": 0, "content_index": 0, "part": {"type": "output_text", "annotations": [], "text": ""}})),
+        frame(&json!({"type": "response.failed", "sequence_number": 3, "response": {"id": "resp_1",
+            "object": "response", "status": "failed", "model": "gpt-5.1", "output": [],
+            "error": {"code": "server_error", "message": "The model failed to generate a response."}}})),
+    ];
+    let reply = || Reply::stream("text/event-stream", now(opening_then_failure.clone()), StreamEnd::Complete);
+    let server = TestServer::start([reply(), reply()]).await;
+    let model = OpenAi::responses()
+        .api_key("sk-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(1))
+        .idle_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let (_, _, error) = stream(&model).await;
+    let error = error.expect("an error");
+    assert_eq!((error.kind(), error.attempts()), (ModelErrorKind::Server, 2));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_failure_before_content_keeps_the_usage_reported_for_the_call() {
+    let reply = || {
+        Reply::stream("text/event-stream", now(anthropic_opening_then("invalid_request_error")), StreamEnd::Complete)
+    };
+    let server = TestServer::start([reply()]).await;
+    let (_, _, error) = stream(&anthropic(&server.url())).await;
+    let error = error.expect("an error");
+    assert_eq!(error.kind(), ModelErrorKind::InvalidRequest);
+    assert_eq!(error.usage(), Some(Usage::new(10, 1)), "message_start reported it");
+
+    // In a run: the discard event and the run's metadata keep it.
+    let server = TestServer::start([reply()]).await;
+    let agent = toolloop::Agent::builder().model(anthropic(&server.url())).build().unwrap();
+    let mut conversation = toolloop::Conversation::new();
+    conversation.push(Message::user("hi"));
+    let mut events = agent.run_stream(&mut conversation);
+    let mut discarded = None;
+    let mut finished = None;
+    while let Some(event) = events.next().await {
+        match event {
+            toolloop::stream::RunEvent::ModelCallDiscarded { usage, .. } => discarded = Some(usage),
+            toolloop::stream::RunEvent::Finished(result) => finished = Some(result),
+            _ => {}
+        }
+    }
+    drop(events);
+    let error = finished.expect("a finished event").expect_err("the call failed");
+    assert_eq!(discarded, Some(Usage::new(10, 1)));
+    assert_eq!(error.metadata().usage, Usage::new(10, 1));
+}
+
+#[tokio::test]
+async fn a_stall_before_content_is_retried_once_whatever_the_policy() {
+    let stall = || Reply::stream("text/event-stream", now(sse(&anthropic_events()[..2])), StreamEnd::Stall);
+    let server = TestServer::start([stall(), stall(), stall(), stall()]).await;
+    let model = Anthropic::builder()
+        .api_key("sk-ant-test")
+        .base_url(server.url())
+        .retry_policy(quick_retries(3))
+        .idle_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let (_, _, error) = stream(&model).await;
+    let error = error.expect("a timeout");
+    assert_eq!((error.kind(), error.attempts()), (ModelErrorKind::Timeout, 2));
+    assert_eq!(server.requests().len(), 2, "a second stall ends the call");
+}

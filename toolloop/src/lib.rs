@@ -9,6 +9,7 @@ pub mod guide;
 pub mod mcp;
 mod message;
 mod model;
+mod panic;
 pub mod providers;
 mod reasoning;
 pub mod run;

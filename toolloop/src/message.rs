@@ -328,3 +328,74 @@ impl std::fmt::Display for FailureKind {
         f.write_str(self.as_str())
     }
 }
+
+/// What `content` holds, for logs: block kinds, sizes, call ids, tool names
+/// and failure kinds, never text or arguments:
+/// `text(12 chars), tool_call(id=…, name=…), tool_result(call_id=…, error=…)`.
+pub(crate) fn summarize(content: &[ContentBlock]) -> String {
+    use std::fmt::Write as _;
+
+    let mut out = String::new();
+    for block in content {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        let _ = match block {
+            ContentBlock::Text { text } => write!(out, "text({} chars)", text.chars().count()),
+            ContentBlock::ToolCall(call) => write!(out, "tool_call(id={}, name={})", call.id, call.name),
+            ContentBlock::ToolResult(result) => match result.failure {
+                Some(kind) => write!(out, "tool_result(call_id={}, error={kind})", result.call_id),
+                None => write!(out, "tool_result(call_id={})", result.call_id),
+            },
+            ContentBlock::Reasoning(reasoning) => write!(
+                out,
+                "reasoning({} chars, opaque={})",
+                reasoning.visible_text().chars().count(),
+                reasoning.opaque.is_some()
+            ),
+        };
+    }
+    out
+}
+
+/// Every message summarised (see [`summarize`]) with its role:
+/// `user[text(5 chars)] assistant[tool_call(id=…, name=…)]`.
+pub(crate) fn summarize_messages(messages: &[Message]) -> String {
+    let mut out = String::new();
+    for message in messages {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(match message.role {
+            Role::User => "user[",
+            Role::Assistant => "assistant[",
+        });
+        out.push_str(&summarize(&message.content));
+        out.push(']');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult, summarize, summarize_messages};
+
+    #[test]
+    fn summaries_name_kinds_ids_and_tools_but_not_contents() {
+        let content = vec![
+            ContentBlock::text("secret plans"),
+            ContentBlock::ToolCall(ToolCall::new("c1", "weather", json!({"city": "Paris"}))),
+            ContentBlock::ToolResult(ToolResult::failure("c0", FailureKind::ToolFailed, "boom")),
+        ];
+        assert_eq!(
+            summarize(&content),
+            "text(12 chars), tool_call(id=c1, name=weather), tool_result(call_id=c0, error=tool_failed)"
+        );
+        let messages = [Message::user("hello"), Message::new(Role::Assistant, content)];
+        let summary = summarize_messages(&messages);
+        assert!(summary.starts_with("user[text(5 chars)] assistant[text(12 chars), tool_call(id=c1"), "{summary}");
+        assert!(!summary.contains("secret") && !summary.contains("Paris"), "{summary}");
+    }
+}

@@ -16,6 +16,7 @@ use super::output::AgentOutput;
 use super::sub_run::{Nested, Setup, Watch};
 use crate::cancel::BoxFuture;
 use crate::conversation::Conversation;
+use crate::run::RunLink;
 use crate::tool::arguments::{normalize, parse_arguments};
 use crate::tool::{DynTool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -245,7 +246,7 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
             // for and there is a parent run; a fresh one otherwise.
             let kept = context
                 .as_ref()
-                .and_then(ToolContext::run)
+                .and_then(ToolContext::run::<RunLink>)
                 .filter(|_| self.keep_conversation)
                 .map(|run| run.sub_runs.conversation(&self.definition.name));
             let (mut kept_guard, mut fresh);
@@ -302,7 +303,8 @@ where
         Box::pin(async move {
             let mut agent = self.clone();
             setup.bound(&mut agent.options, &mut agent.hooks);
-            let run = agent.execute(conversation, &setup.cancel, setup.events.clone(), None, &crate::run::journal::InProcess);
+            let run =
+                agent.execute(conversation, &setup.cancel, setup.events.clone(), None, &crate::run::journal::InProcess);
             // The sub-agent's own token (from its builder) cancels it too.
             let outcome = match agent.cancel.clone() {
                 None => run.await,

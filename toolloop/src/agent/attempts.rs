@@ -14,11 +14,10 @@ use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOO
 use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::message::{FailureKind, Message, ToolResult};
+use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
 use crate::run::journal::Journal;
 use crate::run::{
-    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally,
-    Termination,
+    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally, Termination,
     deadline_passed,
 };
 use crate::stop_reason::StopReason;
@@ -151,7 +150,18 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     let call_id = proposal.call_id.clone();
                     let parsed = proposal.parsed.is_ok();
                     engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
-                    let checked = self.checked(engine, tally, proposal).await?;
+                    // With reflection the verdict answers `submit`, whose
+                    // result event the loop left to it (`Control::settles_later`).
+                    let settled_here = self.typed.reflection.is_some();
+                    let checked = match self.checked(engine, tally, proposal).await {
+                        Ok(checked) => checked,
+                        Err(stop) => {
+                            if settled_here {
+                                report_result(engine, conversation, tally, &call_id);
+                            }
+                            return Err(stop);
+                        }
+                    };
                     // The verdict answers the call that proposed (or submitted) the output.
                     let verdict = match &checked {
                         Ok(_) => ToolResult::success(&call_id, "Output accepted."),
@@ -161,6 +171,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
                         }
                     };
                     conversation.settle_last_result(verdict);
+                    if settled_here {
+                        report_result(engine, conversation, tally, &call_id);
+                    }
                     match checked {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
@@ -306,4 +319,23 @@ impl<O: AgentOutput, R> Agent<O, R> {
 fn answer_rejection(errors: &[String]) -> String {
     let list = errors.iter().fold(String::new(), |list, error| list + "\n- " + error);
     format!("Your output was rejected:{list}\nAnswer again with only the corrected output, as one JSON value.")
+}
+
+/// Fires the result event of call `call_id` with the result the
+/// conversation holds for it: what the model is told.
+fn report_result(engine: &Engine<'_>, conversation: &Conversation, tally: &Tally, call_id: &str) {
+    let blocks = || conversation.messages().iter().rev().flat_map(|message| &message.content);
+    let call = blocks().find_map(|block| match block {
+        ContentBlock::ToolCall(call) if call.id == call_id => Some(call),
+        _ => None,
+    });
+    let result = blocks().find_map(|block| match block {
+        ContentBlock::ToolResult(result) if result.call_id == call_id => Some(result),
+        _ => None,
+    });
+    if let (Some(call), Some(result)) = (call, result) {
+        let (attempt, iteration) = tally.position;
+        let elapsed = std::time::Duration::ZERO;
+        engine.fire(&Event::ToolResult { attempt, iteration, call, result, elapsed }, tally);
+    }
 }

@@ -191,6 +191,12 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
         }
     }
 
+    /// Whether `call` is the `submit` call whose result the verdict on the
+    /// submitted output will be.
+    fn settles_later(&self, call: &ToolCall) -> bool {
+        matches!(&self.submission, Some(Submission::Submitted(proposal)) if proposal.call_id == call.id)
+    }
+
     /// Whether an output was proposed (with reflection) and not yet submitted.
     pub(crate) fn has_unsubmitted_proposal(&self) -> bool {
         self.reflection.is_some() && self.proposal.is_some()
@@ -229,6 +235,10 @@ impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
 
     fn answered(&mut self, text: &str, stop_reason: &StopReason) -> Option<String> {
         self.own_tools.as_mut().and_then(|tools| tools.answered(text, stop_reason))
+    }
+
+    fn settles_later(&self, call: &ToolCall) -> bool {
+        self.own_tools.as_ref().is_some_and(|tools| tools.settles_later(call))
     }
 
     fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<AgentSignal<O>> {

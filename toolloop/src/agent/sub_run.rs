@@ -8,9 +8,10 @@ use tokio::time::Instant;
 
 use crate::cancel::CancellationToken;
 use crate::message::FailureKind;
+use crate::run::RunLink;
 use crate::run::{Event, Hooks, LoopOptions, Phase, RunMetadata, SubRun, Tally, Termination, Verdict};
 use crate::stream::EventSink;
-use crate::tool::{RunLink, ToolContext};
+use crate::tool::ToolContext;
 use crate::usage::Usage;
 
 /// How a sub-run ended: the tool's result (an error text naming the
@@ -38,7 +39,7 @@ pub(super) struct Setup {
 impl Setup {
     pub(super) fn new(context: Option<&ToolContext>, agent: &str) -> Self {
         let events = context.and_then(|context| {
-            let sink = context.run()?.events.as_ref()?;
+            let sink = context.run::<RunLink>()?.events.as_ref()?;
             Some(sink.sub_run(context.call_id(), agent))
         });
         Self {
@@ -134,7 +135,7 @@ pub(super) struct Watch {
 impl Watch {
     pub(super) fn new(setup: &Setup, context: Option<&ToolContext>, agent: &str) -> Self {
         Self {
-            run: context.and_then(|context| context.run().cloned()),
+            run: context.and_then(|context| context.run::<RunLink>().cloned()),
             call_id: context.map(|context| context.call_id().to_owned()).unwrap_or_default(),
             agent: agent.to_owned(),
             cancel: context.map(|context| context.cancel().clone()),

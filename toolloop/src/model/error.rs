@@ -4,6 +4,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
+use crate::usage::Usage;
+
 /// What went wrong with a model call, for deciding what to do about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -94,6 +96,7 @@ struct Details {
     error_type: Option<String>,
     request_id: Option<String>,
     context_overflow: Option<ContextOverflow>,
+    usage: Option<Usage>,
 }
 
 /// The numbers of a prompt that did not fit the context window, as far as
@@ -179,6 +182,21 @@ impl ModelError {
             return None;
         }
         Some(self.details.as_ref().and_then(|details| details.context_overflow).unwrap_or_default())
+    }
+
+    /// Adds the tokens the provider had reported for the call before it
+    /// failed (a stream's usage events before its error).
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.details.get_or_insert_default().usage = Some(usage);
+        self
+    }
+
+    /// The tokens the provider had reported for the call before it failed
+    /// (providers may bill them), when it reported any: a stream that sent
+    /// usage and then an error or nothing more. The run's
+    /// [`metadata`](crate::run::RunMetadata::usage) counts them.
+    pub fn usage(&self) -> Option<Usage> {
+        self.details.as_ref()?.usage
     }
 
     /// Records how many HTTP attempts were made before giving up.

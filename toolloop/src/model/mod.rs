@@ -24,8 +24,8 @@ pub use stream::{ResponseAccumulator, StreamEvent, chunk_response};
 pub use crate::cancel::BoxFuture;
 
 /// A model's streamed response, as returned by [`Model::stream`]: events in
-/// order, then the end of the stream. A failure (before the first byte or
-/// mid-stream) is the last item.
+/// order, then the end of the stream. A failure (before the first content or
+/// after it) is the last item.
 pub type ModelStream<'a> =
     std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<StreamEvent, ModelError>> + Send + 'a>>;
 

@@ -261,7 +261,8 @@ impl ResponseAccumulator {
 
     /// Adds every event of `stream`, then finishes: the response a
     /// non-streamed call returns. The first error, from the stream or from
-    /// its events, ends it.
+    /// its events, ends it, carrying the usage reported before it
+    /// ([`ModelError::usage`]).
     pub async fn collect<S>(mut self, stream: S) -> Result<ModelResponse, ModelError>
     where
         S: futures_util::Stream<Item = Result<StreamEvent, ModelError>>,
@@ -270,9 +271,21 @@ impl ResponseAccumulator {
 
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
-            self.push(&event?)?;
+            let pushed = event.and_then(|event| self.push(&event));
+            if let Err(error) = pushed {
+                return Err(self.with_usage_seen(error));
+            }
         }
         self.finish()
+    }
+
+    /// `error` with the usage reported so far, unless it has its own or
+    /// none was reported.
+    pub(crate) fn with_usage_seen(&self, error: ModelError) -> ModelError {
+        if error.usage().is_some() || self.usage == Usage::default() {
+            return error;
+        }
+        error.with_usage(self.usage)
     }
 
     /// Whether [`Finished`](StreamEvent::Finished) has arrived.
@@ -409,10 +422,11 @@ impl ResponseAccumulator {
 }
 
 /// Reads `events` up to their first content (text, reasoning, a tool call,
-/// the end): returns what came before it (`Started`, `Usage`) with that
-/// first content event, or the failure that came before any content — when
+/// the end): returns what came before it (`Started`, `Usage`, deltas that
+/// add nothing, as the empty text delta that opens a block) with that first
+/// content event, or the failure that came before any content — when
 /// nothing of the answer has been shown, and the call may be made again or
-/// elsewhere.
+/// elsewhere. The failure carries the usage reported before it.
 pub(crate) async fn until_content<S>(events: &mut S) -> Result<Vec<StreamEvent>, ModelError>
 where
     S: futures_util::Stream<Item = Result<StreamEvent, ModelError>> + Unpin,
@@ -420,16 +434,38 @@ where
     use futures_util::StreamExt as _;
 
     let mut held = Vec::new();
+    let mut usage = None;
     loop {
         match events.next().await {
-            Some(Ok(event @ (StreamEvent::Started { .. } | StreamEvent::Usage(_)))) => held.push(event),
-            Some(Err(error)) => return Err(error),
+            Some(Ok(event)) if !is_content(&event) => {
+                if let StreamEvent::Usage(reported) = &event {
+                    usage = Some(*reported);
+                }
+                held.push(event);
+            }
+            Some(Err(error)) => {
+                return Err(match usage {
+                    Some(usage) if error.usage().is_none() => error.with_usage(usage),
+                    _ => error,
+                });
+            }
             Some(Ok(event)) => {
                 held.push(event);
                 return Ok(held);
             }
             None => return Ok(held),
         }
+    }
+}
+
+/// Whether `event` shows something of the answer: not the start, a usage
+/// report, or a delta with nothing in it.
+fn is_content(event: &StreamEvent) -> bool {
+    match event {
+        StreamEvent::Started { .. } | StreamEvent::Usage(_) => false,
+        StreamEvent::TextDelta { text, .. } | StreamEvent::ReasoningDelta { text, .. } => !text.is_empty(),
+        StreamEvent::ToolCallArgumentsDelta { fragment, .. } => !fragment.is_empty(),
+        _ => true,
     }
 }
 

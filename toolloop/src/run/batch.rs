@@ -15,6 +15,7 @@ use super::engine::{Engine, deadline_passed};
 use super::governance::Verdict;
 use super::hooks::{AuditRecord, Event, HookError};
 use super::journal::Step;
+use super::link::RunLink;
 use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
@@ -22,7 +23,7 @@ use super::pending::not_executed;
 use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
-use crate::tool::{CallScope, RunLink};
+use crate::tool::CallScope;
 
 /// How one call of a batch went.
 enum CallOutcome {
@@ -255,7 +256,7 @@ impl Engine<'_> {
     fn call_scope(&self, tally: &Tally) -> CallScope {
         let remaining_tokens = self.options.token_budget.map(|budget| budget.saturating_sub(tally.usage.total()));
         let run = RunLink { sub_runs: std::sync::Arc::clone(&tally.nested), events: self.events.clone() };
-        CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(run))
+        CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(std::sync::Arc::new(run)))
     }
 
     /// The stop of a batch whose `waiting` calls wait. The control's own
@@ -302,7 +303,11 @@ impl Engine<'_> {
             let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
             ToolResult::failure(&call.id, FailureKind::Panicked, message)
         });
-        self.report(call, &result, verdict, Duration::ZERO, hook_errors, at);
+        if control.settles_later(call) {
+            self.audit(call, &result, verdict, Duration::ZERO, hook_errors);
+        } else {
+            self.report(call, &result, verdict, Duration::ZERO, hook_errors, at);
+        }
         ExecutedCall { call: call.clone(), result, output: None }
     }
 
@@ -317,6 +322,18 @@ impl Engine<'_> {
         At { attempt, iteration }: At,
     ) {
         self.fire_into(&Event::ToolResult { attempt, iteration, call, result, elapsed }, hook_errors);
+        self.audit(call, result, verdict, elapsed, hook_errors);
+    }
+
+    /// Fires the audit record of a call.
+    fn audit(
+        &self,
+        call: &ToolCall,
+        result: &ToolResult,
+        verdict: Verdict,
+        elapsed: Duration,
+        hook_errors: &Mutex<Vec<HookError>>,
+    ) {
         let record = AuditRecord {
             call_id: call.id.clone(),
             tool: call.name.clone(),

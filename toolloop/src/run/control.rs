@@ -81,6 +81,14 @@ pub(crate) trait Control<S>: Send {
         None
     }
 
+    /// Whether the result [`answer`](Self::answer) just gave `call` is a
+    /// placeholder that a verdict will replace once the batch is done (the
+    /// agent's `submit`): the loop then leaves its result event to whoever
+    /// settles it, so the event carries what the model is told.
+    fn settles_later(&self, _call: &ToolCall) -> bool {
+        false
+    }
+
     /// Looks at an executed batch; a signal ends the loop.
     fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<S>;
 

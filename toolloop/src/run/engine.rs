@@ -7,6 +7,7 @@ use tokio::time::Instant;
 use tracing::Instrument as _;
 
 use super::context::{ContextPolicy, ContextView};
+use super::event::Progress;
 use super::governance::Governance;
 use super::hooks::{Event, HookError, Hooks};
 use super::journal::{Journal, Journaled, Step};
@@ -14,14 +15,15 @@ use super::metadata::{AnsweredBy, Tally, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::output_stream::{OutputSource, OutputStream};
+use super::partial::PartialArguments;
+use super::sink::EventSink;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation};
-use crate::message::{ContentBlock, Message};
+use crate::message::{Message, summarize, summarize_messages};
 use crate::model::{
     Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema, StreamEvent,
 };
-use crate::stream::{EventSink, PartialArguments, Progress};
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
 use crate::usage::Usage;
@@ -140,7 +142,7 @@ impl Engine<'_> {
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,
-            content = %summarize_blocks(&response.content),
+            content = %summarize(&response.content),
             "model response"
         );
         self.fire(&Event::ModelResponse { attempt, iteration, response: &response }, tally);
@@ -210,14 +212,14 @@ impl Engine<'_> {
         request.max_tokens = self.options.max_tokens;
         request.temperature = self.options.temperature;
         request.response_schema = self.response_schema;
-        tracing::debug!(model = self.model.name(), messages = %summarize(request.messages), "model request");
+        tracing::debug!(model = self.model.name(), messages = %summarize_messages(request.messages), "model request");
         self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
         tally.model_calls += 1;
         self.note_view_rewrites(&request, tally);
         let chat = spans::Chat::start(self.model, &request);
         // The usage a streamed call cut short had reported, for its
-        // `ModelCallDiscarded` event. The run's usage counts answered calls
-        // only, as a non-streamed run's does.
+        // `ModelCallDiscarded` event. The run's usage counts a failed call's
+        // reported usage (its error carries it), as a non-streamed run's does.
         let partial = std::sync::Mutex::new(Usage::default());
         let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
         let call = self.journal.model_call(Step::ModelCall { number: tally.model_calls }, Box::pin(call));
@@ -233,6 +235,9 @@ impl Engine<'_> {
         match outcome {
             Ok(Journaled { value: outcome, replayed }) => {
                 chat.finish(&outcome, replayed);
+                if let Err(error) = &outcome {
+                    tally.usage += error.usage().unwrap_or_default();
+                }
                 Ok(outcome)
             }
             Err(stop) => {
@@ -337,11 +342,12 @@ impl Engine<'_> {
             }
         }
         let outcome = match failure {
-            Some(error) => Err(error),
+            Some(error) => Err(accumulator.with_usage_seen(error)),
             None => accumulator.finish(),
         };
         if let Err(error) = &outcome {
-            let usage = *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let usage = error.usage().unwrap_or_default();
+            *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
             sink.send(Progress::ModelCallDiscarded { attempt, iteration, error: error.to_string(), usage });
         }
         outcome
@@ -398,42 +404,6 @@ fn progress(event: &Event<'_>) -> Option<Progress> {
         }
         Event::Compaction { .. } | Event::Audit(_) | Event::Stop { .. } => return None,
     })
-}
-
-/// Roles, block kinds, call ids and names; never text or arguments.
-fn summarize(messages: &[Message]) -> String {
-    let mut out = String::new();
-    for message in messages {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(match message.role {
-            crate::message::Role::User => "user",
-            crate::message::Role::Assistant => "assistant",
-        });
-        out.push('[');
-        out.push_str(&summarize_blocks(&message.content));
-        out.push(']');
-    }
-    out
-}
-
-fn summarize_blocks(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .map(|block| match block {
-            ContentBlock::Text { text } => format!("text({} chars)", text.chars().count()),
-            ContentBlock::ToolCall(call) => format!("tool_call({} {})", call.name, call.id),
-            ContentBlock::ToolResult(result) => match result.failure {
-                Some(kind) => format!("tool_result({} {kind})", result.call_id),
-                None => format!("tool_result({})", result.call_id),
-            },
-            ContentBlock::Reasoning(reasoning) => {
-                format!("reasoning({} chars)", reasoning.visible_text().chars().count())
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 #[cfg(test)]

@@ -21,7 +21,8 @@ use crate::usage::Usage;
 #[non_exhaustive]
 pub struct RunMetadata {
     /// Tokens summed over every model call of every attempt, and over the
-    /// [sub-runs](Self::sub_runs).
+    /// [sub-runs](Self::sub_runs). A call that failed counts the tokens the
+    /// provider had reported before it failed ([`ModelError::usage`](crate::ModelError::usage)).
     pub usage: Usage,
     /// Attempts started.
     pub attempts: u32,

@@ -18,20 +18,26 @@ mod context;
 mod control;
 pub(crate) mod deferral;
 mod engine;
+pub(crate) mod event;
 mod governance;
 mod hooks;
 mod iteration;
 pub mod journal;
+mod link;
 mod metadata;
 mod options;
 pub(crate) mod outcome;
 mod output_stream;
-mod panic;
+mod partial;
 mod pending;
 mod resume;
+mod sink;
 mod sub_runs;
 mod termination;
 mod tool_loop;
+
+// Its modules reach the crate's one `panic_message` as `super::panic`.
+use crate::panic;
 
 pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub use context::{ContextPolicy, Summariser};
@@ -49,8 +55,10 @@ pub use tool_loop::ToolLoop;
 
 pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};
+pub(crate) use event::Progress;
+pub(crate) use link::RunLink;
 pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
 pub(crate) use output_stream::OutputSource;
-pub(crate) use sub_runs::SubRuns;
 pub(crate) use resume::{Resume, segment_usage};
+pub(crate) use sink::EventSink;

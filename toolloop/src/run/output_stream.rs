@@ -2,8 +2,9 @@
 //! tool's arguments (tool mode) or the answer's JSON text (native and
 //! prompted modes), reported as `RunEvent::OutputDelta`.
 
+use super::event::Progress;
+use super::partial::PartialArguments;
 use crate::model::{ResponseAccumulator, StreamEvent, parse_partial_json};
-use crate::stream::{PartialArguments, Progress};
 
 /// Where a typed agent's output forms in a response.
 #[derive(Clone, Copy, Debug)]

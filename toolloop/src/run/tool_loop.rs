@@ -17,11 +17,11 @@ use super::metadata::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
 use super::outcome::{RunError, RunOutput};
 use super::resume::Resume;
+use super::sink::EventSink;
 use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
-use crate::stream::{EventSink, RunStream};
 use crate::telemetry::spans;
 use crate::tool::ToolSet;
 
@@ -255,25 +255,6 @@ impl<S: Send> ToolLoop<S> {
         self.execute(conversation, None, Some(resume), &InProcess).await
     }
 
-    /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
-    pub fn resume_stream<'a, I, K>(
-        &'a mut self,
-        conversation: &'a mut Conversation,
-        resolutions: I,
-    ) -> RunStream<'a, LoopEnd<S>>
-    where
-        I: IntoIterator<Item = (K, Resolution)>,
-        K: Into<String>,
-    {
-        let resume = Resume::prepare(conversation, resolutions);
-        RunStream::new(move |sink| async move {
-            match resume {
-                Ok(resume) => self.execute(conversation, Some(sink), Some(resume), &InProcess).await,
-                Err(error) => Err(error),
-            }
-        })
-    }
-
     /// Like [`run`](Self::run), with every side effect going through
     /// `journal` (see [`journal`](super::journal)).
     pub async fn run_journaled(
@@ -284,18 +265,9 @@ impl<S: Send> ToolLoop<S> {
         self.execute(conversation, None, None, journal).await
     }
 
-    /// Runs the loop as [`run`](Self::run) does, streaming what happens:
-    /// the model's deltas as they arrive, tool calls forming and running,
-    /// and last [`RunEvent::Finished`](crate::stream::RunEvent::Finished)
-    /// with what `run` would return. See [`stream`](crate::stream).
-    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopEnd<S>>
-    where
-        S: Send,
-    {
-        RunStream::new(move |sink| self.execute(conversation, Some(sink), None, &InProcess))
-    }
-
-    async fn execute(
+    /// The run, reporting to `events` when streamed (see `ToolLoop::run_stream`
+    /// in the `stream` module).
+    pub(crate) async fn execute(
         &mut self,
         conversation: &mut Conversation,
         events: Option<EventSink>,

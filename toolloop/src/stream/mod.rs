@@ -41,12 +41,10 @@
 //! # });
 //! ```
 
-mod event;
-mod partial;
 mod run_stream;
 
-pub(crate) use event::Progress;
-pub use event::RunEvent;
-pub(crate) use partial::PartialArguments;
-pub(crate) use run_stream::EventSink;
+// The events are the engine's (`run::event`); this module is how a caller
+// receives them.
+pub use crate::run::event::RunEvent;
+pub(crate) use crate::run::{EventSink, Progress};
 pub use run_stream::RunStream;

@@ -11,6 +11,8 @@ use crate::model::{
     BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, StreamEvent, chunk_response,
 };
 
+/// How many characters each delta carries unless `with_chunk_size` says.
+const DEFAULT_CHUNK: usize = 64;
 /// A model that answers from a queue of scripted steps, in order.
 ///
 /// It records every request it receives ([`requests`](Self::requests)),
@@ -156,7 +158,7 @@ impl Model for ScriptedModel {
 
     fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
         let (number, step) = self.take(&request);
-        let chunk = self.chunk_size.unwrap_or(64);
+        let chunk = self.chunk_size.unwrap_or(DEFAULT_CHUNK);
         if let Some(Step::FailMidStream { response, after, error }) = step {
             let mut events: Vec<_> = chunk_response(&response, chunk).into_iter().take(after).map(Ok).collect();
             events.push(Err(error));
@@ -190,7 +192,15 @@ impl ScriptedModel {
                 tokio::time::sleep(delay).await;
                 Ok(response)
             }
-            Some(Step::Fail(error) | Step::FailMidStream { error, .. }) => Err(error),
+            Some(Step::Fail(error)) => Err(error),
+            // Fails as its stream does: with the usage reported before the failure.
+            Some(Step::FailMidStream { response, after, error }) => {
+                let mut accumulator = crate::model::ResponseAccumulator::new();
+                for event in chunk_response(&response, self.chunk_size.unwrap_or(DEFAULT_CHUNK)).iter().take(after) {
+                    accumulator.push(event).map_err(|_| error.clone())?;
+                }
+                Err(accumulator.with_usage_seen(error))
+            }
             Some(Step::Hang) => std::future::pending().await,
             None => Err(ModelError::new(
                 ModelErrorKind::ScriptExhausted,

@@ -1,14 +1,18 @@
-//! Checks the constraints of a JSON schema that deserialisation does not:
-//! ranges, lengths, sizes, `pattern`, `enum`/`const`, `multipleOf`,
-//! `uniqueItems`. Tool arguments and typed outputs share it, so what the
-//! model is told (`#[schemars(range(max = 10))]`) is what is enforced.
+//! The one JSON-schema walker: the constraints of a tool's or an output's
+//! schema that deserialisation does not check (ranges, lengths, sizes,
+//! `pattern`, `enum`/`const`, `multipleOf`, `uniqueItems`), and, for
+//! schemas nothing deserialises against (an MCP server's tools), the whole
+//! schema: types, `required`, `additionalProperties`, tuples, the
+//! `anyOf`/`oneOf`/`allOf`/`not` combinators. Tool arguments and typed
+//! outputs share it, so what the model is told (`#[schemars(range(max =
+//! 10))]`) is what is enforced.
 //!
-//! A small walker over the keywords schemars emits for `#[schemars(range,
-//! length, regex, ...)]`, instead of a general JSON-schema validator crate:
-//! those pull in URL and date parsers and their own schema compilation for
-//! the few keywords a tool or an output declares. `format` is not checked;
-//! a `pattern` the `regex` crate cannot compile (look-around,
-//! back-references) is not checked either.
+//! A small walker over the keywords tool schemas use, instead of a general
+//! JSON-schema validator crate: those pull in URL and date parsers and
+//! their own schema compilation for the few keywords a tool declares (its
+//! tests use the `jsonschema` crate as the oracle). Only local `$ref`s are
+//! followed; `format` is not checked; a `pattern` the `regex` crate cannot
+//! compile (look-around, back-references) is not checked either.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -16,6 +20,10 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use regex::Regex;
 use serde_json::{Map, Value};
+
+/// How deep schemas (through `$ref`s) may nest before a schema is taken as
+/// recursive beyond reason.
+const MAX_DEPTH: usize = 64;
 
 /// One broken constraint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,124 +53,250 @@ pub(crate) fn violations(schema: &Value, value: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Every constraint `value` breaks.
+/// Every constraint `value` breaks, for a value that deserialised (so its
+/// types, required fields and closed objects are right already).
 pub(crate) fn check(schema: &Value, value: &Value) -> Vec<Violation> {
-    let mut errors = Vec::new();
-    walk(schema, schema, value, &mut String::new(), &mut errors);
-    errors
+    Walker::new(schema, Mode::Constraints).run(value)
 }
 
-fn walk(root: &Value, schema: &Value, value: &Value, path: &mut String, errors: &mut Vec<Violation>) {
-    let Some(schema) = schema.as_object() else { return };
-    if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
-        if let Some(resolved) = resolve(root, target) {
-            walk(root, resolved, value, path, errors);
-        }
-        return;
+/// Every way `value` breaks `schema`, types and structure included, for
+/// values nothing deserialises (an MCP tool's arguments).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn validate(schema: &Value, value: &Value) -> Vec<Violation> {
+    Walker::new(schema, Mode::Whole).run(value)
+}
+
+/// What a walk checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// What deserialisation leaves: values, not shapes. Of alternatives,
+    /// the one the value is an instance of (when exactly one fits its
+    /// shape) is checked.
+    Constraints,
+    /// The whole schema.
+    Whole,
+}
+
+struct Walker<'a> {
+    root: &'a Value,
+    mode: Mode,
+    errors: Vec<Violation>,
+    path: String,
+}
+
+impl<'a> Walker<'a> {
+    fn new(root: &'a Value, mode: Mode) -> Self {
+        Self { root, mode, errors: Vec::new(), path: String::new() }
     }
-    let mut fail = |message: String| errors.push(Violation { path: path.clone(), message });
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-        && !allowed.contains(value)
-    {
-        fail(format!("{value} is not one of {}", Value::Array(allowed.clone())));
+
+    fn run(mut self, value: &Value) -> Vec<Violation> {
+        self.walk(self.root, value, 0);
+        self.errors
     }
-    if let Some(expected) = schema.get("const")
-        && expected != value
-    {
-        fail(format!("must be {expected}"));
+
+    fn fail(&mut self, message: String) {
+        self.errors.push(Violation { path: self.path.clone(), message });
     }
-    match value {
-        Value::Number(number) => {
-            if let Some(n) = number.as_f64() {
-                numeric(schema, n, &mut fail);
-            }
+
+    fn walk(&mut self, schema: &'a Value, value: &Value, depth: usize) {
+        let schema = match schema {
+            Value::Bool(false) => return self.fail("no value is allowed here".to_owned()),
+            Value::Object(object) => object,
+            _ => return,
+        };
+        if depth > MAX_DEPTH {
+            return;
         }
-        Value::String(text) => {
-            let length = text.chars().count() as u64;
-            bound(schema, "minLength", "maxLength", length, "characters", &mut fail);
-            if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
-                && matches_pattern(pattern, text) == Some(false)
-            {
-                fail(format!("{value} does not match the pattern `{pattern}`"));
-            }
+        if let Some(target) = schema.get("$ref").and_then(Value::as_str)
+            && let Some(resolved) = resolve(self.root, target)
+        {
+            self.walk(resolved, value, depth + 1);
         }
-        Value::Array(items) => {
-            bound(schema, "minItems", "maxItems", items.len() as u64, "items", &mut fail);
-            if schema.get("uniqueItems") == Some(&Value::Bool(true))
-                && items.iter().enumerate().any(|(i, item)| items[..i].contains(item))
-            {
-                fail("items must be unique".to_owned());
+        if self.mode == Mode::Whole
+            && let Some(expected) = schema.get("type")
+            && !type_matches(expected, value)
+        {
+            return self.fail(format!("expected {}, got {}", describe_type(expected), kind_phrase(value)));
+        }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.iter().any(|a| json_equal(a, value))
+        {
+            self.fail(format!("{value} is not one of {}", Value::Array(allowed.clone())));
+        }
+        if let Some(expected) = schema.get("const")
+            && !json_equal(expected, value)
+        {
+            self.fail(format!("must be {expected}"));
+        }
+        match value {
+            Value::Number(number) => {
+                if let Some(n) = number.as_f64() {
+                    self.numeric(schema, n);
+                }
             }
-            if let Some(item_schema) = schema.get("items") {
-                for (index, item) in items.iter().enumerate() {
-                    let len = path.len();
-                    let _ = write!(path, "[{index}]");
-                    walk(root, item_schema, item, path, errors);
-                    path.truncate(len);
+            Value::String(text) => {
+                let length = text.chars().count() as u64;
+                self.bound(schema, "minLength", "maxLength", length, "characters");
+                if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+                    && matches_pattern(pattern, text) == Some(false)
+                {
+                    self.fail(format!("{value} does not match the pattern `{pattern}`"));
+                }
+            }
+            Value::Array(items) => self.array(schema, items, depth),
+            Value::Object(fields) => self.object(schema, fields, depth),
+            Value::Null | Value::Bool(_) => {}
+        }
+        self.combinators(schema, value, depth);
+    }
+
+    fn object(&mut self, schema: &'a Map<String, Value>, fields: &Map<String, Value>, depth: usize) {
+        let whole = self.mode == Mode::Whole;
+        if whole && let Some(required) = schema.get("required").and_then(Value::as_array) {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !fields.contains_key(name) {
+                    self.at(name, |walker| walker.fail("missing required field".to_owned()));
                 }
             }
         }
-        Value::Object(fields) => {
-            bound(schema, "minProperties", "maxProperties", fields.len() as u64, "properties", &mut fail);
-            properties(root, schema, fields, path, errors);
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties").filter(|_| whole);
+        for (name, field) in fields {
+            match properties.and_then(|p| p.get(name)) {
+                Some(property) => self.at(name, |walker| walker.walk(property, field, depth + 1)),
+                None => match additional {
+                    Some(Value::Bool(false)) => {
+                        let known: Vec<&str> =
+                            properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                        let message = if known.is_empty() {
+                            "unknown field; this tool takes no fields".to_owned()
+                        } else {
+                            format!("unknown field; the fields are: {}", known.join(", "))
+                        };
+                        self.at(name, |walker| walker.fail(message));
+                    }
+                    Some(extra @ Value::Object(_)) => self.at(name, |walker| walker.walk(extra, field, depth + 1)),
+                    _ => {}
+                },
+            }
         }
-        Value::Null | Value::Bool(_) => {}
+        self.bound(schema, "minProperties", "maxProperties", fields.len() as u64, "properties");
     }
-    // `Option<T>` and enums put constraints one level down; check the
-    // alternative the value is an instance of, when exactly one fits its
-    // shape (a tagged enum's variants differ in their tag or their keys).
-    for key in ["anyOf", "oneOf"] {
-        if let Some(alternatives) = schema.get(key).and_then(Value::as_array) {
-            let fitting: Vec<&Value> = alternatives.iter().filter(|alt| fits(root, alt, value)).collect();
-            if let [only] = fitting[..] {
-                walk(root, only, value, path, errors);
+
+    fn array(&mut self, schema: &'a Map<String, Value>, items: &[Value], depth: usize) {
+        self.bound(schema, "minItems", "maxItems", items.len() as u64, "items");
+        if schema.get("uniqueItems") == Some(&Value::Bool(true))
+            && items.iter().enumerate().any(|(i, item)| items[..i].iter().any(|earlier| json_equal(earlier, item)))
+        {
+            self.fail("items must be unique".to_owned());
+        }
+        // `prefixItems` (2020-12) or an array `items` (older drafts) fix the
+        // first positions; `items` (or `additionalItems`) covers the rest.
+        let (prefix, rest) = match (schema.get("prefixItems"), schema.get("items")) {
+            (Some(Value::Array(prefix)), rest) => (prefix.as_slice(), rest),
+            (None, Some(Value::Array(prefix))) => (prefix.as_slice(), schema.get("additionalItems")),
+            (_, rest) => (&[][..], rest),
+        };
+        for (index, item) in items.iter().enumerate() {
+            if let Some(item_schema) = prefix.get(index).or(rest) {
+                let len = self.path.len();
+                let _ = write!(self.path, "[{index}]");
+                self.walk(item_schema, item, depth + 1);
+                self.path.truncate(len);
             }
         }
     }
-    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
-        for part in all {
-            walk(root, part, value, path, errors);
-        }
-    }
-}
 
-fn properties(
-    root: &Value,
-    schema: &Map<String, Value>,
-    fields: &Map<String, Value>,
-    path: &mut String,
-    errors: &mut Vec<Violation>,
-) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
-    for (name, field) in fields {
-        if let Some(property) = properties.get(name) {
-            let len = path.len();
-            if !path.is_empty() {
-                path.push('.');
+    fn combinators(&mut self, schema: &'a Map<String, Value>, value: &Value, depth: usize) {
+        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+            for part in all {
+                self.walk(part, value, depth + 1);
             }
-            path.push_str(name);
-            walk(root, property, field, path, errors);
-            path.truncate(len);
+        }
+        for (key, exactly_one) in [("anyOf", false), ("oneOf", true)] {
+            let Some(alternatives) = schema.get(key).and_then(Value::as_array) else { continue };
+            match self.mode {
+                // `Option<T>` and enums put constraints one level down.
+                Mode::Constraints => {
+                    let fitting: Vec<&Value> =
+                        alternatives.iter().filter(|alt| fits_shape(self.root, alt, value)).collect();
+                    if let [only] = fitting[..] {
+                        self.walk(only, value, depth + 1);
+                    }
+                }
+                Mode::Whole => self.alternatives(alternatives, exactly_one, value, depth),
+            }
+        }
+        if self.mode == Mode::Whole
+            && let Some(not) = schema.get("not")
+            && self.sub_walk(not, value, depth).is_empty()
+        {
+            self.fail(format!("{value} is not allowed here"));
         }
     }
-}
 
-fn numeric(schema: &Map<String, Value>, n: f64, fail: &mut impl FnMut(String)) {
-    let limit = |key: &str| schema.get(key).and_then(Value::as_f64);
-    if let Some(min) = limit("minimum").filter(|min| n < *min) {
-        fail(format!("{n} is less than the minimum {min}"));
+    /// `anyOf` (or, `exactly_one`, `oneOf`) over the whole schema.
+    fn alternatives(&mut self, alternatives: &'a [Value], exactly_one: bool, value: &Value, depth: usize) {
+        let outcomes: Vec<Vec<Violation>> =
+            alternatives.iter().map(|alternative| self.sub_walk(alternative, value, depth)).collect();
+        let matching = outcomes.iter().filter(|errors| errors.is_empty()).count();
+        if matching == 0 {
+            // When only one alternative is meant for this kind of value,
+            // its own errors say best what is wrong.
+            let fitting: Vec<usize> =
+                (0..alternatives.len()).filter(|&i| fits_type(self.root, &alternatives[i], value)).collect();
+            match fitting[..] {
+                [only] => self.errors.extend(outcomes.into_iter().nth(only).unwrap_or_default()),
+                _ => self.fail(format!("{value} matches none of the allowed alternatives")),
+            }
+        } else if exactly_one && matching > 1 {
+            self.fail(format!("{value} matches more than one of the alternatives, but must match exactly one"));
+        }
     }
-    if let Some(max) = limit("maximum").filter(|max| n > *max) {
-        fail(format!("{n} is greater than the maximum {max}"));
+
+    /// The violations of `schema` alone, without recording them.
+    fn sub_walk(&self, schema: &'a Value, value: &Value, depth: usize) -> Vec<Violation> {
+        let mut walker = Walker { root: self.root, mode: self.mode, errors: Vec::new(), path: self.path.clone() };
+        walker.walk(schema, value, depth + 1);
+        walker.errors
     }
-    if let Some(min) = limit("exclusiveMinimum").filter(|min| n <= *min) {
-        fail(format!("{n} must be greater than {min}"));
+
+    fn at(&mut self, field: &str, then: impl FnOnce(&mut Self)) {
+        let len = self.path.len();
+        if !self.path.is_empty() {
+            self.path.push('.');
+        }
+        self.path.push_str(field);
+        then(self);
+        self.path.truncate(len);
     }
-    if let Some(max) = limit("exclusiveMaximum").filter(|max| n >= *max) {
-        fail(format!("{n} must be less than {max}"));
+
+    fn numeric(&mut self, schema: &Map<String, Value>, n: f64) {
+        let limit = |key: &str| schema.get(key).and_then(Value::as_f64);
+        if let Some(min) = limit("minimum").filter(|min| n < *min) {
+            self.fail(format!("{n} is less than the minimum {min}"));
+        }
+        if let Some(max) = limit("maximum").filter(|max| n > *max) {
+            self.fail(format!("{n} is greater than the maximum {max}"));
+        }
+        if let Some(min) = limit("exclusiveMinimum").filter(|min| n <= *min) {
+            self.fail(format!("{n} must be greater than {min}"));
+        }
+        if let Some(max) = limit("exclusiveMaximum").filter(|max| n >= *max) {
+            self.fail(format!("{n} must be less than {max}"));
+        }
+        if let Some(step) = limit("multipleOf").filter(|step| *step > 0.0 && !is_multiple(n, *step)) {
+            self.fail(format!("{n} is not a multiple of {step}"));
+        }
     }
-    if let Some(step) = limit("multipleOf").filter(|step| *step > 0.0 && !is_multiple(n, *step)) {
-        fail(format!("{n} is not a multiple of {step}"));
+
+    fn bound(&mut self, schema: &Map<String, Value>, min_key: &str, max_key: &str, size: u64, unit: &str) {
+        if let Some(min) = schema.get(min_key).and_then(Value::as_u64).filter(|min| size < *min) {
+            self.fail(format!("has {size} {unit}, at least {min} required"));
+        }
+        if let Some(max) = schema.get(max_key).and_then(Value::as_u64).filter(|max| size > *max) {
+            self.fail(format!("has {size} {unit}, at most {max} allowed"));
+        }
     }
 }
 
@@ -171,22 +305,6 @@ fn numeric(schema: &Map<String, Value>, n: f64, fail: &mut impl FnMut(String)) {
 fn is_multiple(n: f64, step: f64) -> bool {
     let quotient = n / step;
     (quotient - quotient.round()).abs() <= 1e-9 * quotient.abs().max(1.0)
-}
-
-fn bound(
-    schema: &Map<String, Value>,
-    min_key: &str,
-    max_key: &str,
-    size: u64,
-    unit: &str,
-    fail: &mut impl FnMut(String),
-) {
-    if let Some(min) = schema.get(min_key).and_then(Value::as_u64).filter(|min| size < *min) {
-        fail(format!("has {size} {unit}, at least {min} required"));
-    }
-    if let Some(max) = schema.get(max_key).and_then(Value::as_u64).filter(|max| size > *max) {
-        fail(format!("has {size} {unit}, at most {max} allowed"));
-    }
 }
 
 /// Whether `text` matches `pattern` (anywhere, as JSON schema says); `None`
@@ -199,28 +317,95 @@ fn matches_pattern(pattern: &str, text: &str) -> Option<bool> {
     regex.as_ref().map(|regex| regex.is_match(text))
 }
 
-/// Whether `schema` is meant for values of `value`'s shape: its JSON type,
-/// and for objects the tag or keys that tell an enum's variants apart.
-fn fits(root: &Value, schema: &Value, value: &Value) -> bool {
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
+/// JSON equality where `1` and `1.0` are the same number, as JSON schema says.
+#[allow(clippy::float_cmp)] // exact equality is what JSON schema asks for
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64().zip(y.as_f64()).is_some_and(|(x, y)| x == y),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(key, x)| y.get(key).is_some_and(|y| json_equal(x, y)))
+        }
+        _ => a == b,
+    }
+}
+
+fn type_matches(expected: &Value, value: &Value) -> bool {
+    match expected {
+        Value::String(name) => is_of_type(name, value),
+        Value::Array(names) => names.iter().filter_map(Value::as_str).any(|name| is_of_type(name, value)),
+        _ => true,
+    }
+}
+
+fn is_of_type(name: &str, value: &Value) -> bool {
+    match (name, value) {
+        ("null", Value::Null)
+        | ("boolean", Value::Bool(_))
+        | ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        _ => false,
+    }
+}
+
+fn describe_type(expected: &Value) -> String {
+    match expected {
+        Value::String(name) => article(name).to_owned(),
+        Value::Array(names) => names.iter().filter_map(Value::as_str).map(article).collect::<Vec<_>>().join(" or "),
+        other => other.to_string(),
+    }
+}
+
+fn article(name: &str) -> &str {
+    match name {
+        "null" => "null",
+        "boolean" => "a boolean",
+        "number" => "a number",
+        "integer" => "an integer",
+        "string" => "a string",
+        "array" => "an array",
+        "object" => "an object",
+        other => other,
+    }
+}
+
+fn kind_phrase(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.chars().count() <= 40 => format!("the string {value}", value = Value::from(s.as_str())),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+/// `schema`, or what its local `$ref` points to.
+fn dereferenced<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str) {
         Some(target) => resolve(root, target).unwrap_or(schema),
         None => schema,
-    };
-    let kind = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    let matches = |t: &str| t == kind || (t == "number" && kind == "integer");
-    let type_fits = match schema.get("type") {
-        Some(Value::String(t)) => matches(t),
-        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).any(matches),
-        _ => schema.get("const").is_none_or(|c| c == value),
-    };
+    }
+}
+
+/// Whether `schema` is meant for values of `value`'s JSON type.
+fn fits_type(root: &Value, schema: &Value, value: &Value) -> bool {
+    let schema = dereferenced(root, schema);
+    match schema.get("type") {
+        Some(expected) => type_matches(expected, value),
+        None => schema.get("const").is_none_or(|c| json_equal(c, value)),
+    }
+}
+
+/// Whether `schema` is meant for values of `value`'s shape: its JSON type,
+/// and for objects the tag or keys that tell an enum's variants apart.
+fn fits_shape(root: &Value, schema: &Value, value: &Value) -> bool {
+    let schema = dereferenced(root, schema);
+    let type_fits = fits_type(root, schema, value);
     let Value::Object(fields) = value else { return type_fits };
     type_fits && object_fits(schema, fields)
 }
@@ -252,15 +437,20 @@ fn object_fits(schema: &Value, fields: &Map<String, Value>) -> bool {
     })
 }
 
+/// A local reference (`#/$defs/Name`); remote ones are not followed.
 fn resolve<'a>(root: &'a Value, target: &str) -> Option<&'a Value> {
-    root.pointer(target.strip_prefix('#')?)
+    let pointer = target.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(pointer)
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{check, is_multiple, violations};
+    use super::{check, is_multiple, validate, violations};
 
     #[test]
     fn reports_every_broken_constraint_with_its_path() {
@@ -349,5 +539,134 @@ mod tests {
         assert!(check(&json!({"pattern": "[0-9]"}), &json!("a1b")).is_empty());
         // Look-around is not supported by the regex crate: not checked.
         assert!(check(&json!({"pattern": "^(?=a)"}), &json!("b")).is_empty());
+    }
+
+    /// Schemas over the keywords the walker knows, as tool schemas use them.
+    fn oracle_schemas() -> Vec<serde_json::Value> {
+        vec![
+            json!({"type": "integer", "minimum": 1, "maximum": 10}),
+            json!({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1.5, "multipleOf": 0.5}),
+            json!({"type": "integer", "multipleOf": 3}),
+            json!({"type": "string", "minLength": 2, "maxLength": 4}),
+            json!({"type": "string", "pattern": "^[a-c]+$"}),
+            json!({"enum": ["a", 1, null, [1, 2]]}),
+            json!({"const": {"k": 1}}),
+            json!({"type": ["string", "null"], "maxLength": 1}),
+            json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1, "maxItems": 3}),
+            json!({"type": "array", "uniqueItems": true}),
+            json!({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer", "maximum": 5}},
+                "required": ["a"], "additionalProperties": false}),
+            json!({"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 1,
+                "maxProperties": 2}),
+            json!({"anyOf": [{"type": "string", "maxLength": 2}, {"type": "null"}]}),
+            json!({"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 2}]}),
+            json!({"allOf": [{"type": "integer", "minimum": 0}, {"maximum": 5}]}),
+            json!({"not": {"type": "string"}}),
+            json!({"$ref": "#/$defs/Small", "$defs": {"Small": {"type": "integer", "maximum": 2}}}),
+            json!({"type": "object", "properties": {"shape": {"oneOf": [
+                {"type": "object", "properties": {"kind": {"const": "circle"}, "radius": {"type": "number",
+                    "minimum": 0}}, "required": ["kind", "radius"]},
+                {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "number",
+                    "maximum": 10}}, "required": ["kind", "side"]}
+            ]}}}),
+            json!(false),
+            json!(true),
+        ]
+    }
+
+    fn oracle_instances() -> Vec<serde_json::Value> {
+        vec![
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(1),
+            json!(1.0),
+            json!(2),
+            json!(3),
+            json!(1.5),
+            json!(0.5),
+            json!(11),
+            json!(-1),
+            json!(""),
+            json!("a"),
+            json!("ab"),
+            json!("abcd"),
+            json!("abcde"),
+            json!("xyz"),
+            json!([]),
+            json!([1, 2]),
+            json!([1, 1.0]),
+            json!(["a", 1]),
+            json!(["a", "b"]),
+            json!(["a", 1, 2]),
+            json!([0, 1, 2, 3]),
+            json!([-1]),
+            json!({}),
+            json!({"k": 1}),
+            json!({"a": "x"}),
+            json!({"a": "x", "b": 6}),
+            json!({"a": "x", "c": 1}),
+            json!({"b": 1}),
+            json!({"x": 1, "y": 2, "z": 3}),
+            json!({"x": "1"}),
+            json!({"shape": {"kind": "circle", "radius": -1}}),
+            json!({"shape": {"kind": "square", "side": 3}}),
+            json!({"shape": {"kind": "square"}}),
+        ]
+    }
+
+    /// The oracle's verdict: the `jsonschema` crate, draft 2020-12.
+    fn oracle_accepts(schema: &serde_json::Value, instance: &serde_json::Value) -> bool {
+        jsonschema::draft202012::new(schema).expect("a valid schema").is_valid(instance)
+    }
+
+    /// Over the whole schema the walker agrees with the oracle; checking
+    /// constraints alone, it never rejects what the oracle accepts.
+    #[test]
+    fn the_walker_agrees_with_the_jsonschema_crate() {
+        for schema in oracle_schemas() {
+            for instance in oracle_instances() {
+                let accepted = oracle_accepts(&schema, &instance);
+                let whole = validate(&schema, &instance);
+                assert_eq!(whole.is_empty(), accepted, "schema {schema}, instance {instance}: {whole:?}");
+                if accepted {
+                    assert!(check(&schema, &instance).is_empty(), "schema {schema}, instance {instance}");
+                }
+            }
+        }
+    }
+
+    fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(|b| json!(b)),
+            (-4i64..14).prop_map(|n| json!(n)),
+            (-8i32..24).prop_map(|n| json!(f64::from(n) / 4.0)),
+            "[a-d]{0,5}".prop_map(|s| json!(s)),
+        ];
+        leaf.prop_recursive(3, 12, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+                proptest::collection::btree_map("[a-c]|kind|radius|side|shape", inner, 0..4)
+                    .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn random_instances_get_the_oracles_verdict(instance in any_value()) {
+            for schema in oracle_schemas() {
+                let accepted = oracle_accepts(&schema, &instance);
+                let whole = validate(&schema, &instance);
+                proptest::prop_assert_eq!(whole.is_empty(), accepted, "schema {}, instance {}: {:?}", schema, instance, whole);
+                if accepted {
+                    proptest::prop_assert!(check(&schema, &instance).is_empty(), "schema {}, instance {}", schema, instance);
+                }
+            }
+        }
     }
 }

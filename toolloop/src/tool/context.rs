@@ -1,5 +1,6 @@
 //! What a tool call knows about the run it belongs to, while it runs.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -9,8 +10,6 @@ use tokio::time::Instant;
 
 use crate::cancel::{CancellationToken, Cancelled};
 use crate::message::ToolCall;
-use crate::run::SubRuns;
-use crate::stream::EventSink;
 
 tokio::task_local! {
     static CURRENT: ToolContext;
@@ -76,17 +75,10 @@ struct Batch {
     remaining_tokens: Option<u64>,
     /// The tools of the calls the batch is nested in, outermost first.
     path: Vec<String>,
-    /// Where sub-runs started by its calls report; `None` outside an engine.
-    run: Option<RunLink>,
-}
-
-/// How a sub-run reaches the run whose tool call started it.
-#[derive(Clone, Debug)]
-pub(crate) struct RunLink {
-    /// Where sub-runs report how they ended, and keep conversations.
-    pub(crate) sub_runs: Arc<SubRuns>,
-    /// The run's event stream, when it is streamed.
-    pub(crate) events: Option<EventSink>,
+    /// Where sub-runs started by its calls report (the engine's
+    /// `run::RunLink`, which this layer carries without knowing); `None`
+    /// outside an engine.
+    run: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -159,9 +151,10 @@ impl ToolContext {
         &self.batch.path
     }
 
-    /// Where sub-runs started by this call report; `None` outside an engine.
-    pub(crate) fn run(&self) -> Option<&RunLink> {
-        self.batch.run.as_ref()
+    /// Where sub-runs started by this call report (a `run::RunLink`);
+    /// `None` outside an engine.
+    pub(crate) fn run<T: Any>(&self) -> Option<&T> {
+        self.batch.run.as_deref()?.downcast_ref()
     }
 }
 
@@ -175,7 +168,7 @@ impl CallScope {
         cancel: &CancellationToken,
         deadline: Option<Instant>,
         remaining_tokens: Option<u64>,
-        run: Option<RunLink>,
+        run: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Self {
         let path = CURRENT
             .try_with(|outer| outer.batch.path.iter().cloned().chain([outer.tool.clone()]).collect())

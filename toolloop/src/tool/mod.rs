@@ -16,8 +16,8 @@ use std::future::Future;
 use serde_json::Value;
 
 pub use blocking::run_blocking;
+pub(crate) use context::CallScope;
 pub use context::ToolContext;
-pub(crate) use context::{CallScope, RunLink};
 pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
 pub(crate) use doc::doc_summary;

@@ -1,6 +1,5 @@
 //! A set of tools looked up by name, and the execution of one tool call.
 
-use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
@@ -15,6 +14,7 @@ use super::context::{CallScope, ToolContext};
 use super::{Tool, ToolDefinition, ToolError, ToolOutput};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
+use crate::panic::panic_message;
 
 /// How long a tool may run when neither it nor its set says otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -337,12 +337,4 @@ impl ToolExecution {
     fn failed(call: &ToolCall, kind: FailureKind, message: String, started: Instant) -> Self {
         Self { result: ToolResult::failure(&call.id, kind, message), output: None, elapsed: started.elapsed() }
     }
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }

@@ -12,6 +12,7 @@ use super::format::{ApiKey, WireFormat};
 use super::model::{HttpModel, Shared};
 use super::retry::RetryPolicy;
 use super::secret::Secret;
+use super::transport::Recorder;
 use super::{ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
 use crate::model::ReasoningConfig;
 
@@ -156,14 +157,21 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// the call fails with [`ModelErrorKind::Timeout`](crate::ModelErrorKind::Timeout)
     /// (default: [`DEFAULT_IDLE_TIMEOUT`](super::DEFAULT_IDLE_TIMEOUT)).
     /// `Duration::MAX` waits forever; zero is rejected by `build()`.
+    /// A stall before the stream's first content is retried once at most
+    /// (see [`retry_policy`](Self::retry_policy)), so a call that stalls
+    /// fails after about twice this.
     pub fn idle_timeout(mut self, idle: Duration) -> Self {
         self.http.idle_timeout = idle;
         self
     }
 
     /// Sets how failed requests are retried (default: [`RetryPolicy::default`]).
-    /// A streamed call is retried until the server answers with success,
-    /// never after its first byte.
+    /// A streamed call is retried until its first content: a failure status,
+    /// or an error event, a cut connection or a stall after the server
+    /// answered but before any text, reasoning or tool call came (empty
+    /// deltas and usage reports are not content), is retried as the policy
+    /// says — a stall once at most; a failure after content is not, since
+    /// part of the answer has been shown.
     pub fn retry_policy(mut self, retry: RetryPolicy) -> Self {
         self.http.retry = retry;
         self
@@ -188,14 +196,10 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         self
     }
 
-    /// Records every HTTP exchange of the model into `cassette`, or replays
-    /// them from it without sending anything, as the cassette's
-    /// [mode](crate::testing::CassetteMode) says: for testing agents
-    /// against a real API once and offline ever after. A replaying model
-    /// needs no API key. Any number of models may share one cassette; their
-    /// exchanges are played in the order they were recorded.
-    pub fn cassette(mut self, cassette: &crate::testing::Cassette) -> Self {
-        self.http.cassette = Some(cassette.tape());
+    /// Puts `recorder` between the model and the network (see
+    /// [`cassette`](Self::cassette), in the `testing` module).
+    pub(crate) fn recorder(mut self, recorder: Arc<dyn Recorder>) -> Self {
+        self.http.cassette = Some(recorder);
         self
     }
 
@@ -226,7 +230,14 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             (None, _) => {}
         }
         let base_url = self.http.base_url.as_deref().unwrap_or(W::DEFAULT_BASE_URL);
-        let http = HttpClient::new(W::PROVIDER, (base_url, &self.format.path()), headers, &self.http, W::FRAMING, W::error_body)?;
+        let http = HttpClient::new(
+            W::PROVIDER,
+            (base_url, &self.format.path()),
+            headers,
+            &self.http,
+            W::FRAMING,
+            W::error_body,
+        )?;
         Ok(HttpModel {
             shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),

@@ -15,7 +15,7 @@ use super::error::{self, ErrorBodyParser};
 use super::format::Framing;
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
-use super::transport::{Incoming, Network, Outgoing, Transport};
+use super::transport::{Incoming, Network, Outgoing, Recorder, Transport};
 use crate::model::{ModelError, ModelErrorKind};
 
 /// The largest response body read by default: far above any real model
@@ -36,7 +36,7 @@ pub(crate) struct HttpSettings {
     pub(crate) headers: Vec<(String, Secret)>,
     pub(crate) max_response_bytes: u64,
     /// Records or replays every exchange instead of (only) sending it.
-    pub(crate) cassette: Option<Arc<crate::testing::cassette::Tape>>,
+    pub(crate) cassette: Option<Arc<dyn Recorder>>,
 }
 
 impl fmt::Debug for HttpSettings {
@@ -143,7 +143,7 @@ impl HttpClient {
         }
         let network = Network::new(new_client()?);
         let transport: Arc<dyn Transport> = match &settings.cassette {
-            Some(tape) => Arc::new(tape.transport(network, secrets(settings, &parsed_url))),
+            Some(recorder) => Arc::clone(recorder).transport(network, secrets(settings, &parsed_url)),
             None => Arc::new(network),
         };
         Ok(Self {
@@ -208,8 +208,8 @@ impl HttpClient {
     /// Posts `body` for a streamed response: retries as for
     /// [`post_json`](Self::post_json) until a success status, then hands
     /// over the body's bytes, each wait for the next bounded by the idle
-    /// timeout. Failures after the first byte are not retried here: the
-    /// consumer has seen events by then.
+    /// timeout. Failures in the body are not retried here: the model
+    /// retries those before the first content (`open_stream_retrying`).
     pub(crate) async fn post_stream(
         &self,
         url: &reqwest::Url,

@@ -40,7 +40,7 @@ pub(crate) use format::RequestHeaders;
 pub use format::WireFormat;
 pub(crate) use format::{ApiKey, CallSettings, Format, Framing};
 pub(crate) use secret::Secret;
-pub(crate) use transport::{BodyStream, Incoming, Network, Outgoing, Transport};
+pub(crate) use transport::{BodyStream, Incoming, Network, Outgoing, Recorder, Transport};
 
 pub use model::HttpModel;
 pub use retry::RetryPolicy;

@@ -16,8 +16,8 @@ use super::ndjson::{MAX_LINE_BYTES, ndjson_frames};
 use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelRequest, ModelResponse, ModelStream, ReasoningConfig, ResponseAccumulator,
-    until_content,
+    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, ReasoningConfig,
+    ResponseAccumulator, until_content,
 };
 
 /// A model behind an HTTP API speaking wire format `W`:
@@ -174,9 +174,15 @@ impl<W: WireFormat> HttpModel<W> {
     /// then; the events before content (started, usage) are held back until
     /// it comes. A failure after content ends the stream: its consumer has
     /// seen part of an answer.
+    ///
+    /// A stall before content (nothing for the idle timeout) is retried
+    /// once at most, whatever the policy allows: the stalls of one call
+    /// share a budget of two idle timeouts, so the caller hears of a dead
+    /// server after about twice the idle timeout, not once per retry.
     async fn open_stream_retrying(&self, request: ModelRequest<'_>) -> Result<Opened<W>, ModelError> {
         let policy = self.shared.http.retry_policy();
         let mut retry = 0;
+        let mut stalled = false;
         loop {
             let mut events = self.open_stream(request).await?;
             let error = match until_content(&mut events).await {
@@ -186,9 +192,11 @@ impl<W: WireFormat> HttpModel<W> {
                 }
                 Err(error) => error,
             };
-            if !error.is_retryable() || retry >= policy.max_retries() {
+            let stall = error.kind() == ModelErrorKind::Timeout;
+            if !error.is_retryable() || retry >= policy.max_retries() || (stall && stalled) {
                 return Err(error.with_attempts(retry + 1));
             }
+            stalled |= stall;
             let delay = policy.delay(retry, error.retry_after());
             tracing::warn!(
                 provider = W::PROVIDER,

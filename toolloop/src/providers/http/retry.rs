@@ -17,6 +17,12 @@ use reqwest::header::HeaderMap;
 /// sets one: any positive value for Anthropic, up to 120 s for OpenAI and
 /// Ollama.
 ///
+/// A streamed call is retried until its first content (text, reasoning or a
+/// tool call; not an empty delta or a usage report): an error event, a cut
+/// connection or a stall before it is retried like a failure status. A stall
+/// is retried once at most, so a stalled call fails after about twice the
+/// idle timeout. Nothing is retried once content has been shown.
+///
 /// Dropping the future of a model call interrupts a wait, so a run's
 /// [`max_duration`](crate::run::LoopOptions::max_duration) and cancellation bound
 /// every wait however long the server asks for.

@@ -1,12 +1,11 @@
 //! The `tracing` span of one model call and the debug dump of what was sent.
 
-use std::fmt::Write as _;
 use std::time::Instant;
 
 use tracing::Instrument as _;
 use tracing::{Level, Span, field};
 
-use crate::message::{ContentBlock, Message};
+use crate::message::summarize;
 use crate::model::{BoxFuture, ModelError, ModelRequest, ModelResponse, StreamEvent};
 
 /// Tracks one model call: a `model_call` span carrying provider, model,
@@ -42,7 +41,7 @@ impl CallTrace {
                 "model request",
             );
             for (index, message) in request.messages.iter().enumerate() {
-                tracing::debug!(index, role = ?message.role, from = message.provider.as_deref(), blocks = %summary(message), "message");
+                tracing::debug!(index, role = ?message.role, from = message.provider.as_deref(), blocks = %summarize(&message.content), "message");
             }
         }
         Self { span, started: Instant::now() }
@@ -110,64 +109,11 @@ impl CallTrace {
                 self.span.record("cache_write_tokens", usage.cache_write_tokens);
                 self.span.record("stop_reason", field::debug(&response.stop_reason));
                 let _entered = self.span.enter();
-                tracing::debug!(blocks = %summary_of(&response.content), "model response");
+                tracing::debug!(blocks = %summarize(&response.content), "model response");
             }
             Err(error) => {
                 self.span.record("error", field::display(error));
             }
         }
-    }
-}
-
-fn summary(message: &Message) -> String {
-    summary_of(&message.content)
-}
-
-/// `text(12 chars), tool_call(id=…, name=…), tool_result(call_id=…, error=…)`.
-fn summary_of(content: &[ContentBlock]) -> String {
-    let mut out = String::new();
-    for block in content {
-        if !out.is_empty() {
-            out.push_str(", ");
-        }
-        let _ = match block {
-            ContentBlock::Text { text } => write!(out, "text({} chars)", text.chars().count()),
-            ContentBlock::ToolCall(call) => write!(out, "tool_call(id={}, name={})", call.id, call.name),
-            ContentBlock::ToolResult(result) => match result.failure {
-                Some(kind) => write!(out, "tool_result(call_id={}, error={kind})", result.call_id),
-                None => write!(out, "tool_result(call_id={})", result.call_id),
-            },
-            ContentBlock::Reasoning(reasoning) => {
-                write!(
-                    out,
-                    "reasoning({} chars, opaque={})",
-                    reasoning.visible_text().chars().count(),
-                    reasoning.opaque.is_some()
-                )
-            }
-        };
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::summary_of;
-    use crate::message::{ContentBlock, FailureKind, ToolCall, ToolResult};
-
-    #[test]
-    fn summaries_name_kinds_ids_and_tools_but_not_contents() {
-        let content = vec![
-            ContentBlock::text("secret plans"),
-            ContentBlock::ToolCall(ToolCall::new("c1", "weather", json!({"city": "Paris"}))),
-            ContentBlock::ToolResult(ToolResult::failure("c0", FailureKind::ToolFailed, "boom")),
-        ];
-        let summary = summary_of(&content);
-        assert_eq!(
-            summary,
-            "text(12 chars), tool_call(id=c1, name=weather), tool_result(call_id=c0, error=tool_failed)"
-        );
     }
 }

@@ -8,7 +8,9 @@
 //! [`Cassette`](crate::testing::Cassette) records what passes through it,
 //! or replays what it recorded without sending anything.
 
+use std::fmt;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,7 +20,19 @@ use reqwest::header::HeaderMap;
 use super::body::WireBody;
 use super::error;
 use super::format::Framing;
+use super::secret::Secret;
 use crate::model::{BoxFuture, ModelError};
+
+/// What stands between a model and the network when testing: a
+/// [`Cassette`](crate::testing::Cassette) recording or replaying exchanges.
+pub(crate) trait Recorder: Send + Sync + fmt::Debug {
+    /// Whether it answers from a recording (no network, no key needed).
+    fn is_replaying(&self) -> bool;
+
+    /// The transport of one model: `network` behind the recorder, and the
+    /// model's `secrets` kept out of anything it writes.
+    fn transport(self: Arc<Self>, network: Network, secrets: Vec<Secret>) -> Arc<dyn Transport>;
+}
 
 /// A response body, chunk by chunk as it arrives.
 pub(crate) type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, ModelError>> + Send>>;

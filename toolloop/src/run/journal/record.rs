@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelResponse};
+use crate::usage::Usage;
 
 /// The version of the recorded form ([`Record`]) this toolloop writes and
 /// reads. See [the module docs](super#the-recorded-form) for when it changes.
@@ -111,6 +112,9 @@ pub struct ModelFailure {
     /// The prompt's size and the limit, for a context overflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_overflow: Option<(Option<u64>, Option<u64>)>,
+    /// The usage the provider reported for the call before it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 const KINDS: [ModelErrorKind; 15] = [
@@ -143,6 +147,7 @@ impl From<&ModelError> for ModelFailure {
             error_type: error.error_type().map(str::to_owned),
             request_id: error.request_id().map(str::to_owned),
             context_overflow: error.context_overflow().map(|overflow| (overflow.prompt_tokens, overflow.limit)),
+            usage: error.usage(),
         }
     }
 }
@@ -163,6 +168,9 @@ impl ModelFailure {
         if let Some((prompt_tokens, limit)) = self.context_overflow {
             error = error.with_context_overflow(ContextOverflow { prompt_tokens, limit });
         }
+        if let Some(usage) = self.usage {
+            error = error.with_usage(usage);
+        }
         error
     }
 }
@@ -179,7 +187,8 @@ mod tests {
             .with_retry_after(Some(Duration::from_millis(1_500)))
             .with_request_id(Some("req_1".to_owned()))
             .with_context_overflow(overflow)
-            .with_attempts(2);
+            .with_attempts(2)
+            .with_usage(Usage { input_tokens: 12, output_tokens: 3, ..Usage::default() });
         let record = Record::new(ModelFailure::from(&error));
         let json = serde_json::to_value(&record).unwrap();
         let back: ModelFailure = Record::decode("model call 1", &json).unwrap();
@@ -189,6 +198,8 @@ mod tests {
         assert_eq!(again.retry_after(), error.retry_after());
         assert_eq!(again.context_overflow(), error.context_overflow());
         assert_eq!(again.attempts(), 2);
+        // A failed call's reported usage is counted by the run: a replay counts it too.
+        assert_eq!(again.usage(), error.usage());
         assert_eq!(again.to_string(), error.to_string());
         for kind in KINDS {
             assert_eq!(ModelFailure::from(&ModelError::new(kind, "p", "m")).to_error().kind(), kind);

@@ -29,6 +29,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::providers::{HttpModelBuilder, WireFormat};
+
 pub use matching::Difference as RequestDifference;
 pub(crate) use tape::Tape;
 
@@ -297,5 +299,18 @@ impl CassetteBuilder {
         let mode = self.mode.unwrap_or_else(CassetteMode::from_env);
         let tape = Tape::new(self.path, mode, self.ignored)?;
         Ok(Cassette { tape: Arc::new(tape), allow_unplayed: self.allow_unplayed, finished: false })
+    }
+}
+// The builder's setter lives with the cassette, so the providers need not
+// know the testing module (they see a `Recorder`).
+impl<W: WireFormat> HttpModelBuilder<W> {
+    /// Records every HTTP exchange of the model into `cassette`, or replays
+    /// them from it without sending anything, as the cassette's
+    /// [mode](crate::testing::CassetteMode) says: for testing agents
+    /// against a real API once and offline ever after. A replaying model
+    /// needs no API key. Any number of models may share one cassette; their
+    /// exchanges are played in the order they were recorded.
+    pub fn cassette(self, cassette: &Cassette) -> Self {
+        self.recorder(cassette.tape())
     }
 }

@@ -17,7 +17,7 @@ use super::file::{File, Interaction, Request, Response, ResponseBody};
 use super::matching::{self, Ignored};
 use super::{CassetteError, CassetteMode};
 use crate::model::{BoxFuture, ModelError, ModelErrorKind};
-use crate::providers::{BodyStream, Framing, Incoming, Network, Outgoing, Secret, Transport};
+use crate::providers::{BodyStream, Framing, Incoming, Network, Outgoing, Recorder, Secret, Transport};
 
 /// A cassette's state: its file, mode and what has been played or
 /// recorded so far. Models hold it through their transport.
@@ -52,6 +52,16 @@ enum Slot {
 impl fmt::Debug for Tape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cassette").field("path", &self.path).field("mode", &self.mode).finish_non_exhaustive()
+    }
+}
+
+impl Recorder for Tape {
+    fn is_replaying(&self) -> bool {
+        Tape::is_replaying(self)
+    }
+
+    fn transport(self: Arc<Self>, network: Network, secrets: Vec<Secret>) -> Arc<dyn Transport> {
+        Arc::new(Tape::transport(&self, network, secrets))
     }
 }
 

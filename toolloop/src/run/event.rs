@@ -4,8 +4,9 @@ use std::convert::Infallible;
 
 use serde_json::Value;
 
+use super::outcome::{RunError, RunOutput};
 use crate::message::{ToolCall, ToolResult};
-use crate::run::{DeferralReason, RunError, RunOutput};
+use crate::run::DeferralReason;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -82,8 +83,9 @@ pub enum RunEvent<T> {
         /// What went wrong, in words.
         error: String,
         /// The tokens the call had reported before it failed (providers
-        /// may bill them). The run's usage counts answered calls only, as
-        /// a non-streamed run's does.
+        /// may bill them). When the call failed (rather than being
+        /// cancelled or outlasting the run's `max_duration`), the run's
+        /// usage counts them, as a non-streamed run's does.
         usage: Usage,
     },
     /// The model call of an iteration answered.

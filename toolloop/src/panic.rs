@@ -1,4 +1,4 @@
-//! Callbacks may panic; a run reports the message and goes on.
+//! Callbacks and tools may panic; a run reports the message and goes on.
 
 use std::any::Any;
 

@@ -1,0 +1,15 @@
+//! What a tool call carries of the run that made it, for the sub-runs it starts.
+
+use std::sync::Arc;
+
+use super::sink::EventSink;
+use super::sub_runs::SubRuns;
+
+/// How a sub-run reaches the run whose tool call started it.
+#[derive(Clone, Debug)]
+pub(crate) struct RunLink {
+    /// Where sub-runs report how they ended, and keep conversations.
+    pub(crate) sub_runs: Arc<SubRuns>,
+    /// The run's event stream, when it is streamed.
+    pub(crate) events: Option<EventSink>,
+}
