@@ -50,5 +50,5 @@ pub(crate) use engine::{Engine, deadline_passed};
 pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
 pub(crate) use output_stream::OutputSource;
-pub(crate) use resume::{Resume, segment_usage};
 pub(crate) use sub_runs::SubRuns;
+pub(crate) use resume::{Resume, segment_usage};

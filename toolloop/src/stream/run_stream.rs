@@ -56,11 +56,7 @@ impl EventSink {
     /// Where a sub-run started by the tool call `call_id` reports: into
     /// this run's events, each one tagged with the call and the agent.
     pub(crate) fn sub_run(&self, call_id: &str, agent: &str) -> Self {
-        Self(Destination::SubRun {
-            parent: Box::new(self.clone()),
-            call_id: call_id.to_owned(),
-            agent: agent.to_owned(),
-        })
+        Self(Destination::SubRun { parent: Box::new(self.clone()), call_id: call_id.to_owned(), agent: agent.to_owned() })
     }
 
     /// Moves the events sent so far into `ready` (empty), in order.

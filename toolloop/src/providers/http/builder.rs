@@ -226,14 +226,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             (None, _) => {}
         }
         let base_url = self.http.base_url.as_deref().unwrap_or(W::DEFAULT_BASE_URL);
-        let http = HttpClient::new(
-            W::PROVIDER,
-            (base_url, &self.format.path()),
-            headers,
-            &self.http,
-            W::FRAMING,
-            W::error_body,
-        )?;
+        let http = HttpClient::new(W::PROVIDER, (base_url, &self.format.path()), headers, &self.http, W::FRAMING, W::error_body)?;
         Ok(HttpModel {
             shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),
