@@ -3,14 +3,15 @@
 //! - the output tool (the default): the model calls `final_output`;
 //! - native: the provider holds the final answer to the output type's
 //!   schema (OpenAI `response_format`, Responses `text.format`, Anthropic
-//!   `output_config.format`, Ollama `format`);
+//!   `output_config.format`, Ollama `format`, Gemini `responseJsonSchema`);
 //! - prompted: the schema is in the system prompt and the JSON is read from
 //!   the answer.
 //!
 //! In every mode the model may call the helper tool first, and the output
 //! is validated the same way. It runs on a real model when the environment
 //! configures one (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or
-//! `OPENAI_BASE_URL`, `OLLAMA_HOST`), offline on scripted models otherwise.
+//! `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`), offline on scripted
+//! models otherwise.
 
 use serde_json::json;
 use toolloop::agent::OutputMode;

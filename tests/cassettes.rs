@@ -1,4 +1,4 @@
-//! Cassettes over every wire, streamed and not: the city agent runs
+//! Cassettes over every wire (Gemini's too), streamed and not: the city agent runs
 //! against a local fake that enforces the API's rules (as a real API
 //! would), recording; then the fake is stopped (its runtime dropped) and
 //! the same agent replays the cassette with no key, reaching the same
@@ -19,12 +19,14 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::stream::RunEvent;
 use toolloop::testing::{Cassette, CassetteError, CassetteMode};
 use toolloop::{Conversation, Model, ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
+use toolloop_workspace::gemini_rules::{GeminiRules, Part};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
 use toolloop_workspace::{RecordedRequest, Reply, TestServer, streamed};
 
@@ -303,6 +305,98 @@ fn responses_reasoning_loop_records_and_replays() {
 #[test]
 fn responses_reasoning_loop_streamed_records_and_replays() {
     responses_reasoning(true);
+}
+
+// ---- Gemini: thought signatures ----------------------------------------
+
+/// The Gemini fake: it signs each response's first function call and
+/// rejects a request whose signatures are missing or not byte for byte the
+/// ones it issued; the model and the method (streamed or not) are in the path.
+fn gemini_fake() -> Fake {
+    let rules = GeminiRules::new();
+    let turns: Mutex<VecDeque<Vec<Part<'static>>>> = Mutex::new(VecDeque::from([
+        vec![
+            Part::Thought("Two cities: look both up at once."),
+            Part::Call("population", json!({"city": "Paris"})),
+            Part::Call("population", json!({"city": "Berlin"})),
+        ],
+        vec![Part::Thought("Paris first, I think."), Part::Call("final_output", json!({"largest": "Paris"}))],
+        vec![Part::Thought("Berlin."), Part::Call("final_output", json!({"largest": "Berlin"}))],
+    ]));
+    Box::new(move |request| {
+        // Checked before a turn is taken, so a rejected request uses none.
+        if let Err(rejection) = rules.admit(request) {
+            return rejection.reply();
+        }
+        match turns.lock().unwrap().pop_front() {
+            Some(parts) => rules.reply(request, &parts),
+            None => {
+                Reply::json(500, &json!({"error": {"code": 500, "message": "no more answers", "status": "INTERNAL"}}))
+            }
+        }
+    })
+}
+
+fn thinking_gemini(url: &str, key: Option<&str>, cassette: &Cassette) -> Gemini {
+    let mut builder = Gemini::builder()
+        .base_url(url)
+        .model("gemini-3-pro-preview")
+        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
+        .cassette(cassette);
+    if let Some(key) = key {
+        builder = builder.api_key(key);
+    }
+    builder.build().unwrap()
+}
+
+fn gemini_thinking(streamed: bool) {
+    let name = format!("gemini_thinking_streamed_{streamed}");
+    let (recorded, replayed, requests, text) =
+        record_and_replay(&name, gemini_fake(), thinking_gemini, |model| run_agent(model, streamed));
+    assert_same_run(&recorded, &replayed);
+    assert_eq!(requests.len(), 3, "every request passed the fake's signature checks");
+    assert_eq!(requests[0].header("x-goog-api-key"), Some(CANARY_KEY), "the key was sent to the API");
+    let method = if streamed { "streamGenerateContent?alt=sse" } else { "generateContent" };
+    assert!(requests.iter().all(|r| r.path == format!("/v1beta/models/gemini-3-pro-preview:{method}")));
+    assert_no_secrets(&text);
+    let file: Value = serde_json::from_str(&text).unwrap();
+    let first = &file["interactions"][0];
+    assert_eq!(first["request"]["body"]["contents"][0]["parts"][0]["text"], QUESTION);
+    assert_eq!(first["request"]["body"]["generationConfig"]["thinkingConfig"]["includeThoughts"], json!(true));
+    // The signature the fake issued on the first call went back on that
+    // call, byte for byte: it is in the cassette, and the replay sent it
+    // again (a replayed request must match the recorded one).
+    let sent = requests[1].json();
+    let (index, call) = sent["contents"][1]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .find(|(_, part)| part.get("functionCall").is_some())
+        .unwrap();
+    let signature = call["thoughtSignature"].as_str().expect("the first call is signed");
+    assert_eq!(signature, GeminiRules::new().sign(1, index, call));
+    assert!(text.contains(signature));
+    if streamed {
+        let events = first["response"]["events"].as_array().unwrap();
+        assert!(events.len() > 2, "{events:?}");
+        assert!(events.iter().any(|event| event.to_string().contains(signature)));
+    } else {
+        let parts = first["response"]["body"]["candidates"][0]["content"]["parts"].to_string();
+        assert!(parts.contains(signature), "{parts}");
+    }
+    let kept = replayed.conversation.messages().iter().flat_map(toolloop::Message::reasoning).count();
+    assert!(kept >= 3, "thoughts and signatures are kept in the replayed conversation: {kept}");
+}
+
+#[test]
+fn gemini_thinking_loop_records_and_replays() {
+    gemini_thinking(false);
+}
+
+#[test]
+fn gemini_thinking_loop_streamed_records_and_replays() {
+    gemini_thinking(true);
 }
 
 // ---- OpenAI Chat Completions -------------------------------------------

@@ -180,3 +180,15 @@ async fn gemini_live_round_trip() {
     round_trip(&model).await;
     round_trip(&model.with_reasoning(ReasoningEffort::Off)).await;
 }
+
+/// Gemini 3 follows a response schema while it calls the weather tool.
+#[tokio::test]
+#[ignore = "live: calls the real API; run with --ignored and GEMINI_API_KEY set"]
+async fn gemini_live_native_output() {
+    require("GEMINI_API_KEY");
+    let mut builder = GeminiBuilder::from_env();
+    if let Some(name) = model_name("TOOLLOOP_LIVE_GEMINI_MODEL") {
+        builder = builder.model(name);
+    }
+    typed_round_trip(builder.build().unwrap(), toolloop::agent::OutputMode::Native).await;
+}

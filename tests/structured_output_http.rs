@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 use toolloop::agent::OutputMode;
 use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::Termination;
@@ -221,6 +222,99 @@ async fn ollama_takes_a_format_only_without_tools() {
     assert_eq!(server.requests().len(), 1, "only the first run's request was sent");
 }
 
+/// A Gemini model named `name`, at `server`.
+fn gemini(name: &str, server: &TestServer) -> Gemini {
+    Gemini::builder().api_key("k").model(name).base_url(server.url()).build().unwrap()
+}
+
+#[tokio::test]
+async fn native_on_gemini_3_is_a_json_schema_beside_callable_functions() {
+    let server = TestServer::respond_with(fake(Api::Gemini, tool_then_answer())).await;
+    let requests = native_run(Api::Gemini, gemini("gemini-3-flash-preview", &server), &server).await;
+    let first = requests[0].json();
+    let declared: Vec<&Value> =
+        first["tools"][0]["functionDeclarations"].as_array().unwrap().iter().map(|f| &f["name"]).collect();
+    assert_eq!(declared, [&json!("population")], "no output tool in native mode");
+    let config = &first["generationConfig"];
+    assert_eq!(config["responseMimeType"], json!("application/json"));
+    assert!(config.get("responseSchema").is_none(), "only one of the two schema fields");
+    let schema = &config["responseJsonSchema"];
+    // The type's own schema, not the strict shape: `note` stays optional.
+    assert_eq!(schema["required"], json!(["largest", "confidence"]));
+    assert_eq!(schema["properties"]["confidence"]["maximum"], json!(5), "Gemini reads numeric bounds");
+    // The function's result went back (after the signed call), with the schema still set.
+    let second = requests[1].json();
+    let contents = second["contents"].as_array().unwrap();
+    assert!(contents[1]["parts"][0]["thoughtSignature"].is_string(), "the call's signature went back");
+    assert!(contents.last().unwrap()["parts"][0]["functionResponse"].is_object());
+    assert_eq!(second["generationConfig"], first["generationConfig"]);
+}
+
+#[tokio::test]
+async fn gemini_before_3_takes_a_schema_only_without_functions() {
+    let server =
+        TestServer::respond_with(fake(Api::Gemini, vec![Turn::answer(r#"{"largest": "Rome", "confidence": 2}"#)]))
+            .await;
+    let model = || gemini("gemini-2.5-flash", &server);
+    let without_tools = Agent::builder().model(model()).output::<Report>().native_output().build().unwrap();
+    let mut conversation = question();
+    assert_eq!(without_tools.run(&mut conversation).await.unwrap().output.largest, "Rome");
+    let body = server.requests()[0].json();
+    assert_eq!(body["generationConfig"]["responseJsonSchema"]["properties"]["largest"]["type"], json!("string"));
+    assert!(body.get("tools").is_none());
+    // With tools the API answers 400: refused at build time, and auto picks the output tool.
+    let error = agent(model(), OutputMode::Native).unwrap_err();
+    assert!(matches!(error, BuildError::NativeOutputUnsupported { .. }), "{error}");
+    assert_eq!(agent(model(), OutputMode::Auto).unwrap().output_mode(), OutputMode::Tool);
+    assert_eq!(
+        agent(gemini("gemini-3-pro-preview", &server), OutputMode::Auto).unwrap().output_mode(),
+        OutputMode::Native,
+        "auto is native on Gemini 3"
+    );
+    // A request built by hand with both fails before it is sent, naming the modes to use.
+    let schema = ResponseSchema::new("report", json!({"type": "object", "properties": {}}));
+    let tools = [toolloop::ToolDefinition::from_schema("t", "A tool.", json!({"type": "object"}))];
+    let history = [toolloop::Message::user("hi")];
+    let request = ModelRequest::new(&history).with_tools(&tools).with_response_schema(&schema);
+    let error = model().complete(request).await.unwrap_err();
+    assert_eq!((error.kind(), error.status()), (ModelErrorKind::InvalidRequest, None));
+    assert!(error.to_string().contains("prompted output mode"), "{error}");
+    assert_eq!(server.requests().len(), 1, "only the first run's request was sent");
+}
+
+#[tokio::test]
+async fn a_gemini_answer_blocked_for_safety_is_a_typed_ending() {
+    let server = TestServer::respond_with(fake(Api::Gemini, vec![Turn::Refusal(String::new())])).await;
+    let mut conversation = question();
+    let agent = agent(gemini("gemini-3-flash-preview", &server), OutputMode::Native).unwrap();
+    let error = agent.run(&mut conversation).await.unwrap_err();
+    assert_eq!(
+        error.termination(),
+        &Termination::Refused { attempt: 1, message: "the provider's content filter blocked the answer".into() }
+    );
+    assert_eq!(server.requests().len(), 1, "a blocked answer is not retried");
+    assert_eq!(error.metadata().usage.output_tokens, 50, "usage is still reported");
+    assert!(conversation.unanswered_tool_calls().is_empty());
+}
+
+#[tokio::test]
+async fn a_gemini_answer_cut_off_mid_json_is_fed_back_as_a_user_turn() {
+    let server = TestServer::respond_with(fake(
+        Api::Gemini,
+        vec![Turn::CutOff(r#"{"largest": "Par"#.into()), Turn::answer(r#"{"largest": "Paris", "confidence": 1}"#)],
+    ))
+    .await;
+    let mut conversation = question();
+    let done =
+        agent(gemini("gemini-3-flash-preview", &server), OutputMode::Native).unwrap().run(&mut conversation).await;
+    let done = done.unwrap();
+    assert_eq!((done.output.confidence, done.metadata.attempts), (1, 2));
+    let second = server.requests()[1].json();
+    let feedback = second["contents"].as_array().unwrap().last().unwrap();
+    assert_eq!(feedback["role"], json!("user"));
+    assert!(feedback["parts"].to_string().contains("cut off at the output token limit"), "{feedback}");
+}
+
 #[tokio::test]
 async fn prompted_output_puts_the_schema_in_the_system_prompt_and_reads_a_fenced_answer() {
     let server = TestServer::respond_with(fake(
@@ -299,13 +393,17 @@ async fn streamed_deltas(agent: &Agent<Report>) -> (Vec<Value>, Report) {
 
 #[tokio::test]
 async fn the_output_streams_as_it_forms_in_every_mode() {
-    for (api, mode) in
-        [(Api::Chat, OutputMode::Native), (Api::Anthropic, OutputMode::Native), (Api::Ollama, OutputMode::Prompted)]
-    {
+    for (api, mode) in [
+        (Api::Chat, OutputMode::Native),
+        (Api::Anthropic, OutputMode::Native),
+        (Api::Ollama, OutputMode::Prompted),
+        (Api::Gemini, OutputMode::Native),
+    ] {
         let server = TestServer::respond_with(fake(api, tool_then_answer())).await;
         let model: Box<dyn Model> = match api {
             Api::Chat => Box::new(OpenAi::builder().api_key("k").base_url(server.url()).build().unwrap()),
             Api::Anthropic => Box::new(Anthropic::builder().api_key("k").base_url(server.url()).build().unwrap()),
+            Api::Gemini => Box::new(gemini("gemini-3-flash-preview", &server)),
             _ => Box::new(Ollama::builder().base_url(server.url()).build().unwrap()),
         };
         let (deltas, output) = streamed_deltas(&agent(model, mode).unwrap()).await;
@@ -313,7 +411,12 @@ async fn the_output_streams_as_it_forms_in_every_mode() {
         assert!(deltas.iter().any(|partial| partial.get("largest").is_some_and(|l| l != "Paris")), "{deltas:?}");
         assert_eq!(deltas.last().unwrap(), &json!({"largest": "Paris", "confidence": 4, "note": null}));
         assert_eq!(output.largest, "Paris");
-        assert!(server.requests().iter().all(|request| request.json()["stream"] == json!(true)));
+        let streamed = |request: &RecordedRequest| match api {
+            // Gemini streams through its own method, not a body field.
+            Api::Gemini => request.path.contains(":streamGenerateContent?alt=sse"),
+            _ => request.json()["stream"] == json!(true),
+        };
+        assert!(server.requests().iter().all(streamed), "{api:?}");
     }
     // Tool mode: from the output tool's arguments.
     let server = TestServer::respond_with(fake(
@@ -354,4 +457,39 @@ async fn the_fakes_reject_what_the_apis_reject() {
     assert!(check(Api::Anthropic, &bounds).unwrap_err().message().contains("'minimum' is not supported"));
     let old = json!({"model": "claude-3-7-sonnet-latest", "output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "additionalProperties": false}}}});
     assert!(check(Api::Anthropic, &old).unwrap_err().message().contains("does not support structured outputs"));
+
+    // Gemini: the JSON MIME type is required, one schema field only, lone `$ref`s,
+    // and before Gemini 3 no JSON answer beside function declarations.
+    let contents = json!([{"role": "user", "parts": [{"text": "hi"}]}]);
+    let no_mime = json!({"contents": contents, "generationConfig": {"responseJsonSchema": {"type": "object"}}});
+    assert!(check(Api::Gemini, &no_mime).unwrap_err().message().contains("application/json"));
+    let both = json!({"contents": contents, "generationConfig": {"responseMimeType": "application/json",
+        "responseJsonSchema": {"type": "object"}, "responseSchema": {"type": "OBJECT"}}});
+    assert!(check(Api::Gemini, &both).unwrap_err().message().contains("cannot both be set"));
+    let beside_ref = json!({"contents": contents, "generationConfig": {"responseMimeType": "application/json",
+        "responseJsonSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A", "description": "An A."}},
+            "$defs": {"A": {"type": "string"}}}}});
+    assert!(
+        check(Api::Gemini, &beside_ref).unwrap_err().message().contains("`description` cannot be set beside `$ref`")
+    );
+    let with_functions = json!({"contents": contents, "tools": [{"functionDeclarations": [{"name": "t", "description": ""}]}],
+        "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {"type": "object"}}});
+    assert!(check(Api::Gemini, &with_functions).is_ok(), "Gemini 3 combines them");
+    let old = toolloop_workspace::gemini_rules::GeminiRules::new().check("gemini-2.5-pro", &with_functions);
+    assert_eq!(
+        old.unwrap_err().message(),
+        "Function calling with a response mime type: 'application/json' is unsupported"
+    );
+    // A schema written by hand with a documented reference is sent so that it passes.
+    let server = TestServer::respond_with(fake(Api::Gemini, vec![Turn::answer(r#"{"from": "Paris"}"#)])).await;
+    let schema = ResponseSchema::new(
+        "trip",
+        json!({"type": "object", "properties": {"from": {"$ref": "#/$defs/City", "description": "Where from."}},
+            "$defs": {"City": {"type": "string"}}}),
+    );
+    let model = gemini("gemini-2.5-flash", &server);
+    let answer = model.complete(ModelRequest::new(&history).with_response_schema(&schema)).await.unwrap();
+    assert_eq!(answer.text(), r#"{"from": "Paris"}"#);
+    let sent = &server.requests()[0].json()["generationConfig"]["responseJsonSchema"];
+    assert_eq!(sent["properties"]["from"], json!({"description": "Where from.", "anyOf": [{"$ref": "#/$defs/City"}]}));
 }

@@ -20,12 +20,20 @@
 //!   either one the fake issued for that part or the placeholder the API
 //!   documents for calls its models did not make;
 //! - `thinkingBudget` and `thinkingLevel` together are rejected, and a
-//!   level on a model before Gemini 3.
+//!   level on a model before Gemini 3;
+//! - structured output: `responseSchema` and `responseJsonSchema` not
+//!   both; either one only with `responseMimeType: "application/json"`; a
+//!   JSON MIME type beside function declarations only on Gemini 3 and later
+//!   ("Function calling with a response mime type: 'application/json' is
+//!   unsupported" before); in `responseJsonSchema`, no keyword beside a
+//!   `$ref` but `$` ones. Keywords the field does not read are ignored, as
+//!   the API ignores them.
 //!
 //! Error bodies are Google's (`{"error": {"code", "message", "status"}}`)
 //! with the API's messages, quoted from its responses; the one for a
 //! response that answers no call of its name or id is the fake's wording
-//! (the API's own is not documented).
+//! (the API's own is not documented), as are the structured-output ones
+//! but the function-calling one.
 
 use serde_json::{Map, Value, json};
 
@@ -178,6 +186,7 @@ impl GeminiRules {
     /// Checks a request body for `model` as the API would.
     pub fn check(&self, model: &str, request: &Value) -> Result<(), Rejection> {
         check_thinking(model, &request["generationConfig"]["thinkingConfig"])?;
+        check_output(model, request)?;
         let Some(contents) = request["contents"].as_array().filter(|contents| !contents.is_empty()) else {
             return Err(invalid("* GenerateContentRequest.contents: contents is not specified\n"));
         };
@@ -284,6 +293,52 @@ fn check_function_turns(contents: &[Value]) -> Result<(), Rejection> {
         }
     }
     Ok(())
+}
+
+/// The structured-output settings of `generationConfig`.
+fn check_output(model: &str, request: &Value) -> Result<(), Rejection> {
+    let config = &request["generationConfig"];
+    let json_schema = config.get("responseJsonSchema");
+    let schema = json_schema.or(config.get("responseSchema"));
+    if json_schema.is_some() && config.get("responseSchema").is_some() {
+        return Err(invalid("generation_config: response_schema and response_json_schema cannot both be set."));
+    }
+    let mime = config["responseMimeType"].as_str().unwrap_or("text/plain");
+    if schema.is_some() && !matches!(mime, "application/json" | "text/x.enum") {
+        return Err(invalid(&format!(
+            "generation_config.response_mime_type: a response schema needs `application/json` or `text/x.enum`, got `{mime}`."
+        )));
+    }
+    let declares_functions = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|tool| tool["functionDeclarations"].as_array().is_some_and(|list| !list.is_empty()));
+    if mime == "application/json" && declares_functions && !is_gemini_3(model) {
+        return Err(invalid("Function calling with a response mime type: 'application/json' is unsupported"));
+    }
+    match json_schema {
+        Some(schema) => lone_references(schema, "generation_config.response_json_schema").map_err(|m| invalid(&m)),
+        None => Ok(()),
+    }
+}
+
+/// Every `$ref` of `schema` without keywords beside it but `$` ones.
+fn lone_references(schema: &Value, path: &str) -> Result<(), String> {
+    match schema {
+        Value::Object(object) => {
+            if object.contains_key("$ref")
+                && let Some(beside) = object.keys().find(|key| !key.starts_with('$'))
+            {
+                return Err(format!("{path}: `{beside}` cannot be set beside `$ref`."));
+            }
+            object.iter().try_for_each(|(key, value)| lone_references(value, &format!("{path}.{key}")))
+        }
+        Value::Array(list) => {
+            list.iter().enumerate().try_for_each(|(index, value)| lone_references(value, &format!("{path}[{index}]")))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn check_thinking(model: &str, thinking: &Value) -> Result<(), Rejection> {

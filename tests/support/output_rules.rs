@@ -1,4 +1,4 @@
-//! Fakes of the four APIs' structured-output rules, for tests.
+//! Fakes of the five APIs' structured-output rules, for tests.
 //!
 //! Each fake answers a scripted conversation ([`Turn`]s), in the API's
 //! shape (streamed when the request asks for `stream: true`), after
@@ -19,6 +19,12 @@
 //!   whole answer to the schema's grammar, so with tools offered too the
 //!   model can never call one: the fake then answers with empty content and
 //!   no tool calls, as the real server does.
+//! - Gemini `generationConfig.responseJsonSchema`: the rules of
+//!   [`gemini_rules`](crate::gemini_rules) (the JSON MIME type, no schema
+//!   beside function declarations before Gemini 3, lone `$ref`s), with the
+//!   rest of the API's (signatures, turn order). A refusal is a response
+//!   blocked for safety (`finishReason: SAFETY`, no content), a cut-off
+//!   answer ends with `MAX_TOKENS`.
 //!
 //! Error bodies are the APIs' shapes; messages quote the APIs where their
 //! wording is known (Anthropic's model message is paraphrased).
@@ -27,6 +33,7 @@ use std::collections::VecDeque;
 
 use serde_json::{Value, json};
 
+use crate::gemini_rules::{GeminiRules, Part};
 use crate::rules::Rejection;
 use crate::{RecordedRequest, Reply, streamed};
 
@@ -61,13 +68,19 @@ pub enum Api {
     Anthropic,
     /// Ollama `/api/chat`.
     Ollama,
+    /// Gemini `generateContent` (the model and the method in the path).
+    Gemini,
 }
 
 /// A responder for [`TestServer::respond_with`](crate::TestServer::respond_with)
 /// playing `api` through `turns`, one a request.
 pub fn fake(api: Api, turns: Vec<Turn>) -> impl FnMut(&RecordedRequest) -> Reply + Send + 'static {
     let mut turns: VecDeque<Turn> = turns.into();
+    let gemini_rules = GeminiRules::new();
     move |request| {
+        if api == Api::Gemini {
+            return gemini_reply(&gemini_rules, request, &mut turns);
+        }
         let body = request.json();
         if let Err(rejection) = check(api, &body) {
             return rejection.reply();
@@ -85,6 +98,7 @@ pub fn fake(api: Api, turns: Vec<Turn>) -> impl FnMut(&RecordedRequest) -> Reply
                 Api::Responses => streamed::reply("text/event-stream", streamed::responses(&whole)),
                 Api::Anthropic => streamed::reply("text/event-stream", streamed::anthropic(&whole)),
                 Api::Ollama => streamed::reply("application/x-ndjson", streamed::ollama(&whole)),
+                Api::Gemini => unreachable!("answered by `gemini_reply`"),
             }
         } else {
             Reply::json(200, &whole)
@@ -92,9 +106,11 @@ pub fn fake(api: Api, turns: Vec<Turn>) -> impl FnMut(&RecordedRequest) -> Reply
     }
 }
 
-/// Checks a request body's structured-output settings as `api` would.
+/// Checks a request body's structured-output settings as `api` would
+/// (Gemini: for a Gemini 3 model; [`GeminiRules::check`] takes the model).
 pub fn check(api: Api, body: &Value) -> Result<(), Rejection> {
     match api {
+        Api::Gemini => GeminiRules::new().check("gemini-3-flash-preview", body),
         Api::Chat => match body.get("response_format") {
             Some(format) => check_openai_format(format, &format["json_schema"], "response_format", openai_error),
             None => Ok(()),
@@ -279,9 +295,47 @@ fn check_anthropic_schema(schema: &Value, path: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The whole (non-streamed) response body of `turn` in `api`'s shape.
+/// Answers a Gemini request: the API's rules first (path, key, turns,
+/// signatures, structured output), then the next turn, signed as Gemini 3
+/// signs it.
+fn gemini_reply(rules: &GeminiRules, request: &RecordedRequest, turns: &mut VecDeque<Turn>) -> Reply {
+    let call = match rules.admit(request) {
+        Ok(call) => call,
+        Err(rejection) => return rejection.reply(),
+    };
+    let Some(turn) = turns.pop_front() else {
+        return Reply::json(500, &json!({"error": {"message": "the fake's script is exhausted"}}));
+    };
+    let body = request.json();
+    let whole = gemini(rules, &body, &call.model, &turn);
+    if call.stream { streamed::reply("text/event-stream", streamed::gemini(&whole)) } else { Reply::json(200, &whole) }
+}
+
+/// The whole response to `request` (its body) for `turn`.
+fn gemini(rules: &GeminiRules, request: &Value, model: &str, turn: &Turn) -> Value {
+    let (parts, finish) = match turn {
+        Turn::Call(_, name, input) => (vec![Part::Call(name, input.clone())], "STOP"),
+        Turn::Answer(text) => (vec![Part::Text(text)], "STOP"),
+        Turn::Refusal(_) => (Vec::new(), "SAFETY"),
+        Turn::CutOff(text) => (vec![Part::Text(text)], "MAX_TOKENS"),
+    };
+    let mut response = rules.respond(request, model, &parts);
+    let candidate = &mut response["candidates"][0];
+    candidate["finishReason"] = json!(finish);
+    if finish == "SAFETY" {
+        // A blocked candidate has no content, and says which rating blocked it.
+        candidate.as_object_mut().expect("a candidate").remove("content");
+        candidate["safetyRatings"] =
+            json!([{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true}]);
+    }
+    response
+}
+
+/// The whole (non-streamed) response body of `turn` in `api`'s shape
+/// (Gemini's, unsigned, for a request of one user turn).
 pub fn respond(api: Api, turn: &Turn) -> Value {
     match api {
+        Api::Gemini => gemini(&GeminiRules::new(), &json!({"contents": [{}]}), "gemini-3-flash-preview", turn),
         Api::Chat => chat(turn),
         Api::Responses => responses(turn),
         Api::Anthropic => anthropic(turn),

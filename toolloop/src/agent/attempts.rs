@@ -129,9 +129,15 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
                 LoopEnd::Answer(text)
-                    if self.output_definition.is_some() && tally.stop_reason == Some(StopReason::Refusal) =>
+                    if self.output_definition.is_some()
+                        && matches!(tally.stop_reason, Some(StopReason::Refusal | StopReason::ContentFilter)) =>
                 {
-                    return Err(Stop::new(Termination::Refused { attempt, message: text }));
+                    let message = if text.trim().is_empty() && tally.stop_reason == Some(StopReason::ContentFilter) {
+                        "the provider's content filter blocked the answer".to_owned()
+                    } else {
+                        text
+                    };
+                    return Err(Stop::new(Termination::Refused { attempt, message }));
                 }
                 LoopEnd::Answer(text) if self.output_mode.reads_text() => {
                     match self.read_answer(engine, tally, attempt, &text).await? {

@@ -16,7 +16,8 @@
 //! validators run, failed attempts are fed back, usage and metadata are
 //! reported, and a refusal ends the run with
 //! [`Termination::Refused`](crate::run::Termination::Refused) instead of
-//! being retried. [`Agent::output_mode`](crate::Agent::output_mode) says
+//! being retried, as does an answer the provider's content filter blocked
+//! (Gemini `finishReason: SAFETY`, OpenAI `content_filter`). [`Agent::output_mode`](crate::Agent::output_mode) says
 //! which mode an agent runs in (auto resolved).
 //!
 //! ## Which to choose
@@ -38,6 +39,7 @@
 //! | OpenAI Responses | `text.format: {type: "json_schema", name, schema, strict}` | yes, when the schema can be made strict | yes |
 //! | Anthropic Messages | `output_config.format: {type: "json_schema", schema}` | always (objects closed; numeric bounds, lengths and `maxItems` moved into descriptions) | yes; Claude Opus/Sonnet 4.5, Haiku 4.5 and later only |
 //! | Ollama | `format: <schema>` | the server's grammar | **no**: the grammar leaves no room for a tool call |
+//! | Gemini (and Vertex AI) | `generationConfig: {responseMimeType: "application/json", responseJsonSchema: <schema>}` | the type's own schema (the API reads `type`, `properties`, `required`, `enum`, `items`, `anyOf`, `$ref`/`$defs`, `minimum`/`maximum`, `minItems`/`maxItems` and a few more; other keywords are ignored, and still checked on the answer) | yes on Gemini 3 and later; **no** before (the API answers 400) |
 //! | test models ([`ScriptedModel`](crate::testing::ScriptedModel), [`FunctionModel`](crate::testing::FunctionModel)) | [`RecordedRequest::response_schema`](crate::testing::RecordedRequest::response_schema) | | yes |
 //!
 //! "Strict" comes from the same transformation as OpenAI-strict tool
@@ -53,7 +55,8 @@
 //! at `build()` and fails with
 //! [`BuildError::NativeOutputUnsupported`](crate::BuildError::NativeOutputUnsupported),
 //! naming the modes to use instead (an older Claude model, a schema
-//! Anthropic cannot express, Ollama with tools); a request built by hand
+//! Anthropic cannot express, Ollama or a Gemini model before 3 with
+//! tools); a request built by hand
 //! that the provider would reject fails with an
 //! [`InvalidRequest`](crate::ModelErrorKind::InvalidRequest) error that has
 //! no HTTP status. Auto mode never picks native output on such a model, nor

@@ -8,7 +8,7 @@ use serde_json::Value;
 /// The schema a model's answer must follow, sent as the provider's native
 /// structured-output setting: OpenAI Chat Completions `response_format`
 /// (`json_schema`), the Responses API `text.format`, Anthropic
-/// `output_config.format`, Ollama `format`.
+/// `output_config.format`, Ollama `format`, Gemini `responseJsonSchema`.
 ///
 /// The model may still call tools; only its final answer, as text, follows
 /// the schema. A typed agent in [`OutputMode::Native`](crate::agent::OutputMode::Native)
@@ -59,10 +59,12 @@ impl ResponseSchema {
 #[non_exhaustive]
 pub enum ResponseSchemaSupport {
     /// The model follows the schema and may still call tools (OpenAI Chat
-    /// Completions and Responses, Anthropic on the models that support it).
+    /// Completions and Responses, Anthropic on the models that support it,
+    /// Gemini 3 and later).
     WithTools,
     /// The model follows the schema only in requests that offer no tools
-    /// (Ollama: the schema's grammar leaves no room for a tool call).
+    /// (Ollama: the schema's grammar leaves no room for a tool call; Gemini
+    /// before 3: the API rejects a JSON answer beside function declarations).
     WithoutTools,
     /// The model cannot take this schema; the reason says why.
     Unsupported(String),

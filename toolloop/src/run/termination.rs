@@ -93,12 +93,15 @@ pub enum Termination {
         attempts: u32,
     },
     /// The model refused to answer (OpenAI `refusal`, Anthropic
-    /// `stop_reason: refusal`): a typed agent ends here rather than
+    /// `stop_reason: refusal`), or the provider's content filter blocked
+    /// the answer (OpenAI `content_filter`, Gemini `SAFETY` and the other
+    /// blocked `finishReason`s): a typed agent ends here rather than
     /// retrying, since asking again rarely changes a refusal.
     Refused {
         /// The attempt.
         attempt: u32,
-        /// What the model said instead of an output.
+        /// What the model said instead of an output (for a blocked answer
+        /// without text: "the provider's content filter blocked the answer").
         message: String,
     },
     /// `submit` was called before any output was proposed.

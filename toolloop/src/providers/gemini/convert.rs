@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 
+use super::output_schema::response_json_schema;
 use super::parts::Parts;
 use super::schema::openapi_schema;
 use super::wire::{
@@ -14,8 +15,11 @@ use super::wire::{
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiGenerateContent, PROVIDER, Token};
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-use crate::model::reasoning::gemini::{GeminiThinking, gemini_thinking};
-use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseAccumulator};
+use crate::model::reasoning::gemini::{GeminiThinking, gemini_thinking, gemini_version};
+use crate::model::{
+    ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseAccumulator, ResponseSchema,
+    ResponseSchemaSupport,
+};
 use crate::providers::common::{misplaced_call, misplaced_result, object_input};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
 use crate::reasoning::{Reasoning, ReasoningState};
@@ -63,10 +67,20 @@ impl Format for GeminiGenerateContent {
         super::GeminiStreamDecoder::default()
     }
 
-    /// Checks the thinking setting against the model's range, and adds the
-    /// bearer token when one is configured.
-    fn prepare(&self, call: CallSettings<'_>, _: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
+    /// Checks the thinking setting against the model's range and a response
+    /// schema beside tools against the model (before Gemini 3 the API
+    /// answers 400), and adds the bearer token when one is configured.
+    fn prepare(&self, call: CallSettings<'_>, request: &ModelRequest<'_>) -> Result<RequestHeaders, ModelError> {
         thinking_for(call).map_err(|error| error.into_model_error(PROVIDER))?;
+        if request.response_schema.is_some() && !request.tools.is_empty() && !schema_with_tools(call.model) {
+            let message = format!(
+                "`{}` cannot follow a response schema (`responseJsonSchema`) in a request that offers tools: only \
+                 Gemini 3 and later models combine structured output with function calling; use the output tool \
+                 or the prompted output mode",
+                call.model
+            );
+            return Err(ModelError::new(ModelErrorKind::InvalidRequest, PROVIDER, message));
+        }
         let Some(token) = &self.token else { return Ok(Vec::new()) };
         let token = match token {
             Token::Fixed(secret) => Cow::Borrowed(secret.expose()),
@@ -96,7 +110,13 @@ impl Format for GeminiGenerateContent {
         })?;
         body.messages("contents", None::<&()>)?;
         let tools = tools(request, self.openapi_parameters);
-        body.close(&RequestTail { tools, generation_config: generation_config(call) })
+        body.close(&RequestTail { tools, generation_config: generation_config(call, request.response_schema) })
+    }
+
+    /// With tools on Gemini 3 and later (and names without a version, the
+    /// newest models); before, only in requests that offer no tools.
+    fn response_schema_support(&self, model: &str, _: &ResponseSchema) -> ResponseSchemaSupport {
+        if schema_with_tools(model) { ResponseSchemaSupport::WithTools } else { ResponseSchemaSupport::WithoutTools }
     }
 
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -160,14 +180,26 @@ fn tools<'a>(request: &ModelRequest<'a>, openapi: bool) -> Vec<Tools<'a>> {
     vec![Tools { function_declarations }]
 }
 
-/// Every generation setting of a call, in the one `generationConfig`.
-fn generation_config(call: CallSettings<'_>) -> GenerationConfig {
+/// Every generation setting of a call, in the one `generationConfig`: a
+/// response schema as `responseJsonSchema` (the type's own schema, not the
+/// strict shape: Gemini needs no closed objects), with the JSON MIME type
+/// the field requires.
+fn generation_config(call: CallSettings<'_>, response_schema: Option<&ResponseSchema>) -> GenerationConfig {
     GenerationConfig {
         max_output_tokens: call.max_tokens,
         temperature: call.temperature,
         // `prepare` rejected a setting the model rules out before the body is written.
         thinking_config: thinking_for(call).ok().flatten(),
+        response_mime_type: response_schema.map(|_| "application/json"),
+        response_json_schema: response_schema.map(|schema| response_json_schema(&schema.schema)),
     }
+}
+
+/// Whether `model` follows a response schema in a request with function
+/// declarations: Gemini 3 and later (the API answers 400 "Function calling
+/// with a response mime type: 'application/json' is unsupported" before).
+fn schema_with_tools(model: &str) -> bool {
+    gemini_version(model).is_none_or(|version| version >= (3, 0))
 }
 
 /// The `thinkingConfig` for a call's reasoning setting, checked against the model.
@@ -443,7 +475,7 @@ mod body_tests {
             body.insert("tools".into(), serde_json::to_value(&tools).unwrap());
         }
         let call = model.call_settings(request, false);
-        let config = serde_json::to_value(generation_config(call)).unwrap();
+        let config = serde_json::to_value(generation_config(call, request.response_schema)).unwrap();
         if config != json!({}) {
             body.insert("generationConfig".into(), config);
         }

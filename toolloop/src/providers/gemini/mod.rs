@@ -25,6 +25,7 @@
 //! API documents for them; other providers never see Gemini's signatures.
 
 mod convert;
+mod output_schema;
 mod parts;
 mod schema;
 mod stream;

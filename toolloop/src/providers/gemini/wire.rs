@@ -70,11 +70,21 @@ pub(super) struct GenerationConfig {
     pub(super) temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) thinking_config: Option<GeminiThinking>,
+    /// `application/json` with a response schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) response_mime_type: Option<&'static str>,
+    /// The answer's schema, as JSON Schema (the API reads a subset of it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) response_json_schema: Option<Value>,
 }
 
 impl GenerationConfig {
     fn is_empty(&self) -> bool {
-        self.max_output_tokens.is_none() && self.temperature.is_none() && self.thinking_config.is_none()
+        self.max_output_tokens.is_none()
+            && self.temperature.is_none()
+            && self.thinking_config.is_none()
+            && self.response_mime_type.is_none()
+            && self.response_json_schema.is_none()
     }
 }
 
