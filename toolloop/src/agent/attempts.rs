@@ -153,34 +153,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
                 LoopEnd::Signal(AgentSignal::Output(proposal)) => {
-                    let call_id = proposal.call_id.clone();
-                    let parsed = proposal.parsed.is_ok();
-                    engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
-                    // With reflection the verdict answers `submit`, whose
-                    // result event the loop left to it (`Control::settles_later`).
-                    let settled_here = self.typed.reflection.is_some();
-                    let checked = match self.checked(engine, tally, proposal).await {
-                        Ok(checked) => checked,
-                        Err(stop) => {
-                            if settled_here {
-                                report_result(engine, conversation, tally, &call_id);
-                            }
-                            return Err(stop);
-                        }
-                    };
-                    // The verdict answers the call that proposed (or submitted) the output.
-                    let verdict = match &checked {
-                        Ok(_) => ToolResult::success(&call_id, "Output accepted."),
-                        Err(errors) => {
-                            let kind = if parsed { FailureKind::Rejected } else { FailureKind::InvalidArguments };
-                            ToolResult::failure(&call_id, kind, self.rejection(errors))
-                        }
-                    };
-                    conversation.settle_last_result(verdict);
-                    if settled_here {
-                        report_result(engine, conversation, tally, &call_id);
-                    }
-                    match checked {
+                    match self.settle(engine, conversation, tally, attempt, proposal).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
                     }
@@ -236,6 +209,46 @@ impl<O: AgentOutput, R> Agent<O, R> {
         };
         engine.stream_event(|| Progress::OutputProposed { attempt, input: value.clone() });
         self.checked(engine, tally, Proposal::from_input(String::new(), &value, definition)).await
+    }
+
+    /// Validates a proposed output and answers its call with the verdict
+    /// (the output call, or `submit` with reflection).
+    async fn settle(
+        &self,
+        engine: &Engine<'_>,
+        conversation: &mut Conversation,
+        tally: &Tally,
+        attempt: u32,
+        proposal: Proposal<O>,
+    ) -> Result<Result<O::Value, Vec<String>>, Stop> {
+        let call_id = proposal.call_id.clone();
+        let parsed = proposal.parsed.is_ok();
+        engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
+        // With reflection the verdict answers `submit`, whose
+        // result event the loop left to it (`Control::settles_later`).
+        let settled_here = self.typed.reflection.is_some();
+        let checked = match self.checked(engine, tally, proposal).await {
+            Ok(checked) => checked,
+            Err(stop) => {
+                if settled_here {
+                    report_result(engine, conversation, tally, &call_id);
+                }
+                return Err(stop);
+            }
+        };
+        // The verdict answers the call that proposed (or submitted) the output.
+        let verdict = match &checked {
+            Ok(_) => ToolResult::success(&call_id, "Output accepted."),
+            Err(errors) => {
+                let kind = if parsed { FailureKind::Rejected } else { FailureKind::InvalidArguments };
+                ToolResult::failure(&call_id, kind, self.rejection(errors))
+            }
+        };
+        conversation.settle_last_result(verdict);
+        if settled_here {
+            report_result(engine, conversation, tally, &call_id);
+        }
+        Ok(checked)
     }
 
     /// [`validate`](Self::validate), cancellable and bounded by the deadline.
