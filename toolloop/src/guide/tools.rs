@@ -28,7 +28,9 @@
 //! ## A first tool, on its own
 //!
 //! Tools work without an agent too: a [`ToolSet`](crate::ToolSet) looks
-//! them up by name and executes the model's calls.
+//! them up by name and executes the model's calls. (The error type here
+//! derives `thiserror::Error`, a dependency of its own; any type with
+//! `Display` works, `String` included.)
 //!
 //! ```
 //! use toolloop::{CancellationToken, Tool, ToolCall, ToolSet};
