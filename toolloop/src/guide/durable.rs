@@ -39,7 +39,9 @@
 //! ```
 //!
 //! `cargo run -p toolloop-restate --example research_worker -- --demo`
-//! starts a Restate server itself and runs the whole story offline.
+//! starts a Restate server itself (the one `.ci/install-restate` installs,
+//! or `RESTATE_SERVER_BIN`), registers the worker, asks one question and
+//! two session messages, and stops.
 //! Guarantees, the idempotency key tools get, approvals, and how the
 //! journal format is versioned: the `toolloop-restate` crate docs
 //! (`cargo doc -p toolloop-restate --open`) and
