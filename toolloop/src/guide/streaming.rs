@@ -37,7 +37,8 @@
 //! [`sub_agents`](super::sub_agents)).
 //!
 //! The HTTP providers stream from the wire (SSE or NDJSON), retry a failed
-//! stream until its first content arrives (as `retry_policy` says), and
+//! stream until its first content arrives (empty deltas are not content;
+//! a stream that stalls before any content is retried once at most), and
 //! time out a stalled stream (`idle_timeout`);
 //! [`Model::stream`](crate::Model::stream) gives one model call's events on
 //! their own.
