@@ -1,5 +1,5 @@
-//! Derive macros for [toolloop](https://docs.rs/toolloop). Use them through
-//! the `toolloop` crate, which documents them.
+//! Derive macros for toolloop. Use them through the `toolloop` crate, which
+//! documents them (`cargo doc --open`).
 
 mod arguments;
 mod ast;

@@ -4,8 +4,8 @@
 //!
 //! It uses the environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
 //! `OLLAMA_HOST`) or an offline one, and serves on `0.0.0.0:9080` (`PORT`).
-//! Register it with a Restate server and call it with `curl` (see the
-//! README). With `--demo` it starts a Restate server itself (the one
+//! Register it with a Restate server and call it with `curl` (the commands
+//! are in the guide's chapter `toolloop::guide::durable`). With `--demo` it starts a Restate server itself (the one
 //! `.ci/install-restate` installed, or `RESTATE_SERVER_BIN`), registers,
 //! asks one question and two session messages, prints the answers and
 //! stops: what CI runs.

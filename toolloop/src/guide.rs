@@ -1,4 +1,93 @@
-//! # Migrating from a hand-written loop
+//! # The guide
+//!
+//! Chapters on each part of toolloop, each with code that compiles and runs
+//! (as doctests). The repository's README is the ten-minute tour; this is
+//! where the details live.
+//!
+//! | chapter | what it covers |
+//! |---|---|
+//! | this page | how a run is layered; migrating from a hand-written loop; terminal checks, iteration limits, validation retries, cancellation, budgets; [testing your agents](#test-your-agents) with scripted models and cassettes |
+//! | [`tools`] | `#[derive(Tool)]`, failures as results, a [`ToolSet`](crate::ToolSet) on its own, tools with state (`tool_with_state`), the type of a typed reflective agent (`Agent<Offer, Reflective>`) |
+//! | [`compile_errors`] | the mistakes the compiler and `build()` reject, and what they say |
+//! | [`structured_output`] | a typed output through the output tool, the provider's native schema, or JSON in the answer |
+//! | [`reasoning`] | one reasoning setting for every provider; what each sends and keeps; switching providers |
+//! | [`streaming`] | a run as a stream of events; server-sent events for a web UI |
+//! | [`context`] | prompt caching, the context window, compaction |
+//! | [`approvals`] | runs that pause for a person or the caller; conversation stores |
+//! | [`sub_agents`] | agents as tools of other agents |
+//! | [`mcp`] | tools from MCP servers, and serving yours |
+//! | [`observability`] | hooks, logs, OpenTelemetry spans and metrics |
+//! | [`durable`] | durable runs on Restate (`toolloop-restate`) |
+//! | [`performance`] | what the loop costs beside a hand-written one |
+//!
+//! ## How a run is layered
+//!
+//! An **iteration** is one model call plus every tool call of its response,
+//! executed in order, with all results fed back in one message. An
+//! **attempt** runs iterations until the model produces an output; the
+//! output is then deserialised (errors name the field path), checked
+//! against its schema's constraints, and passed to your validators. A
+//! failed attempt feeds the errors back into the same conversation and
+//! starts the next one. With **reflection**, each proposed output is shown
+//! back to the model through your handler, and the model calls the
+//! framework's `submit` tool when it is done.
+//!
+//! Every result, `Ok` or `Err`, carries the run's metadata: usage summed
+//! over all iterations and attempts, attempts, iterations, model calls,
+//! tool calls, elapsed time, why the run ended, and errors from your hooks.
+//! *Why the run ended* is one vocabulary,
+//! [`run::Termination`](crate::run::Termination), for agents and loops,
+//! successes (`Output`, `Answer`, `Signal`) and stops (`MaxIterations`,
+//! `MaxDuration`, `TokenBudget`, `Cancelled`, `ModelError`,
+//! `ValidationFailed`, ...) alike. A failed run is a
+//! [`RunError`](crate::RunError): its `termination()`, its `metadata()`,
+//! and its `source()` — the model error, say — while the conversation you
+//! passed holds everything done so far, every tool call answered.
+//!
+//! - **The conversation never dangles.** Every stop — iteration limit,
+//!   model-call or tool-execution budget, time limit (`max_duration`),
+//!   token budget, consecutive tool failures, a denied tool under a stop
+//!   policy, cancellation — goes through one path that answers every
+//!   pending tool call, so the history can always be sent again. Dropping
+//!   the run's future leaves it consistent too.
+//! - **Text or typed.** Text agents end when the model answers without
+//!   tools (optionally after a double-confirmation round), or when your
+//!   terminal check sees a tool result that should end the run with a
+//!   signal, and an iteration-limit hook can grant more budget. Typed agents
+//!   end through their output tool, validate, and retry with feedback.
+//! - **Governance.** A policy before each tool call allows it, denies it
+//!   with a reason (the model sees a `denied` error result), defers it to a
+//!   person ([`approvals`]), or asks an async approver; an audit event
+//!   follows each execution.
+//! - **Cancellation.** A [`CancellationToken`](crate::CancellationToken)
+//!   stops a run promptly, also while a model call or a tool is in flight;
+//!   the error says which phase it stopped in.
+//! - **Providers.** Anthropic Messages, OpenAI Chat Completions (and any
+//!   OpenAI-compatible server by base URL: vLLM, llama.cpp, LM Studio,
+//!   OpenRouter, Groq...), the OpenAI Responses API, Ollama and Gemini, over
+//!   reqwest + tokio, with their real wire formats, typed errors, and
+//!   retries as the official SDKs do them. Each has `from_env()` and a
+//!   builder (`api_key`, `base_url`, `model`, `max_tokens`, `temperature`,
+//!   `timeout`, `retry_policy`, extra headers);
+//!   [`providers::from_env()`](crate::providers::from_env) picks whichever
+//!   provider the environment configures, and
+//!   [`from_env_or(offline_model)`](crate::providers::from_env_or) falls
+//!   back to a model of yours. [`Fallback`](crate::providers::Fallback)
+//!   moves to a second model on persistent errors; switching models
+//!   mid-conversation works because each request is a view of the history
+//!   built for its provider.
+//!
+//! ## The loop without an agent
+//!
+//! [`run::ToolLoop`](crate::run::ToolLoop) is the iteration loop on its
+//! own, for agents whose end is decided by a tool rather than a typed
+//! output: a terminal check over each executed batch returns your signal
+//! (say, the id in a `spec_submit` result), and an iteration-limit hook may
+//! grant more iterations or end with a signal. It returns the same
+//! `RunOutput` (its output a `LoopEnd`: the answer or your signal) and
+//! `RunError` as an agent.
+//!
+//! ## Migrating from a hand-written loop
 //!
 //! Most applications that let a model call tools start with a loop like
 //! this one (in whatever language), and then grow it:
@@ -208,6 +297,46 @@
 //!
 //! ## Test your agents
 //!
+//! The test models in [`testing`](crate::testing) need no network:
+//! [`ScriptedModel`](crate::testing::ScriptedModel) plays a script of
+//! responses (and fails loudly when the run asks for more), records every
+//! request, and [`FunctionModel`](crate::testing::FunctionModel) answers
+//! with a closure.
+//!
+//! ```
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//!
+//! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+//! struct Verdict {
+//!     approve: bool,
+//! }
+//!
+//! # tokio_test::block_on(async {
+//! let call = |id, input| ModelResponse::from_tool_calls([ToolCall::new(id, "final_output", input)]);
+//! let model = ScriptedModel::from_responses([
+//!     call("1", serde_json::json!({"approve": "yes"})), // wrong type: fed back as an error
+//!     call("2", serde_json::json!({"approve": true})),
+//! ]);
+//! let agent = Agent::builder().model(model.clone()).output::<Verdict>().build()?;
+//!
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Review this change.");
+//! let done = agent.run(&mut conversation).await?;
+//!
+//! assert!(done.output.approve);
+//! assert_eq!(done.metadata.attempts, 2);
+//! model.assert_consumed();
+//! // The second request showed the model what was wrong with the first output,
+//! // as the error result of its output call.
+//! let verdict = model.requests()[1].last_tool_result().unwrap().clone();
+//! assert!(verdict.is_error() && verdict.content.contains("approve"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! ### Cassettes: a real model's answers, replayed
+//!
 //! [`ScriptedModel`](crate::testing::ScriptedModel) tests the loop with
 //! answers you write. To test your agent against what a real model says,
 //! without calling it on every run, give the provider a
@@ -301,25 +430,38 @@
 //! # }
 //! ```
 //!
+//! In your own tests, open the cassette by its path and let
+//! `TOOLLOOP_RECORD` decide the mode; the provider's builder takes its key
+//! from the environment when recording, and needs none to replay:
+//!
+//! ```no_run
+//! # use toolloop::providers::anthropic::AnthropicBuilder;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let cassette = toolloop::testing::Cassette::open("tests/cassettes/my_agent.json")?;
+//! let model = AnthropicBuilder::from_env().cassette(&cassette).build()?; // replay needs no key
+//! // ... run the agent on `model`, assert on its output ...
+//! cassette.finish()?;
+//! # Ok(()) }
+//! ```
+//!
 //! `tests/cassette_example.rs` in the repository is a whole test to copy,
 //! with its recorded cassette.
 //!
 //! ## Where to look next
 //!
-//! - [`structured_output`]: a typed output through the output tool, the
-//!   provider's native response schema, or JSON in the answer.
-//!
-//! The examples in the repository's `examples/` directory each show one of
-//! these pieces end to end, offline: `quickstart`, `product_manager`,
-//! `architect`, `report_validators`, `explore_data`, `governance`,
-//! `cancellation`, `reasoning`, `resume_and_switch`, `observability` and
-//! `structured_output`.
-//! [`sub_agents`] is the chapter on agents used as tools of other agents
-//! (example `sub_agents`).
-//!
-//! Runs that wait for a person or for the caller, and conversations kept
-//! in a store: [`approvals`].
+//! The chapters in the table at the top of this page, and the examples in
+//! the repository's `examples/` directory (listed in its README), each of
+//! which runs offline on a scripted model: `cargo run --example quickstart`.
 
 pub mod approvals;
+pub mod compile_errors;
+pub mod context;
+pub mod durable;
+pub mod mcp;
+pub mod observability;
+pub mod performance;
+pub mod reasoning;
+pub mod streaming;
 pub mod structured_output;
 pub mod sub_agents;
+pub mod tools;

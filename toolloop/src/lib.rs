@@ -1,5 +1,58 @@
-#![doc = include_str!("../../README.md")]
+//! Typed, production-grade LLM tool-calling loops.
+//!
+//! A run calls the model, executes the tools it asked for, feeds the
+//! results back and repeats (an *iteration*), until the model answers or
+//! produces a typed output that is validated and, on errors, retried with
+//! feedback (an *attempt*). The conversation stays valid whatever stops the
+//! run, and every result carries the run's usage and metadata.
+//!
+//! - Tools are structs that [`derive(Tool)`](derive@Tool); a [`ToolSet`]
+//!   runs them on its own.
+//! - An [`Agent`] is built with [`Agent::builder()`]: a [`Model`], tools,
+//!   optionally an output type, validators and reflection. Configurations
+//!   that cannot work do not compile.
+//! - [`Agent::run`] takes a [`Conversation`] you keep, and returns a
+//!   [`RunOutput`] or a [`RunError`]; [`Agent::run_stream`] is the same run
+//!   as [events](stream).
+//! - [`providers`] holds the HTTP models (Anthropic, OpenAI Chat
+//!   Completions and Responses, Ollama, Gemini); [`testing`] the offline
+//!   ones and cassettes.
+//!
+//! `use toolloop::prelude::*;` brings the common names in.
+//!
+//! ```
+//! use toolloop::prelude::*;
+//! use toolloop::testing::ScriptedModel;
+//! use toolloop::ModelResponse;
+//!
+//! # tokio_test::block_on(async {
+//! let agent = Agent::builder().model(ScriptedModel::new().respond(ModelResponse::from_text("Hello!"))).build()?;
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Say hello.");
+//! assert_eq!(agent.run(&mut conversation).await?.output, "Hello!");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! ## Where to read next
+//!
+//! The [`guide`] has a chapter per topic, each with code that compiles:
+//! [tools](guide::tools), [compile errors](guide::compile_errors),
+//! [structured output](guide::structured_output),
+//! [reasoning](guide::reasoning), [streaming](guide::streaming),
+//! [context and caching](guide::context), [approvals](guide::approvals),
+//! [sub-agents](guide::sub_agents), [MCP](guide::mcp),
+//! [observability](guide::observability), [durable runs](guide::durable)
+//! and [performance](guide::performance); its first page maps a
+//! hand-written loop onto toolloop. The repository's README is the
+//! ten-minute tour, with the dependency line, the providers and the
+//! examples.
 #![forbid(unsafe_code)]
+
+// The README's code blocks are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
 
 pub mod agent;
 mod cancel;

@@ -43,15 +43,12 @@ async fn answer(model: impl Model + 'static) -> Result<Answer, Box<dyn std::erro
     Ok(agent.run(&mut conversation).await?.output)
 }
 
-/// What a model would say, for running without one.
+/// What a model would say, for running without one (as in the README).
 fn scripted() -> ScriptedModel {
-    let call = |id: &str, name: &str, input: &str| ToolCall::new(id, name, input.parse().expect("JSON"));
+    let call = |id, name, input| ModelResponse::from_tool_calls([ToolCall::new(id, name, input)]);
     ScriptedModel::from_responses([
-        ModelResponse::from_tool_calls([
-            call("1", Population::NAME, r#"{"city": "Paris"}"#),
-            call("2", Population::NAME, r#"{"city": "Berlin"}"#),
-        ]),
-        ModelResponse::from_tool_calls([call("3", "final_output", r#"{"larger": "Berlin", "population": 3.7}"#)]),
+        call("1", Population::NAME, serde_json::json!({"city": "Berlin"})),
+        call("2", "final_output", serde_json::json!({"larger": "Berlin", "population": 3.7})),
     ])
 }
 

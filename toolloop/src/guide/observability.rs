@@ -1,0 +1,48 @@
+//! # Observability: hooks, logs and OpenTelemetry
+//!
+//! Hooks see the run as it happens: attempt start, model request and
+//! response, tool call, tool result, validation failure and the end of the
+//! run ([`on_event`](crate::AgentBuilder::on_event),
+//! [`on_model_request`](crate::AgentBuilder::on_model_request), ...). A
+//! hook that fails or panics never breaks the run; its error lands in the
+//! metadata. `RUST_LOG=toolloop=debug` logs a summary of every request and
+//! response through `tracing`, never API keys; `examples/observability.rs`
+//! shows both, with a live progress line per iteration.
+//!
+//! ## See your runs in your tracing backend
+//!
+//! Runs emit `tracing` spans on the [OpenTelemetry GenAI semantic
+//! conventions](https://opentelemetry.io/docs/specs/semconv/gen-ai/), so
+//! Langfuse, Honeycomb, Datadog, Grafana Tempo, Jaeger, Phoenix or Logfire
+//! show them as agent traces once `tracing-opentelemetry` forwards them:
+//!
+//! ```text
+//! invoke_agent {agent name}      gen_ai.agent.name, usage totals, error.type when the run failed
+//! └─ attempt 1                   a validation retry opens attempt 2
+//!    └─ iteration 1
+//!       ├─ chat {model}          gen_ai.request.model / max_tokens / temperature, gen_ai.response.model / id /
+//!       │                        finish_reasons, gen_ai.usage.input_tokens / output_tokens / cache_read / cache_creation
+//!       └─ execute_tool {tool}   gen_ai.tool.name / call.id / type / description, error.type
+//! ```
+//!
+//! Name the agent with `.name("support")`. Install the bridge once, with
+//! the exporter you already use (OTLP here):
+//!
+//! ```toml
+//! tracing-subscriber = "0.3"
+//! tracing-opentelemetry = "0.34"
+//! opentelemetry_sdk = "0.33"
+//! opentelemetry-otlp = "0.33" # reads OTEL_EXPORTER_OTLP_ENDPOINT
+//! ```
+//!
+//! `cargo run --example otel` exports to `OTEL_EXPORTER_OTLP_ENDPOINT` when
+//! it is set and prints the span tree otherwise (`examples/otel.rs` is the
+//! setup to copy). Message content (system instructions, messages, tool
+//! definitions, arguments and results) stays out of spans unless
+//! [`telemetry::set_capture_content(true)`](crate::telemetry::set_capture_content)
+//! (or `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`) turns it
+//! on; API keys never enter spans. The `otel-metrics` feature adds the
+//! conventions' `gen_ai.client.operation.duration` and
+//! `gen_ai.client.token.usage` histograms through the `opentelemetry` API.
+//! Without a subscriber the spans cost nothing measurable; with one, see
+//! `BENCHMARKS.md` section 7.
