@@ -53,8 +53,10 @@ where
     F: Fn(&[Message]) -> String + Send + Sync,
 {
     fn summarise<'a>(&'a self, messages: &'a [Message]) -> BoxFuture<'a, Result<String, ModelError>> {
-        let summary = self(messages);
-        Box::pin(async move { Ok(summary) })
+        // Called when polled, not when the future is made: a journal that
+        // replays a recorded summary never polls it, and the closure must
+        // not run again.
+        Box::pin(async move { Ok(self(messages)) })
     }
 }
 
