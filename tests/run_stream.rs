@@ -367,3 +367,40 @@ async fn dropping_the_stream_mid_tool_stops_the_run() {
     assert_eq!(gauge.finished.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(conversation.messages().len(), 1, "no half-answered batch is kept");
 }
+
+#[tokio::test]
+async fn a_submit_cut_by_a_stop_in_its_batch_still_gets_its_result_event() {
+    // One batch: the output, `submit`, then two searches, the second past
+    // the execution limit: the run stops before any verdict settles `submit`.
+    let model = ScriptedModel::new().respond(calls([
+        call("o1", "final_output", json!({"title": "T", "score": 5})),
+        call("x1", "submit", json!({})),
+        call("s1", "search", json!({"query": "rust"})),
+        call("s2", "search", json!({"query": "go"})),
+    ]));
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .max_tool_executions(1)
+        .output::<Report>()
+        .reflection(|report: &Report| format!("preview {}", report.title))
+        .build()
+        .unwrap();
+    let mut conversation = ask("report");
+    let (events, result) = collect(agent.run_stream(&mut conversation)).await;
+    assert!(result.is_err(), "the execution limit ends the run");
+    assert_consistent(&conversation);
+    let streamed: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolExecutionFinished { result, .. } => Some(result.clone()),
+            _ => None,
+        })
+        .collect();
+    // Every call has its one result event, what the conversation holds.
+    assert_eq!(streamed.iter().filter(|result| result.call_id == "x1").count(), 1, "{streamed:?}");
+    let told = results(&conversation);
+    let submit_told = told.iter().find(|result| result.call_id == "x1").unwrap();
+    let submit_streamed = streamed.iter().find(|result| result.call_id == "x1").unwrap();
+    assert_eq!(submit_streamed, submit_told);
+}

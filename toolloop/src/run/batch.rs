@@ -240,6 +240,21 @@ impl Engine<'_> {
             }
         }
         drop(outcomes);
+        if stop.is_some() {
+            // The run ends with this batch: no verdict will settle a call
+            // whose result event the control left for later (`submit`), so
+            // its event goes out now, with the result the conversation keeps.
+            for done in results.iter().flatten().filter(|done| control.settles_later(&done.call)) {
+                let event = Event::ToolResult {
+                    attempt,
+                    iteration,
+                    call: &done.call,
+                    result: &done.result,
+                    elapsed: Duration::ZERO,
+                };
+                self.fire_into(&event, hook_errors);
+            }
+        }
         if stop.is_none() && waiting.iter().any(Option::is_some) {
             stop = Some(self.defer(calls, &mut results, waiting, control, at, hook_errors));
         }
