@@ -214,3 +214,33 @@ async fn submit_before_any_text_output_ends_the_run() {
     let result = conversation.messages().last().unwrap().tool_results().next().unwrap().content.clone();
     assert!(result.contains("answer with your output as one JSON value first"), "{result}");
 }
+
+#[tokio::test]
+async fn a_rejected_submit_in_a_text_mode_is_told_once_in_its_result() {
+    use toolloop::{Role, ToolCall};
+    let submit = |id: &str| ModelResponse::from_tool_calls([ToolCall::new(id, "submit", json!({}))]);
+    let model = ScriptedModel::new()
+        .respond(ModelResponse::from_text(r#"{"approved": false, "reason": "over the limit"}"#))
+        .respond(submit("s1"))
+        .respond(ModelResponse::from_text(GOOD))
+        .respond(submit("s2"));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Verdict>()
+        .native_output()
+        .reflection(|verdict: &Verdict| format!("Draft: approved={}", verdict.approved))
+        .validator(|verdict: &Verdict| if verdict.approved { Ok(()) } else { Err("it must be approved") })
+        .build()
+        .unwrap();
+    let mut conversation = question();
+    let done = agent.run(&mut conversation).await.unwrap();
+    assert!(done.output.approved);
+    assert_eq!(done.metadata.attempts, 2);
+    let messages = conversation.messages();
+    let answered =
+        messages.iter().position(|message| message.tool_results().any(|result| result.call_id == "s1")).unwrap();
+    let verdict = messages[answered].tool_results().next().unwrap();
+    assert!(verdict.content.starts_with("Your output was rejected"), "{}", verdict.content);
+    // The verdict is in `submit`'s result: no second rejection message follows it.
+    assert_eq!(messages[answered + 1].role, Role::Assistant);
+}

@@ -122,6 +122,8 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 engine.fire(&Event::AttemptStart { attempt }, tally);
                 engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
             };
+            // Whether the verdict already answers an output (or `submit`) call.
+            let mut verdict_in_result = false;
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.
                 LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
@@ -153,6 +155,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
                 LoopEnd::Signal(AgentSignal::Output(proposal)) => {
+                    verdict_in_result = true;
                     match self.settle(engine, conversation, tally, attempt, proposal).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
@@ -170,8 +173,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     AttemptFailure::NoOutputCall { .. } => {
                         conversation.push(Message::user(self.no_output_feedback(proposed)));
                     }
-                    // No output call to answer: the verdict is a message.
-                    AttemptFailure::Invalid { errors, .. } if self.output_mode.reads_text() => {
+                    // No output call to answer: the verdict is a message (with
+                    // reflection, `submit`'s result already carries it).
+                    AttemptFailure::Invalid { errors, .. } if self.output_mode.reads_text() && !verdict_in_result => {
                         conversation.push(Message::user(answer_rejection(errors)));
                     }
                     _ => {}
