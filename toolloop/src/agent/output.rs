@@ -68,11 +68,6 @@ pub trait AgentOutput: Sealed + Sized + Send + Sync + 'static {
 
 impl Sealed for Text {}
 
-// Every type `.output::<T>()` may leave in the builder, valid or not, as
-// long as it reads JSON: see `state::Typed`.
-#[diagnostic::do_not_recommend]
-impl<T: super::output_bounds::OutputDeserialize> Sealed for T {}
-
 impl AgentOutput for Text {
     type Value = String;
 

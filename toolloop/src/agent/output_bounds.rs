@@ -9,7 +9,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::output::Text;
-use super::state::TextConfigured;
 
 /// An output type is read from the output tool's arguments.
 ///
@@ -44,9 +43,6 @@ impl<T: JsonSchema> OutputSchema for T {}
 #[diagnostic::do_not_recommend]
 impl OutputSchema for Text {}
 
-#[diagnostic::do_not_recommend]
-impl OutputSchema for TextConfigured {}
-
 /// An output crosses threads: runs are futures that may move between them,
 /// and an agent, which holds the output type's validators and reflection
 /// handler, is shared between them. (One trait for both, so that a type
@@ -72,3 +68,9 @@ pub trait OutputSync: Sync {}
 
 #[diagnostic::do_not_recommend]
 impl<T: Sync> OutputSync for T {}
+
+// Every type `.output::<T>()` may leave in the builder, valid or not, as
+// long as it reads JSON: see `state::Typed`. (Beside the bound it needs, so
+// that `output` does not depend on this file.)
+#[diagnostic::do_not_recommend]
+impl<T: OutputDeserialize> super::sealed::Sealed for T {}

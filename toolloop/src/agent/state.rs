@@ -54,6 +54,10 @@ impl std::fmt::Debug for WithModel {
 }
 
 impl Sealed for TextConfigured {}
+
+// Not an output type, but [`OutputDeserialize`] says so, once (as for `Text`).
+#[diagnostic::do_not_recommend]
+impl OutputSchema for TextConfigured {}
 impl Sealed for OutputTool {}
 impl Sealed for OutputToolConfigured {}
 impl Sealed for NativeOutput {}
