@@ -460,7 +460,7 @@ impl Engine<'_> {
                 biased;
                 () = self.cancel.cancelled() => return interrupted(cancelled(), None),
                 () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
-                verdict = self.governance.decide(call, self.journal) => verdict,
+                verdict = self.governance.decide(call, |approver| self.journal.approval(call, approver)) => verdict,
             },
             Preset::Approved => Verdict::Approved,
             Preset::Given(result, verdict) => {

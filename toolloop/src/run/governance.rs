@@ -7,7 +7,6 @@ use std::sync::Arc;
 use futures_util::FutureExt as _;
 use serde::{Deserialize, Serialize};
 
-use super::journal::Journal;
 use super::panic::panic_message;
 use crate::message::ToolCall;
 use crate::model::BoxFuture;
@@ -191,8 +190,13 @@ impl Governance {
 
     /// Decides about `call`. A policy or approver that panics denies the
     /// call rather than breaking the run.
-    /// The approver is asked through `journal`, which records its decision.
-    pub(crate) async fn decide(&self, call: &ToolCall, journal: &dyn Journal) -> Verdict {
+    /// The approver is asked through `ask` (the run's journal, which
+    /// records its decision).
+    pub(crate) async fn decide<'a>(
+        &'a self,
+        call: &ToolCall,
+        ask: impl FnOnce(Option<&'a dyn Approver>) -> BoxFuture<'a, Approval>,
+    ) -> Verdict {
         let decision = match &self.policy {
             None => Decision::Allow,
             Some(policy) => catch_unwind(AssertUnwindSafe(|| policy(call))).unwrap_or_else(|panic| {
@@ -210,7 +214,7 @@ impl Governance {
             Decision::Defer(reason) => Verdict::Deferred(reason),
             Decision::Deny(reason) => Verdict::Denied(reason),
             Decision::Ask => {
-                let approval = journal.approval(call, self.approver.as_deref());
+                let approval = ask(self.approver.as_deref());
                 match AssertUnwindSafe(approval).catch_unwind().await {
                     Ok(Approval::Approve) => Verdict::Approved,
                     Ok(Approval::Deny(reason)) => Verdict::ApprovalDenied(reason),
