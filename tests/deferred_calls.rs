@@ -212,6 +212,15 @@ async fn every_bad_resume_is_a_typed_error_and_changes_nothing() {
     let error = agent.resume(&mut tampered, [("d1", Resolution::Approve), out()]).await.unwrap_err();
     let Some(ResumeError::Mismatch { detail }) = error.resume_error() else { panic!("{error:?}") };
     assert!(detail.contains("d1"), "{detail}");
+    // The paused run's checkpoint edited so that it no longer reads.
+    let mut value: serde_json::Value = serde_json::from_str(&before).unwrap();
+    value["pending"]["checkpoint"]["attempt"] = json!("first");
+    let mut broken: Conversation = serde_json::from_value(value).unwrap();
+    let kept = serde_json::to_string(&broken).unwrap();
+    let error = agent.resume(&mut broken, [("d1", Resolution::Approve), out()]).await.unwrap_err();
+    let Some(ResumeError::Mismatch { detail }) = error.resume_error() else { panic!("{error:?}") };
+    assert!(detail.contains("checkpoint"), "{detail}");
+    assert_eq!(serde_json::to_string(&broken).unwrap(), kept);
 
     // Nothing to resume.
     let mut plain = ask("hi");

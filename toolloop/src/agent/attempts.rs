@@ -15,6 +15,7 @@ use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
+use crate::run::deferral::Checkpoint;
 use crate::run::journal::Journal;
 use crate::run::{
     AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally, Termination,
@@ -72,7 +73,10 @@ impl<O: AgentOutput, R> Agent<O, R> {
             && let Some(pending) = conversation.pending_mut()
         {
             // A resumed run reports the failed attempts of both segments.
-            pending.checkpoint.attempt_failures.clone_from(&failures);
+            if let Ok(mut checkpoint) = Checkpoint::from_value(&pending.checkpoint) {
+                checkpoint.attempt_failures.clone_from(&failures);
+                pending.checkpoint = checkpoint.to_value();
+            }
         }
         let termination = match &outcome {
             Ok((_, termination)) => termination.clone(),

@@ -2,16 +2,16 @@
 
 mod call_ids;
 mod compaction;
+pub(crate) mod pending;
 mod view;
 
 use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role, ToolResult};
-use crate::run::DeferredCall;
-use crate::run::deferral::PendingBatch;
 
 pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
+use pending::{DeferredCall, PendingBatch};
 #[cfg(feature = "http")]
 pub(crate) use view::needs_view;
 pub use view::{RequestView, ViewRewrites};

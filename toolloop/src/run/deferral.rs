@@ -2,72 +2,16 @@
 //! or for the caller to execute, and how a resumed run answers them.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::metadata::{AnsweredBy, Tally};
 use super::termination::AttemptFailure;
+pub(crate) use crate::conversation::pending::PendingBatch;
+pub use crate::conversation::pending::{DeferralReason, DeferredCall};
 use crate::message::{ToolCall, ToolResult};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
-
-/// Why a tool call waits instead of running.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "reason")]
-#[non_exhaustive]
-pub enum DeferralReason {
-    /// Governance wants a decision first ([`Decision::Defer`](super::Decision::Defer),
-    /// or the tool [needs approval](super::Governance::needs_approval)):
-    /// resume with [`Resolution::Approve`] (the tool runs then) or
-    /// [`Resolution::Deny`].
-    Approval(String),
-    /// The tool is [external](crate::ToolSet::add_external): the caller
-    /// executes it and resumes with [`Resolution::Output`] or
-    /// [`Resolution::Error`] (or [`Resolution::Deny`]).
-    External,
-    /// The call needs no decision but was held back with the deferred ones
-    /// ([`LoopOptions::hold_batch_on_deferral`](super::LoopOptions::hold_batch_on_deferral)):
-    /// it runs, governance first, when the run is resumed.
-    Held,
-}
-
-impl DeferralReason {
-    /// Whether resuming needs a [`Resolution`] for the call (every reason
-    /// but [`Held`](Self::Held)).
-    pub fn needs_resolution(&self) -> bool {
-        !matches!(self, Self::Held)
-    }
-}
-
-impl fmt::Display for DeferralReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Approval(reason) => write!(f, "waits for approval: {reason}"),
-            Self::External => f.write_str("waits for the caller to execute it"),
-            Self::Held => f.write_str("held back until the deferred calls of its batch are resolved"),
-        }
-    }
-}
-
-/// A tool call a run left pending, with why; listed by
-/// [`RunError::deferred_calls`](crate::RunError::deferred_calls) and
-/// [`Conversation::deferred_calls`](crate::Conversation::deferred_calls).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct DeferredCall {
-    /// The call, as the model made it (id, tool, arguments).
-    pub call: ToolCall,
-    /// Why it waits.
-    pub reason: DeferralReason,
-}
-
-impl DeferredCall {
-    /// A deferred call.
-    pub fn new(call: ToolCall, reason: DeferralReason) -> Self {
-        Self { call, reason }
-    }
-}
 
 /// How the caller answers one deferred call when it resumes the run
 /// ([`Agent::resume`](crate::Agent::resume),
@@ -187,19 +131,6 @@ pub enum ResumeError {
     },
 }
 
-/// The batch of a paused run: the assistant message that made the calls
-/// is the conversation's last message; this holds the answers it has so
-/// far, the calls still waiting, and where the run was.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct PendingBatch {
-    /// Results of the calls that ran (or were refused) before the pause.
-    pub(crate) answered: Vec<ToolResult>,
-    /// The calls still waiting, in call order.
-    pub(crate) deferred: Vec<DeferredCall>,
-    /// Where the run was, so that the resumed run goes on from there.
-    pub(crate) checkpoint: Checkpoint,
-}
-
 /// What a paused run had done and where it stood: the resumed run counts
 /// its limits and reports its metadata over both segments.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -240,6 +171,19 @@ impl Cursor {
 }
 
 impl Checkpoint {
+    /// The checkpoint as the conversation keeps it (opaque to it).
+    pub(crate) fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a checkpoint is plain data: numbers, strings and maps with string keys")
+    }
+
+    /// The checkpoint a conversation kept; one that does not read (edited,
+    /// or from an incompatible toolloop) is a mismatch.
+    pub(crate) fn from_value(value: &serde_json::Value) -> Result<Self, ResumeError> {
+        Self::deserialize(value).map_err(|error| ResumeError::Mismatch {
+            detail: format!("the paused run's checkpoint does not read: {error}"),
+        })
+    }
+
     /// A snapshot of `tally` at `cursor`, in `attempt`.
     pub(crate) fn capture(tally: &Tally, attempt: u32, cursor: Cursor) -> Self {
         Self {

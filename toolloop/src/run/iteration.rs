@@ -250,7 +250,11 @@ impl Engine<'_> {
             }
             let checkpoint = Checkpoint::capture(tally, attempt, cursor);
             let answered = results.into_iter().flatten().collect();
-            conversation.set_pending(Some(PendingBatch { answered, deferred: deferred.to_vec(), checkpoint }));
+            conversation.set_pending(Some(PendingBatch {
+                answered,
+                deferred: deferred.to_vec(),
+                checkpoint: checkpoint.to_value(),
+            }));
             return Err(stop.expect("a deferral is a stop"));
         }
         if let Some(assistant) = assistant {

@@ -42,7 +42,8 @@ impl Resume {
             }
             error => RunError::invalid_resume(error),
         })?;
-        Ok(Self { answers, checkpoint: batch.checkpoint.clone() })
+        let checkpoint = Checkpoint::from_value(&batch.checkpoint).map_err(RunError::invalid_resume)?;
+        Ok(Self { answers, checkpoint })
     }
 
     /// A fresh tally holding what the paused run had counted.
