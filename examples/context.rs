@@ -21,8 +21,8 @@ use serde_json::json;
 use toolloop::run::{ContextPolicy, Hooks, estimate_tokens};
 use toolloop::testing::FunctionModel;
 use toolloop::{
-    Agent, ContentBlock, ContextOverflow, Conversation, Message, Model, ModelError, ModelErrorKind, ModelResponse,
-    ToolCall, Usage,
+    Agent, ContentBlock, Conversation, Message, Model, ModelError, ModelResponse, ToolCall, Usage,
+    model::ContextOverflow, model::ModelErrorKind,
 };
 
 const PAGES: u32 = 10;

@@ -20,8 +20,8 @@ use toolloop::providers::gemini::GeminiBuilder;
 use toolloop::providers::openai::OpenAiResponsesBuilder;
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, ContentBlock, Conversation, Model, ModelResponse, Reasoning, ReasoningConfig, ReasoningEffort,
-    ReasoningSummary, ToolCall, Usage,
+    Agent, ContentBlock, Conversation, Model, ModelResponse, ToolCall, Usage, reasoning::Reasoning,
+    reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningSummary,
 };
 
 /// Look up the population of a city, in millions.

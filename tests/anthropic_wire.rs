@@ -12,8 +12,9 @@ use serde_json::json;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::{
-    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelErrorKind, ModelRequest,
-    OpaqueReasoning, Reasoning, ReasoningState, Role, StopReason, Tool, ToolCall, ToolResult, ToolSet, Usage,
+    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelRequest, Role, StopReason, Tool,
+    ToolCall, ToolResult, ToolSet, Usage, model::ModelErrorKind, reasoning::OpaqueReasoning, reasoning::Reasoning,
+    reasoning::ReasoningState,
 };
 use toolloop_workspace::{Reply, TestServer};
 

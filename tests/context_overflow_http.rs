@@ -16,7 +16,7 @@ use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::{ContextPolicy, ELIDED_RESULT};
 use toolloop::stream::RunEvent;
-use toolloop::{Agent, ContentBlock, Conversation, Message, Model, ModelErrorKind, Role, ToolCall, ToolResult};
+use toolloop::{Agent, ContentBlock, Conversation, Message, Model, Role, ToolCall, ToolResult, model::ModelErrorKind};
 use toolloop_workspace::{Reply, TestServer, replies, streamed};
 
 /// Fetches a page.

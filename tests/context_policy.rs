@@ -15,8 +15,8 @@ use serde_json::json;
 use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, Hooks, estimate_tokens};
 use toolloop::testing::FunctionModel;
 use toolloop::{
-    Agent, ContentBlock, ContextOverflow, Conversation, Message, ModelError, ModelErrorKind, ModelResponse, Role,
-    ToolCall,
+    Agent, ContentBlock, Conversation, Message, ModelError, ModelResponse, Role, ToolCall, model::ContextOverflow,
+    model::ModelErrorKind,
 };
 
 /// Fetches a page.

@@ -19,8 +19,8 @@ use toolloop::run::{Governance, Resolution};
 use toolloop::store::{ConversationStore, MemoryStore, SqliteStore, StoreError};
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, ContentBlock, Conversation, FailureKind, Message, ModelResponse, OpaqueReasoning, Reasoning, ReasoningState,
-    Role, ToolCall, ToolResult,
+    Agent, ContentBlock, Conversation, FailureKind, Message, ModelResponse, Role, ToolCall, ToolResult,
+    reasoning::OpaqueReasoning, reasoning::Reasoning, reasoning::ReasoningState,
 };
 
 /// A database file in a fresh temporary directory, removed when dropped.
@@ -93,7 +93,7 @@ async fn every_block() -> Conversation {
     let agent = Agent::builder()
         .model(model)
         .tool::<Weather>()
-        .external_tool(toolloop::ToolDefinition::from_schema(
+        .external_tool(toolloop::tool::ToolDefinition::from_schema(
             "delete_all",
             "Delete all files.",
             json!({"type": "object"}),
@@ -178,7 +178,7 @@ async fn a_conversation_paused_in_the_store_resumes_from_it() {
     let agent = Agent::builder()
         .model(model)
         .tool::<Weather>()
-        .external_tool(toolloop::ToolDefinition::from_schema(
+        .external_tool(toolloop::tool::ToolDefinition::from_schema(
             "delete_all",
             "Delete all files.",
             json!({"type": "object"}),

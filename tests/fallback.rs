@@ -13,7 +13,9 @@ use common::{Search, ask};
 use serde_json::json;
 use toolloop::providers::Fallback;
 use toolloop::run::{LoopEnd, ToolLoop};
-use toolloop::{BoxFuture, Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ToolCall, ToolSet};
+use toolloop::{
+    Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolSet, model::BoxFuture, model::ModelErrorKind,
+};
 
 /// A primary that is always overloaded, counting its calls.
 struct Down {

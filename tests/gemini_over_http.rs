@@ -19,8 +19,9 @@ use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
 use toolloop::stream::RunEvent;
 use toolloop::{
-    Conversation, Message, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningState,
-    ReasoningSummary, ResponseAccumulator, ToolDefinition,
+    Conversation, Message, Model, ModelRequest, model::ModelErrorKind, model::ResponseAccumulator,
+    reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningState, reasoning::ReasoningSummary,
+    tool::ToolDefinition,
 };
 mod cities;
 

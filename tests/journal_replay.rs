@@ -20,7 +20,8 @@ use toolloop::run::journal::{JournalEntry, MemoryJournal};
 use toolloop::run::{Approval, ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::FunctionModel;
 use toolloop::{
-    Agent, CancellationToken, Conversation, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolCall, Usage,
+    Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage,
+    model::ModelErrorKind,
 };
 
 /// Fetch a record; counts every execution.

@@ -19,7 +19,9 @@ use toolloop::providers::anthropic::AnthropicBuilder;
 use toolloop::providers::gemini::GeminiBuilder;
 use toolloop::providers::ollama::OllamaBuilder;
 use toolloop::providers::openai::OpenAiBuilder;
-use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, ReasoningEffort, Tool, ToolSet};
+use toolloop::{
+    CancellationToken, Conversation, Message, Model, ModelRequest, Tool, ToolSet, reasoning::ReasoningEffort,
+};
 
 /// Current weather for a city.
 #[derive(Tool)]

@@ -10,7 +10,9 @@ use common::*;
 use proptest::prelude::*;
 use serde_json::json;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, CancellationToken, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolCall, Usage};
+use toolloop::{
+    Agent, CancellationToken, ModelError, ModelResponse, StopReason, ToolCall, Usage, model::ModelErrorKind,
+};
 
 #[derive(Clone, Debug)]
 enum Call {

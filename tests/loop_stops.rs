@@ -13,7 +13,9 @@ use common::*;
 use serde_json::json;
 use toolloop::run::{Approval, Decision, Governance, Hooks, LimitDecision, LoopEnd, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Conversation, FailureKind, ModelError, ModelErrorKind, ModelResponse, RunError, StopReason, ToolSet};
+use toolloop::{
+    Conversation, FailureKind, ModelError, ModelResponse, RunError, StopReason, ToolSet, model::ModelErrorKind,
+};
 
 /// Submit the finished spec.
 #[derive(toolloop::Tool)]

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{
-    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelErrorKind, ModelRequest, Role,
-    StopReason, Tool, ToolCall, ToolResult, ToolSet, Usage,
+    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelRequest, Role, StopReason, Tool,
+    ToolCall, ToolResult, ToolSet, Usage, model::ModelErrorKind,
 };
 use toolloop_workspace::{Reply, TestServer};
 

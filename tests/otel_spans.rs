@@ -15,7 +15,9 @@ use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData
 use serde_json::json;
 use toolloop::run::ToolLoop;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, CancellationToken, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolSet, Usage};
+use toolloop::{
+    Agent, CancellationToken, ModelError, ModelResponse, StopReason, ToolSet, Usage, model::ModelErrorKind,
+};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 /// The spans a run exported, by name, with their parents resolved.

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::run::RunMetadata;
-use toolloop::{Agent, CacheTtl, Conversation, PromptCache};
+use toolloop::{Agent, Conversation, model::CacheTtl, model::PromptCache};
 use toolloop_workspace::TestServer;
 use toolloop_workspace::anthropic_cache::{AnthropicCache, Billed};
 

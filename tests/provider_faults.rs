@@ -8,7 +8,7 @@ use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
-use toolloop::{Message, Model, ModelErrorKind, ModelRequest, Usage};
+use toolloop::{Message, Model, ModelRequest, Usage, model::ModelErrorKind};
 use toolloop_workspace::{Reply, TestServer};
 
 /// How one provider is built and what its bodies look like.

@@ -9,7 +9,7 @@ use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::OpenAi;
 use toolloop::run::Termination;
-use toolloop::{Agent, Conversation, Message, Model, ModelErrorKind, ModelRequest};
+use toolloop::{Agent, Conversation, Message, Model, ModelRequest, model::ModelErrorKind};
 use toolloop_workspace::{Reply, TestServer, replies};
 
 fn quick_retries() -> RetryPolicy {

@@ -17,7 +17,8 @@ use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::stream::RunEvent;
 use toolloop::{
-    Agent, Conversation, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary,
+    Agent, Conversation, Model, ModelRequest, model::ModelErrorKind, reasoning::ReasoningConfig,
+    reasoning::ReasoningEffort, reasoning::ReasoningSummary,
 };
 mod cities;
 
@@ -232,8 +233,8 @@ async fn anthropic_rejects_altered_thinking_with_the_api_error() {
     assert!(error.to_string().contains("Invalid `signature` in `thinking` block"), "{error}");
 }
 
-fn agent_tools() -> Vec<toolloop::ToolDefinition> {
-    vec![toolloop::ToolDefinition::from_schema("population", "Look up a population.", json!({"type": "object"}))]
+fn agent_tools() -> Vec<toolloop::tool::ToolDefinition> {
+    vec![toolloop::tool::ToolDefinition::from_schema("population", "Look up a population.", json!({"type": "object"}))]
 }
 
 #[tokio::test]

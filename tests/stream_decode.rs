@@ -6,8 +6,9 @@ use proptest::prelude::*;
 use serde_json::{Map, Value};
 use toolloop::testing::chunk_response;
 use toolloop::{
-    ContentBlock, ModelError, ModelErrorKind, ModelResponse, OpaqueReasoning, Reasoning, ReasoningState,
-    ResponseAccumulator, StopReason, StreamEvent, ToolCall, Usage, parse_partial_json,
+    ContentBlock, ModelError, ModelResponse, StopReason, ToolCall, Usage, model::ModelErrorKind,
+    model::ResponseAccumulator, model::StreamEvent, model::parse_partial_json, reasoning::OpaqueReasoning,
+    reasoning::Reasoning, reasoning::ReasoningState,
 };
 
 fn json_value() -> impl Strategy<Value = Value> {

@@ -15,8 +15,8 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{
-    Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StopReason,
-    StreamEvent, ToolDefinition, Usage,
+    Message, Model, ModelError, ModelRequest, ModelResponse, StopReason, Usage, model::ModelErrorKind,
+    model::ResponseAccumulator, model::StreamEvent, tool::ToolDefinition,
 };
 use toolloop_workspace::{Reply, StreamEnd, TestServer, streamed};
 

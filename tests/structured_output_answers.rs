@@ -9,7 +9,8 @@ use toolloop::agent::state::WithModel;
 use toolloop::run::{AttemptFailure, Termination};
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, AgentBuilder, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
+    Agent, AgentBuilder, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
+    model::BoxFuture,
 };
 
 /// A verdict.

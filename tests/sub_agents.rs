@@ -16,8 +16,8 @@ use toolloop::run::{Decision, Governance, Phase, Termination};
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::{
-    Agent, BoxFuture, CancellationToken, DynTool, FailureKind, ModelError, ModelErrorKind, ModelResponse, ToolContext,
-    ToolDefinition, ToolError, ToolOutput,
+    Agent, CancellationToken, FailureKind, ModelError, ModelResponse, ToolContext, ToolError, ToolOutput,
+    model::BoxFuture, model::ModelErrorKind, tool::DynTool, tool::ToolDefinition,
 };
 
 fn text(answer: &str, input: u64, output: u64) -> ModelResponse {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolloop::{
-    BoxFuture, CancellationToken, Cancelled, DuplicateToolName, DynTool, FailureKind, Tool, ToolCall, ToolDefinition,
-    ToolError, ToolExecution, ToolOutput, ToolSet,
+    CancellationToken, Cancelled, FailureKind, Tool, ToolCall, ToolError, ToolOutput, ToolSet, model::BoxFuture,
+    tool::DuplicateToolName, tool::DynTool, tool::ToolDefinition, tool::ToolExecution,
 };
 
 /// Divide two numbers.
@@ -235,7 +235,7 @@ struct Stuck {
 
 impl Stuck {
     async fn run(self) -> Result<String, String> {
-        toolloop::run_blocking(move || std::thread::sleep(std::time::Duration::from_millis(self.millis))).await;
+        toolloop::tool::run_blocking(move || std::thread::sleep(std::time::Duration::from_millis(self.millis))).await;
         Ok("finished".into())
     }
 }

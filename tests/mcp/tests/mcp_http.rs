@@ -9,7 +9,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
 use toolloop::mcp::{McpClient, McpError, StreamableHttp, ToolSelection};
-use toolloop::{CancellationToken, FailureKind, ToolCall, ToolExecution, ToolSet};
+use toolloop::{CancellationToken, FailureKind, ToolCall, ToolSet, tool::ToolExecution};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::timeout;
 use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
-use toolloop::{CancellationToken, FailureKind, ToolCall, ToolExecution, ToolSet};
+use toolloop::{CancellationToken, FailureKind, ToolCall, ToolSet, tool::ToolExecution};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 

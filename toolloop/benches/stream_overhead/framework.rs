@@ -6,7 +6,9 @@
 use futures_util::StreamExt as _;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::OpenAi;
-use toolloop::{Message, Model, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent, Tool as _};
+use toolloop::{
+    Message, Model, ModelRequest, ModelResponse, Tool as _, model::ResponseAccumulator, model::StreamEvent,
+};
 
 /// Look a key up.
 #[derive(toolloop::Tool)]

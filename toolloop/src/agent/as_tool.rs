@@ -27,6 +27,7 @@ pub const DEFAULT_MAX_DEPTH: u32 = 4;
 /// The input of an agent tool made with [`Agent::as_tool`]: the prompt the
 /// sub-agent answers.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, JsonSchema)]
+#[doc(hidden)] // the default input of `AgentTool`, described there; users do not write it
 pub struct Prompt {
     /// The task for the agent, with everything it needs to know: it sees
     /// nothing else of this conversation.
@@ -113,6 +114,7 @@ type Render<I> = dyn Fn(&I) -> String + Send + Sync;
     label = "`{Self}` is not `Serialize`",
     note = "the parent model reads the sub-agent's output as JSON: add `serde::Serialize` to the derives of `{Self}`"
 )]
+#[doc(hidden)] // a bound of `as_tool`, not written by users: public so that rustc can name it
 pub trait ToolResultOutput: Serialize {}
 
 #[diagnostic::do_not_recommend]

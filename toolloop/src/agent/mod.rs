@@ -46,6 +46,7 @@ mod output_mode;
 mod own_tools;
 mod sealed;
 mod spec;
+#[doc(hidden)] // the builder's type-state markers and bounds: see the module docs
 pub mod state;
 mod sub_run;
 

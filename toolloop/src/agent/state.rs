@@ -4,6 +4,11 @@
 //!
 //! You do not need these to build or run an agent: they appear in the
 //! builder's type parameters and bounds, and by name in its compile errors.
+//! So the module is `#[doc(hidden)]` rather than private: every name here
+//! stays nameable (rustc prints these paths, and the compile-fail snapshots
+//! pin them), but none is on a documentation page or counted by
+//! `.ci/public-types`. The traits are sealed (`Sealed` is implemented
+//! only in this crate), so they are not extension points either.
 
 use std::sync::Arc;
 

@@ -42,7 +42,7 @@
 //! use toolloop::run::{Governance, Resolution};
 //! use toolloop::store::{ConversationStore, MemoryStore};
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolCall, ToolDefinition};
+//! use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolCall, tool::ToolDefinition};
 //!
 //! /// Cancel a subscription.
 //! #[derive(toolloop::Tool)]

@@ -22,6 +22,7 @@ use super::McpError;
 use crate::model::BoxFuture;
 
 /// A byte stream an MCP connection can run over.
+#[doc(hidden)] // a bound (any `AsyncRead + AsyncWrite` stream), not written by users
 pub trait McpStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> McpStream for T {}

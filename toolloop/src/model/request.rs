@@ -118,7 +118,7 @@ impl<'a> ModelRequest<'a> {
     /// model's setting.
     ///
     /// ```
-    /// use toolloop::{Message, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    /// use toolloop::{Message, ModelRequest, reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningSummary};
     ///
     /// let history = [Message::user("Plan the trip.")];
     /// let deep = ModelRequest::new(&history)

@@ -34,7 +34,7 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolloop::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+/// use toolloop::{model::BoxFuture, Model, ModelError, model::ModelErrorKind, ModelRequest, ModelResponse};
 /// use toolloop::providers::Fallback;
 ///
 /// struct Down;

@@ -532,10 +532,11 @@ mod thinking_tests {
 
     use super::{messages, thinking_for};
     use crate::message::{ContentBlock, Message, ToolResult};
-    use crate::model::{ModelRequest, ModelResponse, ReasoningConfig, ReasoningEffort, ReasoningError};
+    use crate::model::{ModelRequest, ModelResponse};
     use crate::providers::anthropic::Anthropic;
     use crate::providers::anthropic::wire::MessagesResponse;
     use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError};
 
     fn response_with_thinking() -> ModelResponse {
         let wire: MessagesResponse = serde_json::from_value(json!({

@@ -446,9 +446,10 @@ mod body_tests {
     use serde_json::{Map, Value, json};
 
     use super::{contents, generation_config, tools};
-    use crate::model::{ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    use crate::model::ModelRequest;
     use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::providers::gemini::{Gemini, PROVIDER};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 
     /// Models whose settings differ, as when one conversation switches
     /// models; the first two share a cache.

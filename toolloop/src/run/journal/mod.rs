@@ -47,8 +47,10 @@
 //!
 //! A journal that stores outcomes outside the process stores them in the
 //! serialised form of [`Record`]: `{"format": 1, "value": ...}` where the
-//! value is the serde form of [`ModelCallRecord`], [`SummaryRecord`],
-//! [`ToolExecution`], [`Approval`] or a [`Duration`].
+//! value is the serde form of a model call's `Result<ModelResponse,
+//! ModelFailure>` (a [`ModelFailure`] is a [`ModelError`] in recorded form),
+//! a summary's `Result<String, ModelFailure>`, a [`ToolExecution`], an
+//! [`Approval`] or a [`Duration`].
 //! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
 //! recorded value could be read differently; adding an optional field does
 //! not change it. A record of another format is refused with
@@ -63,7 +65,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use memory::{JournalEntry, MemoryJournal};
-pub use record::{JOURNAL_FORMAT, JournalError, ModelCallRecord, ModelFailure, Record, SummaryRecord};
+pub use record::{JOURNAL_FORMAT, JournalError, ModelFailure, Record};
 
 use super::governance::{Approval, Approver};
 use crate::cancel::{BoxFuture, Cancelled};
@@ -146,9 +148,6 @@ impl<T> Journaled<T> {
     }
 }
 
-/// The outcome of a model call.
-pub type ModelOutcome = Result<ModelResponse, ModelError>;
-
 /// Where a run's side effects go. See the [module docs](self).
 ///
 /// Each method is handed the step and the work that does it; it returns
@@ -160,8 +159,8 @@ pub trait Journal: Send + Sync {
     fn model_call<'a>(
         &'a self,
         step: Step<'a>,
-        call: BoxFuture<'a, ModelOutcome>,
-    ) -> BoxFuture<'a, Journaled<ModelOutcome>>;
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>>;
 
     /// A summary for a compaction of the view sent to the model.
     fn summary<'a>(
@@ -200,8 +199,8 @@ impl Journal for InProcess {
     fn model_call<'a>(
         &'a self,
         _step: Step<'a>,
-        call: BoxFuture<'a, ModelOutcome>,
-    ) -> BoxFuture<'a, Journaled<ModelOutcome>> {
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
         Box::pin(async move { Journaled::live(call.await) })
     }
 
