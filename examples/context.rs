@@ -18,12 +18,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
+use toolloop::model::{ContextOverflow, ModelErrorKind};
+use toolloop::prelude::*;
 use toolloop::run::{ContextPolicy, Hooks, estimate_tokens};
 use toolloop::testing::FunctionModel;
-use toolloop::{
-    Agent, ContentBlock, Conversation, Message, Model, ModelError, ModelResponse, ToolCall, Usage,
-    model::ContextOverflow, model::ModelErrorKind,
-};
 
 const PAGES: u32 = 10;
 

@@ -22,11 +22,10 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
+use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::stream::RunEvent;
 use toolloop::testing::{Cassette, CassetteError, CassetteMode};
-use toolloop::{
-    Conversation, Model, reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningSummary,
-};
+use toolloop::{Conversation, Model};
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
 use toolloop_workspace::gemini_rules::{GeminiRules, Part};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};

@@ -15,13 +15,11 @@ use std::sync::Arc;
 
 use common::{ask, call, calls};
 use serde_json::json;
+use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use toolloop::run::{Governance, Resolution};
 use toolloop::store::{ConversationStore, MemoryStore, SqliteStore, StoreError};
 use toolloop::testing::ScriptedModel;
-use toolloop::{
-    Agent, ContentBlock, Conversation, FailureKind, Message, ModelResponse, Role, ToolCall, ToolResult,
-    reasoning::OpaqueReasoning, reasoning::Reasoning, reasoning::ReasoningState,
-};
+use toolloop::{Agent, ContentBlock, Conversation, FailureKind, Message, ModelResponse, Role, ToolCall, ToolResult};
 
 /// A database file in a fresh temporary directory, removed when dropped.
 struct TempDb {

@@ -17,7 +17,8 @@ use toolloop::run::{
 };
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet, tool::ToolDefinition};
+use toolloop::tool::ToolDefinition;
+use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet};
 
 /// Delete a file.
 #[derive(toolloop::Tool)]

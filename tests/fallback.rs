@@ -11,11 +11,10 @@ use std::time::Duration;
 
 use common::{Search, ask};
 use serde_json::json;
+use toolloop::model::{BoxFuture, ModelErrorKind};
 use toolloop::providers::Fallback;
 use toolloop::run::{LoopEnd, ToolLoop};
-use toolloop::{
-    Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolSet, model::BoxFuture, model::ModelErrorKind,
-};
+use toolloop::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolSet};
 
 /// A primary that is always overloaded, counting its calls.
 struct Down {

@@ -13,16 +13,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolloop::model::{ModelErrorKind, ResponseAccumulator};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
+use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningState, ReasoningSummary};
 use toolloop::stream::RunEvent;
-use toolloop::{
-    Conversation, Message, Model, ModelRequest, model::ModelErrorKind, model::ResponseAccumulator,
-    reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningState, reasoning::ReasoningSummary,
-    tool::ToolDefinition,
-};
+use toolloop::tool::ToolDefinition;
+use toolloop::{Conversation, Message, Model, ModelRequest};
 mod cities;
 
 use cities::{Report, agent};

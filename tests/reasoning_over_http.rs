@@ -12,14 +12,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::stream::RunEvent;
-use toolloop::{
-    Agent, Conversation, Model, ModelRequest, model::ModelErrorKind, reasoning::ReasoningConfig,
-    reasoning::ReasoningEffort, reasoning::ReasoningSummary,
-};
+use toolloop::{Agent, Conversation, Model, ModelRequest};
 mod cities;
 
 use cities::{Report, agent};

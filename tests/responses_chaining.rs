@@ -14,11 +14,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::reasoning::ReasoningEffort;
 use toolloop::stream::RunEvent;
-use toolloop::{Conversation, Model, ModelRequest, model::ModelErrorKind, reasoning::ReasoningEffort};
+use toolloop::{Conversation, Model, ModelRequest};
 mod cities;
 
 use cities::agent;

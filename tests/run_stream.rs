@@ -8,11 +8,10 @@ use common::*;
 use futures_util::StreamExt as _;
 use proptest::prelude::*;
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{
-    Agent, ModelError, ModelResponse, RunError, RunOutput, StopReason, ToolCall, Usage, model::ModelErrorKind,
-};
+use toolloop::{Agent, ModelError, ModelResponse, RunError, RunOutput, StopReason, ToolCall, Usage};
 
 /// Every event of a streamed run, and its result.
 async fn collect<T>(

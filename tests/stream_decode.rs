@@ -4,12 +4,10 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
+use toolloop::model::{ModelErrorKind, ResponseAccumulator, StreamEvent, parse_partial_json};
+use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use toolloop::testing::chunk_response;
-use toolloop::{
-    ContentBlock, ModelError, ModelResponse, StopReason, ToolCall, Usage, model::ModelErrorKind,
-    model::ResponseAccumulator, model::StreamEvent, model::parse_partial_json, reasoning::OpaqueReasoning,
-    reasoning::Reasoning, reasoning::ReasoningState,
-};
+use toolloop::{ContentBlock, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![

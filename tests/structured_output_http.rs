@@ -8,13 +8,14 @@
 
 use serde_json::{Value, json};
 use toolloop::agent::OutputMode;
+use toolloop::model::{ModelErrorKind, ResponseSchema};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::Termination;
 use toolloop::stream::RunEvent;
-use toolloop::{Agent, BuildError, Conversation, Model, ModelRequest, model::ModelErrorKind, model::ResponseSchema};
+use toolloop::{Agent, BuildError, Conversation, Model, ModelRequest};
 use toolloop_workspace::output_rules::{Api, Turn, fake};
 use toolloop_workspace::{RecordedRequest, TestServer};
 

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolloop::{
-    CancellationToken, Cancelled, FailureKind, Tool, ToolCall, ToolError, ToolOutput, ToolSet, model::BoxFuture,
-    tool::DuplicateToolName, tool::DynTool, tool::ToolDefinition, tool::ToolExecution,
-};
+use toolloop::model::BoxFuture;
+use toolloop::tool::{DuplicateToolName, DynTool, ToolDefinition, ToolExecution};
+use toolloop::{CancellationToken, Cancelled, FailureKind, Tool, ToolCall, ToolError, ToolOutput, ToolSet};
 
 /// Divide two numbers.
 #[derive(Tool)]

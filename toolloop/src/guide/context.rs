@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
-//! use toolloop::{model::CacheTtl, model::PromptCache};
+//! use toolloop::model::{CacheTtl, PromptCache};
 //!
 //! let hour = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::OneHour)).build()?;
 //! let none = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::off()).build()?;

@@ -29,7 +29,7 @@
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
 //! use toolloop::providers::openai::OpenAi;
-//! use toolloop::{reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningSummary};
+//! use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 //!
 //! // Claude 4.5: extended thinking with a budget below max_tokens.
 //! let claude = Anthropic::builder()
@@ -78,7 +78,7 @@
 //!
 //! ```
 //! use toolloop::providers::gemini::Gemini;
-//! use toolloop::{reasoning::ReasoningConfig, reasoning::ReasoningEffort, reasoning::ReasoningSummary};
+//! use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 //!
 //! // GEMINI_API_KEY (or GOOGLE_API_KEY) and GEMINI_BASE_URL from the environment:
 //! let gemini = Gemini::builder()

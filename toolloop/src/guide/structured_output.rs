@@ -68,7 +68,7 @@
 //! ```
 //! use toolloop::agent::OutputMode;
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//! use toolloop::prelude::*;
 //!
 //! /// A ticket's triage.
 //! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall, Usage};
+//! use toolloop::prelude::*;
 //!
 //! /// What the writer is given.
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -59,7 +59,8 @@ const DEFAULT_CHUNK: usize = 64;
 /// [`Fallback`](crate::providers::Fallback)) passes one request to each.
 ///
 /// ```
-/// use toolloop::{model::BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+/// use toolloop::{Model, ModelError, ModelRequest, ModelResponse};
+/// use toolloop::model::BoxFuture;
 ///
 /// struct Echo;
 ///

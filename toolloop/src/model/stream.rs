@@ -122,7 +122,8 @@ pub enum StreamEvent {
 /// [`ModelErrorKind::MalformedResponse`].
 ///
 /// ```
-/// use toolloop::{model::ResponseAccumulator, StopReason, model::StreamEvent};
+/// use toolloop::StopReason;
+/// use toolloop::model::{ResponseAccumulator, StreamEvent};
 ///
 /// let mut accumulator = ResponseAccumulator::new();
 /// for event in [
@@ -496,7 +497,8 @@ fn tool_input_as_text(input: &Value) -> Cow<'_, str> {
 /// produce, are left out.
 ///
 /// ```
-/// use toolloop::{ModelResponse, model::ResponseAccumulator, testing::chunk_response};
+/// use toolloop::{ModelResponse, testing::chunk_response};
+/// use toolloop::model::ResponseAccumulator;
 ///
 /// let response = ModelResponse::from_text("Hello, world");
 /// let events = chunk_response(&response, 5);

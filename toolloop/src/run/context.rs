@@ -24,7 +24,8 @@ use crate::model::ModelError;
 ///
 /// ```
 /// use toolloop::run::{ContextPolicy, Summariser};
-/// use toolloop::{model::BoxFuture, Message, Model, ModelError, ModelRequest};
+/// use toolloop::{Message, Model, ModelError, ModelRequest};
+/// use toolloop::model::BoxFuture;
 ///
 /// /// Asks a (cheaper) model for the summary.
 /// struct ByModel<M>(M);
