@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub use error::{ContextOverflow, ModelError, ModelErrorKind};
 pub use partial_json::parse_partial_json;
 pub use prompt_cache::{CacheTtl, PromptCache};
-pub(crate) use reasoning::{ReasoningConfig, ReasoningError};
+pub(crate) use reasoning::ReasoningConfig;
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 pub use response_schema::{ResponseSchema, ResponseSchemaSupport};
