@@ -14,8 +14,8 @@
 //! | `approval NAME ID` | [`approval`](Journal::approval) | the [`Approval`] |
 //! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when a time limit is set |
 //!
-//! A run in process uses [`InProcess`], which passes every step straight
-//! through. A durable engine records each step's outcome the first time
+//! A run in process ([`Agent::run`](crate::Agent::run)) passes every step
+//! straight through. A durable engine records each step's outcome the first time
 //! and, when the run is replayed after a crash, hands the recorded outcome
 //! back instead of doing the step again. Given its journal, a run is
 //! deterministic: replaying it from any prefix of its journal rebuilds the
@@ -193,7 +193,7 @@ pub trait Journal: Send + Sync {
 /// The journal of a run in process: every step is done, nothing recorded.
 /// What [`Agent::run`](crate::Agent::run) uses.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct InProcess;
+pub(crate) struct InProcess;
 
 impl Journal for InProcess {
     fn model_call<'a>(
