@@ -15,9 +15,9 @@
 //! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when a time limit is set |
 //!
 //! A run in process ([`Agent::run`](crate::Agent::run)) passes every step
-//! straight through. A durable engine records each step's outcome the first time
-//! and, when the run is replayed after a crash, hands the recorded outcome
-//! back instead of doing the step again. Given its journal, a run is
+//! straight through. A durable engine records each step's outcome the
+//! first time and, when the run is replayed after a crash, hands the
+//! recorded outcome back instead of doing the step again. Given its journal, a run is
 //! deterministic: replaying it from any prefix of its journal rebuilds the
 //! same conversation and metadata (elapsed time aside) with no model call
 //! and no tool execution for the recorded steps
