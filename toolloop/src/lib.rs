@@ -17,8 +17,11 @@
 //! - [`providers`] holds the HTTP models (Anthropic, OpenAI Chat
 //!   Completions and Responses, Ollama, Gemini); [`testing`] the offline
 //!   ones and cassettes.
-//!
-//! `use toolloop::prelude::*;` brings the common names in.
+//! - The crate root holds that common path, and `use toolloop::prelude::*;`
+//!   brings it in. The rest sits in its module: [`model`] (implementing a
+//!   model, streamed responses, prompt caching), [`tool`] (definitions,
+//!   dynamic tools), [`reasoning`], [`run`] (limits, hooks, governance,
+//!   the journal), [`stream`], [`store`], [`telemetry`].
 //!
 //! ```
 //! use toolloop::prelude::*;
