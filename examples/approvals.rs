@@ -21,10 +21,10 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::run::{Governance, Resolution};
 use toolloop::store::{ConversationStore as _, SqliteStore};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
 /// The store's session for this example.
 const SESSION: &str = "approvals-example";

@@ -13,9 +13,9 @@
 use std::convert::Infallible;
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::run::ExecutedCall;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
 /// The design notes of the system's components.
 const COMPONENTS: &[(&str, &str)] = &[

@@ -18,8 +18,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, CancellationToken, ContentBlock, Conversation, Model, ModelResponse, RunError, ToolCall, Usage};
 
 /// Scan one database table for personal data. The orders table is big and
 /// takes a while.

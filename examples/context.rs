@@ -18,12 +18,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
+use toolloop::model::{ContextOverflow, ModelErrorKind};
+use toolloop::prelude::*;
 use toolloop::run::{ContextPolicy, Hooks, estimate_tokens};
 use toolloop::testing::FunctionModel;
-use toolloop::{
-    Agent, ContentBlock, ContextOverflow, Conversation, Message, Model, ModelError, ModelErrorKind, ModelResponse,
-    ToolCall, Usage,
-};
 
 const PAGES: u32 = 10;
 

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
 /// How many tool calls of one response may run at once.
 const PARALLEL: NonZeroUsize = NonZeroUsize::new(3).unwrap();

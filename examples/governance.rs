@@ -16,9 +16,10 @@ use std::convert::Infallible;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 
 use serde_json::json;
+use toolloop::FailureKind;
+use toolloop::prelude::*;
 use toolloop::run::{Approval, Decision, Governance};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, FailureKind, Model, ModelResponse, ToolCall, Usage};
 
 /// Run a read-only SQL query against the customer database.
 #[derive(toolloop::Tool)]

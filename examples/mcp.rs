@@ -15,9 +15,10 @@
 use std::convert::Infallible;
 
 use serde_json::json;
+use toolloop::FailureKind;
 use toolloop::mcp::{ChildProcess, McpClient, McpServer, ToolSelection};
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, FailureKind, Model, ModelResponse, ToolCall, ToolSet, Usage};
 
 /// The capital city of a country.
 #[derive(toolloop::Tool)]

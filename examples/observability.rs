@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::run::Event;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 use tracing_subscriber::EnvFilter;
 
 /// Look up an order's status.

@@ -21,8 +21,8 @@ use opentelemetry::trace::{SpanId, TracerProvider as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, ModelResponse, ToolCall, Usage};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 /// Look up an order's status.

@@ -18,9 +18,9 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::run::{ExecutedCall, Hooks, LimitDecision, LimitReached, LoopEnd, ToolLoop};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Conversation, Model, ModelResponse, ToolCall, ToolSet, Usage};
 
 /// The product backlog, as the agent can search it.
 struct Backlog {

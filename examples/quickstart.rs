@@ -7,8 +7,8 @@
 //! the usage.
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
 /// Look up the population of a city, in millions.
 #[derive(toolloop::Tool)]

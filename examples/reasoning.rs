@@ -15,14 +15,12 @@
 //! that is what lets the model keep reasoning across its tool calls.
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::providers::anthropic::AnthropicBuilder;
 use toolloop::providers::gemini::GeminiBuilder;
 use toolloop::providers::openai::OpenAiResponsesBuilder;
+use toolloop::reasoning::{Reasoning, ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::testing::ScriptedModel;
-use toolloop::{
-    Agent, ContentBlock, Conversation, Model, ModelResponse, Reasoning, ReasoningConfig, ReasoningEffort,
-    ReasoningSummary, ToolCall, Usage,
-};
 
 /// Look up the population of a city, in millions.
 #[derive(toolloop::Tool)]

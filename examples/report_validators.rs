@@ -15,8 +15,8 @@
 use std::time::Duration;
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, Role, ToolCall, Usage};
 
 /// A quarterly sales report.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

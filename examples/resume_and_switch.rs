@@ -20,8 +20,8 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::testing::{FunctionModel, RecordedRequest, ScriptedModel};
-use toolloop::{Agent, ContentBlock, Conversation, Message, Model, ModelResponse, ToolCall, Usage};
 
 /// Today's weather in a city.
 #[derive(toolloop::Tool)]

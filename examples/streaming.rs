@@ -18,9 +18,9 @@
 use std::io::Write;
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
 /// Look up today's weather in a city.
 #[derive(toolloop::Tool)]

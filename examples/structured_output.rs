@@ -14,10 +14,11 @@
 //! models otherwise.
 
 use serde_json::json;
+use toolloop::AgentBuilder;
 use toolloop::agent::OutputMode;
+use toolloop::prelude::*;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, AgentBuilder, Conversation, Model, ModelResponse, ToolCall};
 
 /// Look up the population of a city, in millions.
 #[derive(toolloop::Tool)]

@@ -8,9 +8,9 @@
 //! it, then prints the article and the usage of every run, rolled up.
 
 use serde_json::json;
+use toolloop::prelude::*;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
 /// Look up the population of a city, in millions.
 #[derive(toolloop::Tool)]

@@ -90,17 +90,17 @@ fn an_output_type_whose_schema_is_not_an_object_is_rejected_saying_to_wrap_it() 
 }
 
 /// A tool defined at run time, with the input schema it is given.
-struct Hand(toolloop::ToolDefinition);
+struct Hand(toolloop::tool::ToolDefinition);
 
-impl toolloop::DynTool for Hand {
-    fn definition(&self) -> &toolloop::ToolDefinition {
+impl toolloop::tool::DynTool for Hand {
+    fn definition(&self) -> &toolloop::tool::ToolDefinition {
         &self.0
     }
 
     fn call<'a>(
         &'a self,
         _: &'a serde_json::Value,
-    ) -> toolloop::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
+    ) -> toolloop::model::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
         Box::pin(async { Ok(toolloop::ToolOutput::from("done")) })
     }
 }
@@ -110,7 +110,7 @@ fn a_run_time_tool_whose_input_is_not_an_object_is_rejected_naming_it() {
     // An MCP server or hand-written tool with a string schema: providers
     // reject it at the first request, so `build()` rejects it first.
     for schema in [serde_json::json!({"type": "string"}), serde_json::json!({})] {
-        let tool = Hand(toolloop::ToolDefinition::from_schema("lookup", "Look something up.", schema.clone()));
+        let tool = Hand(toolloop::tool::ToolDefinition::from_schema("lookup", "Look something up.", schema.clone()));
         let error =
             Agent::builder().model(ScriptedModel::new()).tool_dyn(std::sync::Arc::new(tool)).build().unwrap_err();
         assert_eq!(error, BuildError::ToolInputNotAnObject { tool: "lookup".into(), schema: schema.to_string() });
@@ -119,7 +119,7 @@ fn a_run_time_tool_whose_input_is_not_an_object_is_rejected_naming_it() {
     }
 
     let object = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
-    let tool = Hand(toolloop::ToolDefinition::from_schema("lookup", "Look something up.", object));
+    let tool = Hand(toolloop::tool::ToolDefinition::from_schema("lookup", "Look something up.", object));
     let agent = Agent::builder().model(ScriptedModel::new()).tool_dyn(std::sync::Arc::new(tool)).output::<Report>();
     assert!(agent.build().is_ok());
 }

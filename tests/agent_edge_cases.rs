@@ -300,18 +300,18 @@ async fn a_request_without_tools_carries_no_tool_blocks() {
 /// A run-time tool that happens to be called `submit` (loaded from another
 /// system): without reflection it is the user's, with side effects.
 struct SubmitOrder {
-    definition: toolloop::ToolDefinition,
+    definition: toolloop::tool::ToolDefinition,
     orders: Arc<AtomicUsize>,
 }
 
-impl toolloop::DynTool for SubmitOrder {
-    fn definition(&self) -> &toolloop::ToolDefinition {
+impl toolloop::tool::DynTool for SubmitOrder {
+    fn definition(&self) -> &toolloop::tool::ToolDefinition {
         &self.definition
     }
     fn call<'a>(
         &'a self,
         _input: &'a serde_json::Value,
-    ) -> toolloop::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
+    ) -> toolloop::model::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
         self.orders.fetch_add(1, Ordering::SeqCst);
         Box::pin(async { Ok(toolloop::ToolOutput::from("ordered")) })
     }
@@ -322,7 +322,7 @@ async fn without_reflection_a_user_tool_named_submit_counts_toward_max_tool_exec
     let orders = Arc::new(AtomicUsize::new(0));
     let schema = json!({"type": "object", "properties": {"id": {"type": "string"}}});
     let tool = SubmitOrder {
-        definition: toolloop::ToolDefinition::from_schema("submit", "Submit an order.", schema),
+        definition: toolloop::tool::ToolDefinition::from_schema("submit", "Submit an order.", schema),
         orders: orders.clone(),
     };
     let order = |id: &str| calls([call(id, "submit", json!({"id": id}))]);

@@ -306,7 +306,7 @@ async fn errors_carry_usage_too() {
 
 #[tokio::test]
 async fn a_provider_error_ends_the_run_with_metadata() {
-    let failure = toolloop::ModelError::new(toolloop::ModelErrorKind::Server, "test", "boom").with_status(500);
+    let failure = toolloop::ModelError::new(toolloop::model::ModelErrorKind::Server, "test", "boom").with_status(500);
     let model = ScriptedModel::new().respond(calls([call("1", "search", json!({"query": "a"}))])).fail(failure);
     let agent = Agent::builder().model(model).tool::<Search>().output::<Report>().build().unwrap();
     let mut conversation = ask("go");
@@ -350,15 +350,15 @@ async fn a_conversation_can_serve_several_runs() {
 async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
     // `#[derive(Tool)]` refuses the name `submit` at compile time; a tool
     // defined at run time is caught when a reflective agent is built.
-    struct Submit(toolloop::ToolDefinition);
-    impl toolloop::DynTool for Submit {
-        fn definition(&self) -> &toolloop::ToolDefinition {
+    struct Submit(toolloop::tool::ToolDefinition);
+    impl toolloop::tool::DynTool for Submit {
+        fn definition(&self) -> &toolloop::tool::ToolDefinition {
             &self.0
         }
         fn call<'a>(
             &'a self,
             _: &'a serde_json::Value,
-        ) -> toolloop::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
+        ) -> toolloop::model::BoxFuture<'a, Result<toolloop::ToolOutput, toolloop::ToolError>> {
             Box::pin(async { Ok(toolloop::ToolOutput::from("sent")) })
         }
     }
@@ -374,7 +374,7 @@ async fn build_rejects_name_collisions_at_runtime_only_where_types_cannot() {
     assert_eq!(error, toolloop::BuildError::DuplicateToolName("search".into()));
 
     let submit = || {
-        std::sync::Arc::new(Submit(toolloop::ToolDefinition::from_schema(
+        std::sync::Arc::new(Submit(toolloop::tool::ToolDefinition::from_schema(
             "submit",
             "Send.",
             json!({"type": "object", "properties": {}}),

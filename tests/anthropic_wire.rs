@@ -9,11 +9,13 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
+use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use toolloop::{
-    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelErrorKind, ModelRequest,
-    OpaqueReasoning, Reasoning, ReasoningState, Role, StopReason, Tool, ToolCall, ToolResult, ToolSet, Usage,
+    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelRequest, Role, StopReason, Tool,
+    ToolCall, ToolResult, ToolSet, Usage,
 };
 use toolloop_workspace::{Reply, TestServer};
 

@@ -22,9 +22,10 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
+use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::stream::RunEvent;
 use toolloop::testing::{Cassette, CassetteError, CassetteMode};
-use toolloop::{Conversation, Model, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+use toolloop::{Conversation, Model};
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
 use toolloop_workspace::gemini_rules::{GeminiRules, Part};
 use toolloop_workspace::responses_rules::{Item, ResponsesRules};
@@ -624,7 +625,7 @@ fn secrets_never_reach_the_cassette() {
         let messages = [toolloop::Message::user("hello")];
         let answer = model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
         assert_eq!(answer.text(), echo, "the caller sees the answer as sent");
-        let streamed = toolloop::ResponseAccumulator::new()
+        let streamed = toolloop::model::ResponseAccumulator::new()
             .collect(model.stream(toolloop::ModelRequest::new(&messages)))
             .await
             .unwrap();

@@ -10,13 +10,14 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::{ContextPolicy, ELIDED_RESULT};
 use toolloop::stream::RunEvent;
-use toolloop::{Agent, ContentBlock, Conversation, Message, Model, ModelErrorKind, Role, ToolCall, ToolResult};
+use toolloop::{Agent, ContentBlock, Conversation, Message, Model, Role, ToolCall, ToolResult};
 use toolloop_workspace::{Reply, TestServer, replies, streamed};
 
 /// Fetches a page.

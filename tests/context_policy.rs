@@ -12,12 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use serde_json::json;
+use toolloop::model::{ContextOverflow, ModelErrorKind};
 use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, Hooks, estimate_tokens};
 use toolloop::testing::FunctionModel;
-use toolloop::{
-    Agent, ContentBlock, ContextOverflow, Conversation, Message, ModelError, ModelErrorKind, ModelResponse, Role,
-    ToolCall,
-};
+use toolloop::{Agent, ContentBlock, Conversation, Message, ModelError, ModelResponse, Role, ToolCall};
 
 /// Fetches a page.
 #[derive(toolloop::Tool)]

@@ -15,13 +15,11 @@ use std::sync::Arc;
 
 use common::{ask, call, calls};
 use serde_json::json;
+use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use toolloop::run::{Governance, Resolution};
 use toolloop::store::{ConversationStore, MemoryStore, SqliteStore, StoreError};
 use toolloop::testing::ScriptedModel;
-use toolloop::{
-    Agent, ContentBlock, Conversation, FailureKind, Message, ModelResponse, OpaqueReasoning, Reasoning, ReasoningState,
-    Role, ToolCall, ToolResult,
-};
+use toolloop::{Agent, ContentBlock, Conversation, FailureKind, Message, ModelResponse, Role, ToolCall, ToolResult};
 
 /// A database file in a fresh temporary directory, removed when dropped.
 struct TempDb {
@@ -93,7 +91,7 @@ async fn every_block() -> Conversation {
     let agent = Agent::builder()
         .model(model)
         .tool::<Weather>()
-        .external_tool(toolloop::ToolDefinition::from_schema(
+        .external_tool(toolloop::tool::ToolDefinition::from_schema(
             "delete_all",
             "Delete all files.",
             json!({"type": "object"}),
@@ -178,7 +176,7 @@ async fn a_conversation_paused_in_the_store_resumes_from_it() {
     let agent = Agent::builder()
         .model(model)
         .tool::<Weather>()
-        .external_tool(toolloop::ToolDefinition::from_schema(
+        .external_tool(toolloop::tool::ToolDefinition::from_schema(
             "delete_all",
             "Delete all files.",
             json!({"type": "object"}),

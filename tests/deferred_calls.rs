@@ -17,7 +17,8 @@ use toolloop::run::{
 };
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolDefinition, ToolSet};
+use toolloop::tool::ToolDefinition;
+use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet};
 
 /// Delete a file.
 #[derive(toolloop::Tool)]
@@ -406,8 +407,8 @@ async fn reflection_remembers_the_proposed_output_across_the_pause() {
 #[tokio::test]
 async fn a_run_behind_fallback_pauses_and_resumes() {
     let primary = ScriptedModel::new()
-        .fail(toolloop::ModelError::new(toolloop::ModelErrorKind::Overloaded, "test", "overloaded"))
-        .fail(toolloop::ModelError::new(toolloop::ModelErrorKind::Overloaded, "test", "overloaded"));
+        .fail(toolloop::ModelError::new(toolloop::model::ModelErrorKind::Overloaded, "test", "overloaded"))
+        .fail(toolloop::ModelError::new(toolloop::model::ModelErrorKind::Overloaded, "test", "overloaded"));
     let secondary =
         ScriptedModel::new().respond(calls([delete("d1", "/a")])).respond(ModelResponse::from_text("deleted"));
     let deletions = Arc::new(Deletions::default());

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use common::{Search, ask};
 use serde_json::json;
+use toolloop::model::{BoxFuture, ModelErrorKind};
 use toolloop::providers::Fallback;
 use toolloop::run::{LoopEnd, ToolLoop};
-use toolloop::{BoxFuture, Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ToolCall, ToolSet};
+use toolloop::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolSet};
 
 /// A primary that is always overloaded, counting its calls.
 struct Down {

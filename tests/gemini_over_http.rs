@@ -13,15 +13,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolloop::model::{ModelErrorKind, ResponseAccumulator};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
+use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningState, ReasoningSummary};
 use toolloop::stream::RunEvent;
-use toolloop::{
-    Conversation, Message, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningState,
-    ReasoningSummary, ResponseAccumulator, ToolDefinition,
-};
+use toolloop::tool::ToolDefinition;
+use toolloop::{Conversation, Message, Model, ModelRequest};
 mod cities;
 
 use cities::{Report, agent};

@@ -15,13 +15,12 @@ use std::time::Duration;
 use common::*;
 use proptest::prelude::*;
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
 use toolloop::run::journal::{JournalEntry, MemoryJournal};
 use toolloop::run::{Approval, ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::FunctionModel;
-use toolloop::{
-    Agent, CancellationToken, Conversation, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolCall, Usage,
-};
+use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
 /// Fetch a record; counts every execution.
 #[derive(toolloop::Tool)]

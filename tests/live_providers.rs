@@ -19,7 +19,8 @@ use toolloop::providers::anthropic::AnthropicBuilder;
 use toolloop::providers::gemini::GeminiBuilder;
 use toolloop::providers::ollama::OllamaBuilder;
 use toolloop::providers::openai::OpenAiBuilder;
-use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, ReasoningEffort, Tool, ToolSet};
+use toolloop::reasoning::ReasoningEffort;
+use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, Tool, ToolSet};
 
 /// Current weather for a city.
 #[derive(Tool)]

@@ -9,8 +9,9 @@ use std::time::Duration;
 use common::*;
 use proptest::prelude::*;
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, CancellationToken, ModelError, ModelErrorKind, ModelResponse, StopReason, ToolCall, Usage};
+use toolloop::{Agent, CancellationToken, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
 #[derive(Clone, Debug)]
 enum Call {

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::run::{Approval, Decision, Governance, Hooks, LimitDecision, LoopEnd, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Conversation, FailureKind, ModelError, ModelErrorKind, ModelResponse, RunError, StopReason, ToolSet};
+use toolloop::{Conversation, FailureKind, ModelError, ModelResponse, RunError, StopReason, ToolSet};
 
 /// Submit the finished spec.
 #[derive(toolloop::Tool)]

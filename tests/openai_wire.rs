@@ -9,11 +9,12 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{
-    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelErrorKind, ModelRequest, Role,
-    StopReason, Tool, ToolCall, ToolResult, ToolSet, Usage,
+    CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelRequest, Role, StopReason, Tool,
+    ToolCall, ToolResult, ToolSet, Usage,
 };
 use toolloop_workspace::{Reply, TestServer};
 

@@ -9,8 +9,9 @@ use common::*;
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use toolloop::model::ModelErrorKind;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, ModelError, ModelErrorKind, ModelResponse, Usage};
+use toolloop::{Agent, ModelError, ModelResponse, Usage};
 
 fn has(attributes: &[KeyValue], key: &str, value: &str) -> bool {
     attributes.iter().any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)

@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolloop::model::{CacheTtl, PromptCache};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::run::RunMetadata;
-use toolloop::{Agent, CacheTtl, Conversation, PromptCache};
+use toolloop::{Agent, Conversation};
 use toolloop_workspace::TestServer;
 use toolloop_workspace::anthropic_cache::{AnthropicCache, Billed};
 

@@ -4,11 +4,12 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
-use toolloop::{Message, Model, ModelErrorKind, ModelRequest, Usage};
+use toolloop::{Message, Model, ModelRequest, Usage};
 use toolloop_workspace::{Reply, TestServer};
 
 /// How one provider is built and what its bodies look like.

@@ -5,11 +5,12 @@
 use std::time::Duration;
 
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::OpenAi;
 use toolloop::run::Termination;
-use toolloop::{Agent, Conversation, Message, Model, ModelErrorKind, ModelRequest};
+use toolloop::{Agent, Conversation, Message, Model, ModelRequest};
 use toolloop_workspace::{Reply, TestServer, replies};
 
 fn quick_retries() -> RetryPolicy {

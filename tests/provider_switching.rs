@@ -9,7 +9,8 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::providers::{Fallback, RetryPolicy};
-use toolloop::{ContentBlock, Conversation, Message, Model, ModelRequest, Role, ToolCall, ToolDefinition, ToolResult};
+use toolloop::tool::ToolDefinition;
+use toolloop::{ContentBlock, Conversation, Message, Model, ModelRequest, Role, ToolCall, ToolResult};
 use toolloop_workspace::{Reply, TestServer, replies};
 
 fn quick() -> RetryPolicy {

@@ -12,13 +12,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::stream::RunEvent;
-use toolloop::{
-    Agent, Conversation, Model, ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary,
-};
+use toolloop::{Agent, Conversation, Model, ModelRequest};
 mod cities;
 
 use cities::{Report, agent};
@@ -232,8 +232,8 @@ async fn anthropic_rejects_altered_thinking_with_the_api_error() {
     assert!(error.to_string().contains("Invalid `signature` in `thinking` block"), "{error}");
 }
 
-fn agent_tools() -> Vec<toolloop::ToolDefinition> {
-    vec![toolloop::ToolDefinition::from_schema("population", "Look up a population.", json!({"type": "object"}))]
+fn agent_tools() -> Vec<toolloop::tool::ToolDefinition> {
+    vec![toolloop::tool::ToolDefinition::from_schema("population", "Look up a population.", json!({"type": "object"}))]
 }
 
 #[tokio::test]

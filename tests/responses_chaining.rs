@@ -14,11 +14,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::reasoning::ReasoningEffort;
 use toolloop::stream::RunEvent;
-use toolloop::{Conversation, Model, ModelErrorKind, ModelRequest, ReasoningEffort};
+use toolloop::{Conversation, Model, ModelRequest};
 mod cities;
 
 use cities::agent;
@@ -179,7 +181,7 @@ async fn a_switch_to_another_provider_or_model_sends_the_conversation_whole() {
 
     // Another model on the same client does not continue this model's response.
     conversation.push_user("And Madrid?");
-    let tools = [toolloop::ToolDefinition::from_schema("population", "Look up.", json!({"type": "object"}))];
+    let tools = [toolloop::tool::ToolDefinition::from_schema("population", "Look up.", json!({"type": "object"}))];
     let other = responses.with_model("gpt-5.1-mini");
     let request = ModelRequest::new(conversation.messages()).with_tools(&tools);
     let error = other.complete(request).await.unwrap_err();
@@ -194,7 +196,7 @@ async fn a_response_that_was_not_stored_cannot_be_continued() {
     let rules = Arc::new(ResponsesRules::new());
     let server = fake(&rules, turns()).await;
     let model = chained(&server);
-    let tools = [toolloop::ToolDefinition::from_schema("population", "Look up.", json!({"type": "object"}))];
+    let tools = [toolloop::tool::ToolDefinition::from_schema("population", "Look up.", json!({"type": "object"}))];
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger?");
     let first = model.complete(ModelRequest::new(conversation.messages()).with_tools(&tools)).await.unwrap();

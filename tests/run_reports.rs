@@ -6,10 +6,11 @@ mod common;
 
 use common::*;
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
 use toolloop::run::AnsweredBy;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, ContentBlock, FailureKind, Message, ModelError, ModelErrorKind, ModelResponse, Role, ToolCall};
+use toolloop::{Agent, ContentBlock, FailureKind, Message, ModelError, ModelResponse, Role, ToolCall};
 
 #[tokio::test]
 async fn calls_beyond_the_per_iteration_cap_are_answered_with_an_error_saying_why() {

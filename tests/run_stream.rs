@@ -8,9 +8,10 @@ use common::*;
 use futures_util::StreamExt as _;
 use proptest::prelude::*;
 use serde_json::json;
+use toolloop::model::ModelErrorKind;
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, ModelError, ModelErrorKind, ModelResponse, RunError, RunOutput, StopReason, ToolCall, Usage};
+use toolloop::{Agent, ModelError, ModelResponse, RunError, RunOutput, StopReason, ToolCall, Usage};
 
 /// Every event of a streamed run, and its result.
 async fn collect<T>(
@@ -289,11 +290,11 @@ impl toolloop::Model for StallsAfterDelta {
     fn complete<'a>(
         &'a self,
         _: toolloop::ModelRequest<'a>,
-    ) -> toolloop::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+    ) -> toolloop::model::BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(std::future::pending())
     }
-    fn stream<'a>(&'a self, _: toolloop::ModelRequest<'a>) -> toolloop::ModelStream<'a> {
-        let delta = toolloop::StreamEvent::TextDelta { index: 0, text: "Hel".into() };
+    fn stream<'a>(&'a self, _: toolloop::ModelRequest<'a>) -> toolloop::model::ModelStream<'a> {
+        let delta = toolloop::model::StreamEvent::TextDelta { index: 0, text: "Hel".into() };
         Box::pin(futures_util::stream::iter([Ok(delta)]).chain(futures_util::stream::pending()))
     }
 }

@@ -4,11 +4,10 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
+use toolloop::model::{ModelErrorKind, ResponseAccumulator, StreamEvent, parse_partial_json};
+use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use toolloop::testing::chunk_response;
-use toolloop::{
-    ContentBlock, ModelError, ModelErrorKind, ModelResponse, OpaqueReasoning, Reasoning, ReasoningState,
-    ResponseAccumulator, StopReason, StreamEvent, ToolCall, Usage, parse_partial_json,
-};
+use toolloop::{ContentBlock, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![

@@ -10,14 +10,13 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
+use toolloop::model::{ModelErrorKind, ResponseAccumulator, StreamEvent};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
-use toolloop::{
-    Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, StopReason,
-    StreamEvent, ToolDefinition, Usage,
-};
+use toolloop::tool::ToolDefinition;
+use toolloop::{Message, Model, ModelError, ModelRequest, ModelResponse, StopReason, Usage};
 use toolloop_workspace::{Reply, StreamEnd, TestServer, streamed};
 
 fn quick_retries(max_retries: u32) -> RetryPolicy {

@@ -6,11 +6,10 @@
 use serde_json::json;
 use toolloop::agent::OutputMode;
 use toolloop::agent::state::WithModel;
+use toolloop::model::BoxFuture;
 use toolloop::run::{AttemptFailure, Termination};
 use toolloop::testing::ScriptedModel;
-use toolloop::{
-    Agent, AgentBuilder, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason,
-};
+use toolloop::{Agent, AgentBuilder, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role, StopReason};
 
 /// A verdict.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

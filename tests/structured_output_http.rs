@@ -8,13 +8,14 @@
 
 use serde_json::{Value, json};
 use toolloop::agent::OutputMode;
+use toolloop::model::{ModelErrorKind, ResponseSchema};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::run::Termination;
 use toolloop::stream::RunEvent;
-use toolloop::{Agent, BuildError, Conversation, Model, ModelErrorKind, ModelRequest, ResponseSchema};
+use toolloop::{Agent, BuildError, Conversation, Model, ModelRequest};
 use toolloop_workspace::output_rules::{Api, Turn, fake};
 use toolloop_workspace::{RecordedRequest, TestServer};
 
@@ -214,7 +215,7 @@ async fn ollama_takes_a_format_only_without_tools() {
     assert!(matches!(reflective, Err(BuildError::NativeOutputUnsupported { .. })));
     // A request built by hand with both fails before it is sent.
     let schema = ResponseSchema::new("report", json!({"type": "object", "properties": {}}));
-    let tools = [toolloop::ToolDefinition::from_schema("t", "A tool.", json!({"type": "object"}))];
+    let tools = [toolloop::tool::ToolDefinition::from_schema("t", "A tool.", json!({"type": "object"}))];
     let history = [toolloop::Message::user("hi")];
     let request = ModelRequest::new(&history).with_tools(&tools).with_response_schema(&schema);
     let error = model().complete(request).await.unwrap_err();
@@ -273,7 +274,7 @@ async fn gemini_before_3_takes_a_schema_only_without_functions() {
     );
     // A request built by hand with both fails before it is sent, naming the modes to use.
     let schema = ResponseSchema::new("report", json!({"type": "object", "properties": {}}));
-    let tools = [toolloop::ToolDefinition::from_schema("t", "A tool.", json!({"type": "object"}))];
+    let tools = [toolloop::tool::ToolDefinition::from_schema("t", "A tool.", json!({"type": "object"}))];
     let history = [toolloop::Message::user("hi")];
     let request = ModelRequest::new(&history).with_tools(&tools).with_response_schema(&schema);
     let error = model().complete(request).await.unwrap_err();

@@ -12,13 +12,12 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
+use toolloop::model::{BoxFuture, ModelErrorKind};
 use toolloop::run::{Decision, Governance, Phase, Termination};
 use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
-use toolloop::{
-    Agent, BoxFuture, CancellationToken, DynTool, FailureKind, ModelError, ModelErrorKind, ModelResponse, ToolContext,
-    ToolDefinition, ToolError, ToolOutput,
-};
+use toolloop::tool::{DynTool, ToolDefinition};
+use toolloop::{Agent, CancellationToken, FailureKind, ModelError, ModelResponse, ToolContext, ToolError, ToolOutput};
 
 fn text(answer: &str, input: u64, output: u64) -> ModelResponse {
     ModelResponse::from_text(answer).with_usage(usage(input, output))

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolloop::{
-    BoxFuture, CancellationToken, Cancelled, DuplicateToolName, DynTool, FailureKind, Tool, ToolCall, ToolDefinition,
-    ToolError, ToolExecution, ToolOutput, ToolSet,
-};
+use toolloop::model::BoxFuture;
+use toolloop::tool::{DuplicateToolName, DynTool, ToolDefinition, ToolExecution};
+use toolloop::{CancellationToken, Cancelled, FailureKind, Tool, ToolCall, ToolError, ToolOutput, ToolSet};
 
 /// Divide two numbers.
 #[derive(Tool)]
@@ -235,7 +234,7 @@ struct Stuck {
 
 impl Stuck {
     async fn run(self) -> Result<String, String> {
-        toolloop::run_blocking(move || std::thread::sleep(std::time::Duration::from_millis(self.millis))).await;
+        toolloop::tool::run_blocking(move || std::thread::sleep(std::time::Duration::from_millis(self.millis))).await;
         Ok("finished".into())
     }
 }

@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use serde_json::{Value, json};
 use toolloop::{CancellationToken, FailureKind, Tool, ToolCall, ToolSet};
 
-async fn run<T: toolloop::Stateless>(input: Value) -> (bool, String) {
+async fn run<T: toolloop::tool::Stateless>(input: Value) -> (bool, String) {
     let mut tools = ToolSet::new();
     tools.add::<T>().unwrap();
     let call = ToolCall::new("1", T::NAME, input);

@@ -86,12 +86,12 @@ fn stand_in(ident: &syn::Ident, krate: &Path, state: &TokenStream) -> TokenStrea
         impl #krate::Tool for #ident {
             const NAME: &'static str = "";
             type State = #state;
-            fn definition() -> &'static #krate::ToolDefinition {
+            fn definition() -> &'static #krate::tool::ToolDefinition {
                 ::core::unreachable!()
             }
             fn parse(
                 _: &#krate::__private::serde_json::Value,
-            ) -> ::core::result::Result<Self, #krate::ArgumentError> {
+            ) -> ::core::result::Result<Self, #krate::tool::ArgumentError> {
                 ::core::unreachable!()
             }
             fn call(
@@ -178,8 +178,8 @@ fn expand(model: &ToolStruct<'_>, krate: &Path, settings: &Settings<'_>, state: 
                 const NAME: &'static str = #name;
                 type State = #state;
 
-                fn definition() -> &'static #krate::ToolDefinition {
-                    static DEFINITION: ::std::sync::OnceLock<#krate::ToolDefinition> = ::std::sync::OnceLock::new();
+                fn definition() -> &'static #krate::tool::ToolDefinition {
+                    static DEFINITION: ::std::sync::OnceLock<#krate::tool::ToolDefinition> = ::std::sync::OnceLock::new();
                     DEFINITION.get_or_init(|| {
                         #krate::__private::definition::<__ToolArguments>(#name, #description, #from_doc, #full_doc, #timeout)
                     })
@@ -187,7 +187,7 @@ fn expand(model: &ToolStruct<'_>, krate: &Path, settings: &Settings<'_>, state: 
 
                 fn parse(
                     input: &#krate::__private::serde_json::Value,
-                ) -> ::core::result::Result<Self, #krate::ArgumentError> {
+                ) -> ::core::result::Result<Self, #krate::tool::ArgumentError> {
                     let arguments: __ToolArguments = #krate::__private::parse_arguments(
                         input,
                         <Self as #krate::Tool>::definition(),

@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use restate_sdk::prelude::*;
-use toolloop::run::journal::{
-    Journal, JournalError, Journaled, ModelCallRecord, ModelFailure, ModelOutcome, Record, Step, SummaryRecord, ask,
-};
+use toolloop::model::ModelErrorKind;
+use toolloop::run::journal::{Journal, JournalError, Journaled, ModelFailure, Record, Step, ask};
 use toolloop::run::{Approval, Approver};
-use toolloop::{CancellationToken, Cancelled, ModelError, ModelErrorKind, ToolCall, ToolExecution};
+use toolloop::tool::ToolExecution;
+use toolloop::{CancellationToken, Cancelled, ModelError, ModelResponse, ToolCall};
 
 use crate::BoxFuture;
 use crate::approvals;
@@ -195,12 +195,15 @@ fn gave_up(error: &TerminalError) -> ModelError {
     }
 }
 
-async fn model_step(call: BoxFuture<'_, ModelOutcome>, ran: Arc<AtomicBool>) -> HandlerResult<Json<serde_json::Value>> {
+async fn model_step(
+    call: BoxFuture<'_, Result<ModelResponse, ModelError>>,
+    ran: Arc<AtomicBool>,
+) -> HandlerResult<Json<serde_json::Value>> {
     ran.store(true, Ordering::SeqCst);
     match call.await {
-        Ok(response) => recorded(ModelCallRecord::Ok(response)),
+        Ok(response) => recorded(Ok::<ModelResponse, ModelFailure>(response)),
         Err(error) if error.is_retryable() => Err(retryable(&error)),
-        Err(error) => recorded(ModelCallRecord::Err(ModelFailure::from(&error))),
+        Err(error) => recorded(Err::<ModelResponse, ModelFailure>(ModelFailure::from(&error))),
     }
 }
 
@@ -208,13 +211,13 @@ impl Journal for RestateJournal<'_> {
     fn model_call<'a>(
         &'a self,
         step: Step<'a>,
-        call: BoxFuture<'a, ModelOutcome>,
-    ) -> BoxFuture<'a, Journaled<ModelOutcome>> {
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
         Box::pin(async move {
             let name = step.to_string();
             let ran = Arc::new(AtomicBool::new(false));
             let work = Box::pin(model_step(call, Arc::clone(&ran)));
-            let outcome = match self.step::<ModelCallRecord>(&name, work).await {
+            let outcome = match self.step::<Result<ModelResponse, ModelFailure>>(&name, work).await {
                 Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
                 Some(Err(error)) => Err(gave_up(&error)),
                 // The run's token is cancelled: the run stops there.
@@ -233,12 +236,12 @@ impl Journal for RestateJournal<'_> {
             let name = step.to_string();
             let work = Box::pin(async move {
                 match summarise.await {
-                    Ok(summary) => recorded(SummaryRecord::Ok(summary)),
+                    Ok(summary) => recorded(Ok::<String, ModelFailure>(summary)),
                     Err(error) if error.is_retryable() => Err(retryable(&error)),
-                    Err(error) => recorded(SummaryRecord::Err(ModelFailure::from(&error))),
+                    Err(error) => recorded(Err::<String, ModelFailure>(ModelFailure::from(&error))),
                 }
             });
-            match self.step::<SummaryRecord>(&name, work).await {
+            match self.step::<Result<String, ModelFailure>>(&name, work).await {
                 Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
                 Some(Err(error)) => Err(gave_up(&error)),
                 None => std::future::pending().await,

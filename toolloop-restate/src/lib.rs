@@ -87,4 +87,4 @@ pub use key::idempotency_key;
 pub use run::DurableError;
 pub use session::Session;
 
-use toolloop::BoxFuture;
+use toolloop::model::BoxFuture;

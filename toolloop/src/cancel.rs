@@ -6,7 +6,7 @@ use std::pin::Pin;
 pub use tokio_util::sync::CancellationToken;
 
 /// A boxed, sendable future, as returned by [`Model::complete`](crate::Model::complete)
-/// and [`DynTool::call`](crate::DynTool::call).
+/// and [`DynTool::call`](crate::tool::DynTool::call).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The work was cancelled through its [`CancellationToken`].

@@ -151,7 +151,7 @@
 //! ```
 //! use toolloop::run::LimitDecision;
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//! use toolloop::prelude::*;
 //!
 //! /// Submit the finished spec. Returns its id.
 //! #[derive(toolloop::Tool)]
@@ -207,7 +207,7 @@
 //!
 //! ```
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//! use toolloop::prelude::*;
 //!
 //! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 //! struct Estimate {
@@ -250,7 +250,7 @@
 //! ```
 //! use toolloop::testing::ScriptedModel;
 //! use toolloop::run::{Phase, Termination};
-//! use toolloop::{Agent, CancellationToken, Conversation};
+//! use toolloop::prelude::*;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -279,7 +279,7 @@
 //! ```
 //! use toolloop::run::{LoopEnd, ToolLoop};
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Conversation, ModelResponse, ToolSet};
+//! use toolloop::prelude::*;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -305,7 +305,7 @@
 //!
 //! ```
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//! use toolloop::prelude::*;
 //!
 //! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 //! struct Verdict {
@@ -373,7 +373,7 @@
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
 //! use toolloop::testing::{Cassette, CassetteMode};
-//! use toolloop::{Agent, Conversation};
+//! use toolloop::prelude::*;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {

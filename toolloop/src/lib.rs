@@ -17,13 +17,15 @@
 //! - [`providers`] holds the HTTP models (Anthropic, OpenAI Chat
 //!   Completions and Responses, Ollama, Gemini); [`testing`] the offline
 //!   ones and cassettes.
-//!
-//! `use toolloop::prelude::*;` brings the common names in.
+//! - The crate root holds that common path, and `use toolloop::prelude::*;`
+//!   brings it in. The rest sits in its module: [`model`] (implementing a
+//!   model, streamed responses, prompt caching), [`tool`] (definitions,
+//!   dynamic tools), [`reasoning`], [`run`] (limits, hooks, governance,
+//!   the journal), [`stream`], [`store`], [`telemetry`].
 //!
 //! ```
 //! use toolloop::prelude::*;
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::ModelResponse;
 //!
 //! # tokio_test::block_on(async {
 //! let agent = Agent::builder().model(ScriptedModel::new().respond(ModelResponse::from_text("Hello!"))).build()?;
@@ -61,41 +63,39 @@ pub mod guide;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod message;
-mod model;
+pub mod model;
 mod panic;
 pub mod providers;
-mod reasoning;
+pub mod reasoning;
 pub mod run;
 mod stop_reason;
 pub mod store;
 pub mod stream;
 pub mod telemetry;
 pub mod testing;
-mod tool;
+pub mod tool;
 mod usage;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
+// The crate root holds the common path: build an agent, define tools, run
+// it on a conversation, read the result. Everything else is one `use` away
+// in its module (`model`, `tool`, `reasoning`, `run`, ...); `.ci/public-types`
+// keeps the count honest.
 pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
 pub use agent::error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
-pub use conversation::{Conversation, RequestView, ViewRewrites};
+pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-pub use model::{
-    BoxFuture, CacheTtl, ContextOverflow, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream,
-    PromptCache, ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary, ResponseAccumulator,
-    ResponseSchema, ResponseSchemaSupport, StreamEvent, parse_partial_json,
-};
-pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+pub use model::{Model, ModelError, ModelRequest, ModelResponse};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
-pub use tool::{
-    ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
-    ToolContext, ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet, run_blocking,
-};
+pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSet};
+pub use usage::Usage;
+
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
 /// tool's arguments.
 ///
@@ -185,10 +185,14 @@ pub use tool::{
 pub use toolloop_macros::Tool;
 
 /// The names of the common path — define tools, build an agent, run it on a
-/// conversation: `use toolloop::prelude::*;`. Everything else is one `use`
-/// away at its own path.
+/// conversation, read the result: `use toolloop::prelude::*;` (the
+/// [crate docs](crate) show it). Everything else is one `use` away at its
+/// own path: the test models in [`testing`], the providers in
+/// [`providers`].
 pub mod prelude {
-    pub use crate::{Agent, Conversation, Tool};
+    #[doc(no_inline)]
+    pub use crate::{
+        Agent, CancellationToken, ContentBlock, Conversation, Message, Model, ModelError, ModelResponse, Role,
+        RunError, RunOutput, Tool, ToolCall, ToolError, ToolSet, Usage,
+    };
 }
-
-pub use usage::Usage;

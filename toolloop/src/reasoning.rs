@@ -1,6 +1,19 @@
-//! Reasoning content: what a model thought before it answered, in neutral form.
+//! Reasoning: what a model thought before it answered, and how hard it
+//! should think.
+//!
+//! - In a conversation, reasoning is a [`Reasoning`] block of an assistant
+//!   message ([`ContentBlock::Reasoning`](crate::ContentBlock::Reasoning)),
+//!   with what only its provider can read in [`OpaqueReasoning`].
+//! - In a request, [`ReasoningConfig`] (an [`effort`](ReasoningEffort) or a
+//!   token budget, and whether to get a [`summary`](ReasoningSummary)) says
+//!   how hard to think; a setting a provider's API would reject fails before
+//!   anything is sent, with a [`ReasoningError`].
+//!
+//! The guide's [reasoning chapter](crate::guide::reasoning) shows both.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 
 /// The reasoning a model did before (or between) the parts of its answer, as
 /// one piece of an assistant message ([`ContentBlock::Reasoning`](crate::ContentBlock::Reasoning)).

@@ -3,8 +3,8 @@
 //! environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OLLAMA_HOST`)
 //! or, without one, on a scripted model.
 
+use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, Conversation, Model, ModelResponse, Tool, ToolCall};
 
 /// Look up the population of a city, in millions.
 #[derive(Tool)]

@@ -9,7 +9,8 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
 use toolloop::mcp::{McpClient, McpError, StreamableHttp, ToolSelection};
-use toolloop::{CancellationToken, FailureKind, ToolCall, ToolExecution, ToolSet};
+use toolloop::tool::ToolExecution;
+use toolloop::{CancellationToken, FailureKind, ToolCall, ToolSet};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 

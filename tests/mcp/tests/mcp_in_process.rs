@@ -241,7 +241,7 @@ fn foreign_transport(server: &Foreign) -> McpTransport {
     })
 }
 
-async fn run(tools: &ToolSet, name: &str, input: Value) -> toolloop::ToolExecution {
+async fn run(tools: &ToolSet, name: &str, input: Value) -> toolloop::tool::ToolExecution {
     let call = ToolCall::new("c", name, input);
     timeout(PATIENCE, tools.execute(&call, &CancellationToken::new())).await.unwrap().unwrap()
 }

@@ -18,7 +18,8 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::timeout;
 use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
-use toolloop::{CancellationToken, FailureKind, ToolCall, ToolExecution, ToolSet};
+use toolloop::tool::ToolExecution;
+use toolloop::{CancellationToken, FailureKind, ToolCall, ToolSet};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 

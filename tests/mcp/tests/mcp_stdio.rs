@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::timeout;
 use toolloop::mcp::{ChildProcess, McpClient, McpError, McpTransport, ToolSelection};
-use toolloop::{CancellationToken, FailureKind, Tool as _, ToolCall, ToolExecution, ToolSet};
+use toolloop::tool::ToolExecution;
+use toolloop::{CancellationToken, FailureKind, Tool as _, ToolCall, ToolSet};
 
 /// A guard against hangs, far above what any step takes; not a measurement.
 const PATIENCE: Duration = Duration::from_secs(30);

@@ -2,11 +2,12 @@
 //! tool, on the OpenAI (Chat or Responses), Anthropic or Gemini provider pointed at
 //! the stub server.
 
-use toolloop::ReasoningEffort;
+use toolloop::model::BoxFuture;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
-use toolloop::{Agent, BoxFuture, Conversation, Model, ModelError, ModelRequest, ModelResponse};
+use toolloop::reasoning::ReasoningEffort;
+use toolloop::{Agent, Conversation, Model, ModelError, ModelRequest, ModelResponse};
 
 use crate::Format;
 use crate::bare;

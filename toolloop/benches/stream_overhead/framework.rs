@@ -4,9 +4,10 @@
 //! the caller as they arrive.
 
 use futures_util::StreamExt as _;
+use toolloop::model::{ResponseAccumulator, StreamEvent};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::OpenAi;
-use toolloop::{Message, Model, ModelRequest, ModelResponse, ResponseAccumulator, StreamEvent, Tool as _};
+use toolloop::{Message, Model, ModelRequest, ModelResponse, Tool as _};
 
 /// Look a key up.
 #[derive(toolloop::Tool)]

@@ -27,6 +27,8 @@ pub const DEFAULT_MAX_DEPTH: u32 = 4;
 /// The input of an agent tool made with [`Agent::as_tool`]: the prompt the
 /// sub-agent answers.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, JsonSchema)]
+// Hidden from the docs only (`cfg(doc)`): the default input of `AgentTool`, described there; users do not write it.
+#[cfg_attr(doc, doc(hidden))]
 pub struct Prompt {
     /// The task for the agent, with everything it needs to know: it sees
     /// nothing else of this conversation.
@@ -39,7 +41,8 @@ pub struct Prompt {
 /// Made with [`Agent::as_tool`] and added with the builder's
 /// [`tool_dyn`](crate::AgentBuilder::tool_dyn) (`.tool_dyn(tool.into())`).
 ///
-/// - **Input.** A prompt ([`Prompt`]) by default; [`input`](Self::input)
+/// - **Input.** A prompt by default (`{"prompt": "..."}`: the task, with
+///   everything the sub-agent needs to know); [`input`](Self::input)
 ///   takes a typed input instead (`Deserialize + JsonSchema`), whose schema
 ///   the parent model is shown and which becomes the sub-agent's first user
 ///   message (as pretty JSON, or as [`render`](Self::render) writes it).
@@ -113,6 +116,8 @@ type Render<I> = dyn Fn(&I) -> String + Send + Sync;
     label = "`{Self}` is not `Serialize`",
     note = "the parent model reads the sub-agent's output as JSON: add `serde::Serialize` to the derives of `{Self}`"
 )]
+// Hidden from the docs only (`cfg(doc)`): a bound of `as_tool`, not written by users.
+#[cfg_attr(doc, doc(hidden))]
 pub trait ToolResultOutput: Serialize {}
 
 #[diagnostic::do_not_recommend]

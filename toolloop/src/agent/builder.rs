@@ -181,7 +181,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// (see [`ToolSet::add_external`]). A run that gets a call to it pauses
     /// with the call pending; resume it with the call's result
     /// ([`Agent::resume`]).
-    pub fn external_tool(mut self, definition: crate::ToolDefinition) -> Self {
+    pub fn external_tool(mut self, definition: crate::tool::ToolDefinition) -> Self {
         if let Err(duplicate) = self.tools.add_external(definition) {
             self.error.get_or_insert(BuildError::DuplicateToolName(duplicate.0));
         }
@@ -189,7 +189,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     }
 
     /// How long tools without a timeout of their own may run (default
-    /// [`DEFAULT_TOOL_TIMEOUT`](crate::DEFAULT_TOOL_TIMEOUT)); a call that
+    /// [`DEFAULT_TOOL_TIMEOUT`](crate::tool::DEFAULT_TOOL_TIMEOUT)); a call that
     /// takes longer fails with [`FailureKind::TimedOut`](crate::FailureKind::TimedOut).
     /// Zero is rejected by [`build`](AgentBuilder::build).
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
@@ -260,7 +260,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// What a run does when the history outgrows the model's context
     /// window: compact the view it sends and call again (see
     /// [`ContextPolicy`](crate::run::ContextPolicy)). Without one, a
-    /// [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow) error ends the run.
+    /// [`ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow) error ends the run.
     pub fn context_policy(mut self, policy: crate::run::ContextPolicy) -> Self {
         self.options.context = Some(policy);
         self

@@ -28,7 +28,7 @@ pub enum BuildError {
     #[error("the output type `{0}` must be a struct or map (its schema is not a JSON object); wrap it in a struct")]
     OutputNotAnObject(String),
     /// The input schema of a tool defined at run time (a
-    /// [`DynTool`](crate::DynTool), an MCP tool) is not a JSON object
+    /// [`DynTool`](crate::tool::DynTool), an MCP tool) is not a JSON object
     /// (`"type": "object"`), which providers require of every tool's input.
     #[error(
         "tool `{tool}` cannot be offered to a model: its input schema must be a JSON object \
@@ -40,7 +40,7 @@ pub enum BuildError {
         /// Its input schema, as JSON.
         schema: String,
     },
-    /// A tool name set at run time (the output tool's, a [`DynTool`](crate::DynTool)'s)
+    /// A tool name set at run time (the output tool's, a [`DynTool`](crate::tool::DynTool)'s)
     /// is one providers reject.
     #[error("tool name `{0}` is not accepted by providers: use 1 to 64 letters, digits, `_` or `-`")]
     InvalidToolName(String),

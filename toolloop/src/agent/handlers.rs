@@ -107,7 +107,7 @@ impl<E: std::fmt::Display> ValidationError for E {}
 /// The future must own what it needs (clone fields out of the output).
 pub trait AsyncValidator<O>: Send + Sync + 'static {
     /// Checks `output`.
-    fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>>;
+    fn check(&self, output: &O) -> crate::model::BoxFuture<'static, Result<(), String>>;
 }
 
 #[diagnostic::do_not_recommend]
@@ -116,7 +116,7 @@ where
     F: Fn(&O) -> Fut + Send + Sync + 'static,
     Fut: ValidationFuture,
 {
-    fn check(&self, output: &O) -> crate::BoxFuture<'static, Result<(), String>> {
+    fn check(&self, output: &O) -> crate::model::BoxFuture<'static, Result<(), String>> {
         let future = self(output);
         Box::pin(async move { future.await.into_result() })
     }

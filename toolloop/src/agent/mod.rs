@@ -46,6 +46,8 @@ mod output_mode;
 mod own_tools;
 mod sealed;
 mod spec;
+// Hidden from the docs only (`cfg(doc)`): the builder's type-state markers and bounds: see the module docs.
+#[cfg_attr(doc, doc(hidden))]
 pub mod state;
 mod sub_run;
 

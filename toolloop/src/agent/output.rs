@@ -34,6 +34,8 @@ pub struct Text;
     label = "not an output type",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (its fields need them too), and keep `Rc`/`Cell`/`RefCell` and borrowed fields out of it"
 )]
+// Hidden from the docs only (`cfg(doc)`): a bound of `.output::<T>()`, not written by users.
+#[cfg_attr(doc, doc(hidden))]
 pub trait OutputType: DeserializeOwned + JsonSchema + Send + Sync + 'static {}
 
 #[diagnostic::do_not_recommend]
@@ -41,6 +43,8 @@ impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> OutputType for T 
 
 /// What an agent produces: [`Text`] (a `String`) or an [`OutputType`].
 /// Implemented for both (and sealed); the methods are the agent's internals.
+// Hidden from the docs only (`cfg(doc)`): the bound of `Agent<O, R>`'s `O` (see `OutputType`).
+#[cfg_attr(doc, doc(hidden))]
 pub trait AgentOutput: Sealed + Sized + Send + Sync + 'static {
     /// What a successful run returns.
     type Value: Send;

@@ -34,7 +34,7 @@ pub enum OutputMode {
     #[default]
     Tool,
     /// The provider's native structured output: the request carries the
-    /// output type's schema ([`ResponseSchema`](crate::ResponseSchema)) and
+    /// output type's schema ([`ResponseSchema`](crate::model::ResponseSchema)) and
     /// the final text answer follows it. `build()` fails when the model says
     /// it cannot ([`BuildError::NativeOutputUnsupported`](crate::BuildError::NativeOutputUnsupported)).
     /// With reflection, each answer is rendered back to the model as a user

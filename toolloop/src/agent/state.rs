@@ -4,6 +4,14 @@
 //!
 //! You do not need these to build or run an agent: they appear in the
 //! builder's type parameters and bounds, and by name in its compile errors.
+//! So the module is hidden from the documentation (`#[cfg_attr(doc,
+//! doc(hidden))]`: no page, not counted by `.ci/public-types`) rather than
+//! private: rustc names these types and traits in its messages, by their
+//! short names, and lists the ones that would do. (A plain `#[doc(hidden)]`
+//! would also hide them from rustc's short names: its messages would print
+//! `toolloop::agent::state::NativeOutput` and drop the lists.) The traits
+//! are sealed (`Sealed` is implemented only in this crate), so they are not
+//! extension points.
 
 use std::sync::Arc;
 

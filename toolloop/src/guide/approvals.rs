@@ -42,7 +42,9 @@
 //! use toolloop::run::{Governance, Resolution};
 //! use toolloop::store::{ConversationStore, MemoryStore};
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolCall, ToolDefinition};
+//! use toolloop::prelude::*;
+//! use toolloop::FailureKind;
+//! use toolloop::tool::ToolDefinition;
 //!
 //! /// Cancel a subscription.
 //! #[derive(toolloop::Tool)]

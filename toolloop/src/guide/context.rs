@@ -2,7 +2,7 @@
 //!
 //! Long tool loops resend the whole history on every call. On Anthropic,
 //! toolloop marks cache breakpoints by default
-//! ([`PromptCache::auto()`](crate::PromptCache::auto)): one on the stable
+//! ([`PromptCache::auto()`](crate::model::PromptCache::auto)): one on the stable
 //! prefix (tool definitions and system prompt, which serialise
 //! byte-identically on every call) and one that moves with the end of the
 //! conversation, so each call reads everything up to the previous one from
@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
-//! use toolloop::{CacheTtl, PromptCache};
+//! use toolloop::model::{CacheTtl, PromptCache};
 //!
 //! let hour = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::OneHour)).build()?;
 //! let none = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::off()).build()?;
@@ -39,7 +39,7 @@
 //! ## A prompt longer than the window
 //!
 //! A prompt that does not fit the context window is a typed error on every
-//! provider — [`ModelErrorKind::ContextOverflow`](crate::ModelErrorKind::ContextOverflow),
+//! provider — [`ModelErrorKind::ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow),
 //! with the server's numbers in
 //! [`ModelError::context_overflow()`](crate::ModelError::context_overflow) —
 //! and the conversation is left intact. Ollama takes its window as a

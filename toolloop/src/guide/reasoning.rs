@@ -1,6 +1,6 @@
 //! # Reasoning models
 //!
-//! One setting, [`ReasoningConfig`](crate::ReasoningConfig) (an effort:
+//! One setting, [`ReasoningConfig`](crate::reasoning::ReasoningConfig) (an effort:
 //! off, low, medium, high, max; optionally a token budget and a summary),
 //! turns reasoning on per model with the builder's `reasoning(..)`, or per
 //! request with [`ModelRequest::with_reasoning`](crate::ModelRequest::with_reasoning)
@@ -29,7 +29,7 @@
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
 //! use toolloop::providers::openai::OpenAi;
-//! use toolloop::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
+//! use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 //!
 //! // Claude 4.5: extended thinking with a budget below max_tokens.
 //! let claude = Anthropic::builder()
@@ -66,7 +66,7 @@
 //! Reasoning state is the provider's: a conversation that switches provider
 //! keeps it in the raw history (and through serde), but the request-time
 //! view for another provider leaves out the signed or encrypted reasoning
-//! it cannot verify ([`RequestView::of`](crate::RequestView::of) says how
+//! it cannot verify ([`RequestView::of`](crate::model::RequestView::of) says how
 //! many blocks it dropped). Switching back sends it again.
 //!
 //! Gemini 3 rejects a tool loop whose function calls come back without
@@ -78,7 +78,7 @@
 //!
 //! ```
 //! use toolloop::providers::gemini::Gemini;
-//! use toolloop::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
+//! use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 //!
 //! // GEMINI_API_KEY (or GOOGLE_API_KEY) and GEMINI_BASE_URL from the environment:
 //! let gemini = Gemini::builder()

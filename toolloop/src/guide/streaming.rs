@@ -5,7 +5,7 @@
 //!
 //! ```no_run
 //! use toolloop::stream::RunEvent;
-//! use toolloop::{Agent, Conversation, RunError, RunOutput};
+//! use toolloop::prelude::*;
 //!
 //! async fn answer_live(agent: &Agent, conversation: &mut Conversation) -> Result<RunOutput<String>, RunError> {
 //!     let mut stream = agent.run_stream(conversation);

@@ -43,7 +43,7 @@
 //! | test models ([`ScriptedModel`](crate::testing::ScriptedModel), [`FunctionModel`](crate::testing::FunctionModel)) | [`RecordedRequest::response_schema`](crate::testing::RecordedRequest::response_schema) | | yes |
 //!
 //! "Strict" comes from the same transformation as OpenAI-strict tool
-//! schemas ([`ResponseSchema::strict_schema`](crate::ResponseSchema::strict_schema)):
+//! schemas ([`ResponseSchema::strict_schema`](crate::model::ResponseSchema::strict_schema)):
 //! every object closed, every property required, optional ones nullable
 //! (a `null` the model writes for one is read as absent). A type strict
 //! mode cannot express (a map with free keys, a field of any type) is sent
@@ -58,7 +58,7 @@
 //! Anthropic cannot express, Ollama or a Gemini model before 3 with
 //! tools); a request built by hand
 //! that the provider would reject fails with an
-//! [`InvalidRequest`](crate::ModelErrorKind::InvalidRequest) error that has
+//! [`InvalidRequest`](crate::model::ModelErrorKind::InvalidRequest) error that has
 //! no HTTP status. Auto mode never picks native output on such a model, nor
 //! on a model that does not say (a [`Model`](crate::Model) of your own,
 //! unless it implements `response_schema_support`).
@@ -68,7 +68,7 @@
 //! ```
 //! use toolloop::agent::OutputMode;
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
+//! use toolloop::prelude::*;
 //!
 //! /// A ticket's triage.
 //! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

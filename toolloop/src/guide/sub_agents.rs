@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, ToolCall, Usage};
+//! use toolloop::prelude::*;
 //!
 //! /// What the writer is given.
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -66,8 +66,8 @@
 //! - **Name and description** are required, as for every tool: they are
 //!   what the parent model decides by. Say what the agent does and what to
 //!   give it; the sub-agent sees nothing of the parent's conversation.
-//! - **Input.** A prompt by default (`{"prompt": "..."}`, see
-//!   [`Prompt`](crate::agent::Prompt)). [`input::<T>()`](crate::agent::AgentTool::input)
+//! - **Input.** A prompt by default (`{"prompt": "..."}`: the task, with
+//!   everything the sub-agent needs to know). [`input::<T>()`](crate::agent::AgentTool::input)
 //!   takes any `Deserialize + JsonSchema` type instead: the parent model is
 //!   shown its schema, arguments that do not fit are an
 //!   [`InvalidArguments`](crate::FailureKind::InvalidArguments) error result

@@ -33,7 +33,7 @@
 //! `Display` works, `String` included.)
 //!
 //! ```
-//! use toolloop::{CancellationToken, Tool, ToolCall, ToolSet};
+//! use toolloop::prelude::*;
 //!
 //! /// Look up the current temperature of a city, in degrees Celsius.
 //! #[derive(Tool)]
@@ -87,7 +87,7 @@
 //! use std::sync::Arc;
 //! use toolloop::agent::Reflective;
 //! use toolloop::testing::ScriptedModel;
-//! use toolloop::{Agent, Conversation, ModelResponse, Tool, ToolCall};
+//! use toolloop::prelude::*;
 //!
 //! struct Catalogue { prices: Vec<(String, u32)> }
 //!

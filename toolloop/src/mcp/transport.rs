@@ -22,6 +22,8 @@ use super::McpError;
 use crate::model::BoxFuture;
 
 /// A byte stream an MCP connection can run over.
+// Hidden from the docs only (`cfg(doc)`): a bound (any `AsyncRead + AsyncWrite` stream), not written by users.
+#[cfg_attr(doc, doc(hidden))]
 pub trait McpStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> McpStream for T {}

@@ -1,4 +1,16 @@
-//! The provider-neutral model interface.
+//! The provider-neutral model interface: what a run asks a model and what
+//! it gets back.
+//!
+//! [`Model`], [`ModelRequest`], [`ModelResponse`] and [`ModelError`] are
+//! also at the crate root. The rest is for code that implements or wraps a
+//! model: the streamed form of a response ([`ModelStream`] of
+//! [`StreamEvent`]s, put back together by a [`ResponseAccumulator`]; the
+//! partial JSON parser behind streamed tool arguments,
+//! [`parse_partial_json`]), prompt caching ([`PromptCache`]), native
+//! structured output ([`ResponseSchema`]), the kinds of model errors
+//! ([`ModelErrorKind`], [`ContextOverflow`]) and the request-time view of a
+//! conversation ([`RequestView`]). The reasoning settings are in
+//! [`reasoning`](crate::reasoning).
 
 mod error;
 mod partial_json;
@@ -14,14 +26,16 @@ use std::sync::Arc;
 pub use error::{ContextOverflow, ModelError, ModelErrorKind};
 pub use partial_json::parse_partial_json;
 pub use prompt_cache::{CacheTtl, PromptCache};
-pub use reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
+pub(crate) use reasoning::ReasoningConfig;
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 pub use response_schema::{ResponseSchema, ResponseSchemaSupport};
+pub(crate) use stream::chunk_response;
 pub(crate) use stream::until_content;
-pub use stream::{ResponseAccumulator, StreamEvent, chunk_response};
+pub use stream::{ResponseAccumulator, StreamEvent};
 
 pub use crate::cancel::BoxFuture;
+pub use crate::conversation::{RequestView, ViewRewrites};
 
 /// A model's streamed response, as returned by [`Model::stream`]: events in
 /// order, then the end of the stream. A failure (before the first content or
@@ -45,7 +59,8 @@ const DEFAULT_CHUNK: usize = 64;
 /// [`Fallback`](crate::providers::Fallback)) passes one request to each.
 ///
 /// ```
-/// use toolloop::{BoxFuture, Model, ModelError, ModelRequest, ModelResponse};
+/// use toolloop::{Model, ModelError, ModelRequest, ModelResponse};
+/// use toolloop::model::BoxFuture;
 ///
 /// struct Echo;
 ///

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 ///
 /// ```
 /// use serde_json::json;
-/// use toolloop::parse_partial_json;
+/// use toolloop::model::parse_partial_json;
 ///
 /// assert_eq!(parse_partial_json(r#"{"city": "Par"#), Some(json!({"city": "Par"})));
 /// assert_eq!(parse_partial_json(r#"{"days": [1, 2, tr"#), Some(json!({"days": [1, 2]})));

@@ -28,7 +28,7 @@ pub enum CacheTtl {
 /// or for one request ([`ModelRequest::with_prompt_cache`](crate::ModelRequest::with_prompt_cache)).
 ///
 /// ```
-/// use toolloop::{CacheTtl, PromptCache};
+/// use toolloop::model::{CacheTtl, PromptCache};
 ///
 /// // Keep the system prompt and tools for an hour, the conversation for five minutes.
 /// let cache = PromptCache::auto().prefix_ttl(CacheTtl::OneHour);

@@ -118,7 +118,8 @@ impl<'a> ModelRequest<'a> {
     /// model's setting.
     ///
     /// ```
-    /// use toolloop::{Message, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    /// use toolloop::{Message, ModelRequest};
+    /// use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
     ///
     /// let history = [Message::user("Plan the trip.")];
     /// let deep = ModelRequest::new(&history)

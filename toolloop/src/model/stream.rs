@@ -80,7 +80,7 @@ pub enum StreamEvent {
         name: String,
     },
     /// More of a tool call's arguments, as raw JSON text. The fragments
-    /// joined so far parse with [`parse_partial_json`](crate::parse_partial_json)
+    /// joined so far parse with [`parse_partial_json`](crate::model::parse_partial_json)
     /// to show the arguments while they form.
     ToolCallArgumentsDelta {
         /// The call's position in the response.
@@ -122,7 +122,8 @@ pub enum StreamEvent {
 /// [`ModelErrorKind::MalformedResponse`].
 ///
 /// ```
-/// use toolloop::{ResponseAccumulator, StopReason, StreamEvent};
+/// use toolloop::StopReason;
+/// use toolloop::model::{ResponseAccumulator, StreamEvent};
 ///
 /// let mut accumulator = ResponseAccumulator::new();
 /// for event in [
@@ -308,7 +309,7 @@ impl ResponseAccumulator {
     }
 
     /// The arguments of the tool call at `index` as far as they have arrived,
-    /// parsed with [`parse_partial_json`](crate::parse_partial_json): what a
+    /// parsed with [`parse_partial_json`](crate::model::parse_partial_json): what a
     /// user interface shows while the call forms.
     pub fn partial_input(&self, index: usize) -> Option<Value> {
         match self.find(index)? {
@@ -496,7 +497,8 @@ fn tool_input_as_text(input: &Value) -> Cow<'_, str> {
 /// produce, are left out.
 ///
 /// ```
-/// use toolloop::{ModelResponse, ResponseAccumulator, testing::chunk_response};
+/// use toolloop::{ModelResponse, testing::chunk_response};
+/// use toolloop::model::ResponseAccumulator;
 ///
 /// let response = ModelResponse::from_text("Hello, world");
 /// let events = chunk_response(&response, 5);

@@ -34,7 +34,8 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use toolloop::{BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+/// use toolloop::{Model, ModelError, ModelRequest, ModelResponse};
+/// use toolloop::model::{BoxFuture, ModelErrorKind};
 /// use toolloop::providers::Fallback;
 ///
 /// struct Down;

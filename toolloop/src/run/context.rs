@@ -24,7 +24,8 @@ use crate::model::ModelError;
 ///
 /// ```
 /// use toolloop::run::{ContextPolicy, Summariser};
-/// use toolloop::{BoxFuture, Message, Model, ModelError, ModelRequest};
+/// use toolloop::{Message, Model, ModelError, ModelRequest};
+/// use toolloop::model::BoxFuture;
 ///
 /// /// Asks a (cheaper) model for the summary.
 /// struct ByModel<M>(M);
@@ -61,7 +62,7 @@ where
 }
 
 /// What a run does when the prompt does not fit the context window: on a
-/// [`ModelErrorKind::ContextOverflow`](crate::ModelErrorKind::ContextOverflow)
+/// [`ModelErrorKind::ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow)
 /// from the model, or before a call whose estimated prompt passes
 /// [`trigger`](Self::trigger) of [`window`](Self::window), it compacts the
 /// view the model is sent and calls again. Compaction goes step by step,

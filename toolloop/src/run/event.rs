@@ -59,7 +59,7 @@ pub enum RunEvent<T> {
         /// The new JSON text.
         fragment: String,
         /// The arguments so far, completed to a value
-        /// ([`parse_partial_json`](crate::parse_partial_json)); `None` while
+        /// ([`parse_partial_json`](crate::model::parse_partial_json)); `None` while
         /// nothing can be shown yet. Past 2 KiB of arguments they are parsed
         /// again only each time they have grown by an eighth (so that a long
         /// argument costs time linear in its length), and the deltas between
@@ -120,7 +120,7 @@ pub enum RunEvent<T> {
         reason: DeferralReason,
     },
     /// A typed agent's output as it forms, completed to a value
-    /// ([`parse_partial_json`](crate::parse_partial_json)): from the output
+    /// ([`parse_partial_json`](crate::model::parse_partial_json)): from the output
     /// tool's arguments in [`OutputMode::Tool`](crate::agent::OutputMode::Tool),
     /// from the answer's JSON text in the native and prompted modes. Long
     /// outputs are parsed again only as they grow by an eighth, as

@@ -156,6 +156,8 @@ impl fmt::Display for HookError {
     message = "a hook must return `()` or `Result<(), E>` with `E: Display`, not `{Self}`",
     label = "this hook returns `{Self}`"
 )]
+// Hidden from the docs only (`cfg(doc)`): a bound of the hook setters, not written by users.
+#[cfg_attr(doc, doc(hidden))]
 pub trait HookOutcome {
     /// The error message, if the hook failed.
     fn into_error(self) -> Option<String>;

@@ -65,7 +65,7 @@ pub struct LoopOptions {
     /// Ask providers to enforce tool schemas strictly.
     pub strict_tools: bool,
     /// What to do when the history outgrows the context window (`None`:
-    /// a [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow) error
+    /// a [`ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow) error
     /// ends the run).
     pub context: Option<ContextPolicy>,
     /// When a call of a response is deferred (for approval, or to the

@@ -1,7 +1,5 @@
 //! What can go wrong with a conversation store.
 
-use super::Version;
-
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -13,9 +11,9 @@ pub enum StoreError {
         /// The session.
         session: String,
         /// The version the save expected (`None`: a new session).
-        expected: Option<Version>,
+        expected: Option<u64>,
         /// The version found (`None`: there is no such session).
-        found: Option<Version>,
+        found: Option<u64>,
     },
     /// The stored value of the session does not read back as a conversation.
     #[error("session `{session}` is corrupt: {message}")]
@@ -39,7 +37,7 @@ pub enum StoreError {
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
-fn show(version: Option<Version>) -> String {
+fn show(version: Option<u64>) -> String {
     version.map_or_else(|| "none (a new session)".to_owned(), |version| version.to_string())
 }
 

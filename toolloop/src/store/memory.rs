@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{ConversationStore, StoreError, StoredConversation, Version};
+use super::{ConversationStore, StoreError, StoredConversation};
 use crate::conversation::Conversation;
 use crate::model::BoxFuture;
 
@@ -14,7 +14,7 @@ use crate::model::BoxFuture;
 /// restart.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStore {
-    sessions: Arc<Mutex<BTreeMap<String, (Version, String)>>>,
+    sessions: Arc<Mutex<BTreeMap<String, (u64, String)>>>,
 }
 
 impl MemoryStore {
@@ -23,7 +23,7 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (Version, String)>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (u64, String)>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -43,8 +43,8 @@ impl ConversationStore for MemoryStore {
         &'a self,
         session: &'a str,
         conversation: &'a Conversation,
-        expected: Option<Version>,
-    ) -> BoxFuture<'a, Result<Version, StoreError>> {
+        expected: Option<u64>,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
         let body = serde_json::to_string(conversation);
         Box::pin(async move {
             let body = body.map_err(|error| StoreError::Backend(Box::new(error)))?;

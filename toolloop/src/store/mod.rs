@@ -49,10 +49,6 @@ pub use sqlite::SqliteStore;
 use crate::conversation::Conversation;
 use crate::model::BoxFuture;
 
-/// The version of a stored session: 1 after its first save, one more after
-/// each save since.
-pub type Version = u64;
-
 /// A conversation as loaded from a store, with the version to name when
 /// saving it back.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,13 +56,14 @@ pub type Version = u64;
 pub struct StoredConversation {
     /// The conversation.
     pub conversation: Conversation,
-    /// Its version in the store.
-    pub version: Version,
+    /// Its version in the store: 1 after the session's first save, one
+    /// more after each save since.
+    pub version: u64,
 }
 
 impl StoredConversation {
     /// A loaded conversation.
-    pub fn new(conversation: Conversation, version: Version) -> Self {
+    pub fn new(conversation: Conversation, version: u64) -> Self {
         Self { conversation, version }
     }
 }
@@ -90,8 +87,8 @@ pub trait ConversationStore: Send + Sync {
         &'a self,
         session: &'a str,
         conversation: &'a Conversation,
-        expected: Option<Version>,
-    ) -> BoxFuture<'a, Result<Version, StoreError>>;
+        expected: Option<u64>,
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
 
     /// Every session id, in order.
     fn list(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>>;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
-use super::{ConversationStore, StoreError, StoredConversation, Version};
+use super::{ConversationStore, StoreError, StoredConversation};
 use crate::conversation::Conversation;
 use crate::model::BoxFuture;
 
@@ -132,8 +132,8 @@ fn now_millis() -> i64 {
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
-fn to_version(value: i64) -> Version {
-    Version::try_from(value).unwrap_or_default()
+fn to_version(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or_default()
 }
 
 impl ConversationStore for SqliteStore {
@@ -163,8 +163,8 @@ impl ConversationStore for SqliteStore {
         &'a self,
         session: &'a str,
         conversation: &'a Conversation,
-        expected: Option<Version>,
-    ) -> BoxFuture<'a, Result<Version, StoreError>> {
+        expected: Option<u64>,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
         let body = serde_json::to_string(conversation);
         let session = session.to_owned();
         Box::pin(async move {

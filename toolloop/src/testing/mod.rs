@@ -29,7 +29,7 @@ pub use function::FunctionModel;
 pub use recorded::RecordedRequest;
 pub use scripted::ScriptedModel;
 
-pub use crate::model::chunk_response;
+pub use crate::model::stream::chunk_response;
 
 /// The provider name test models report (`"test"`). Tool calls they produce
 /// are tagged with it, so a conversation built by a test model is sent back

@@ -30,7 +30,7 @@
 ///
 /// impl Checksum {
 ///     async fn run(self) -> Result<u64, String> {
-///         toolloop::run_blocking(move || std::fs::read(&self.path).map(|bytes| bytes.len() as u64))
+///         toolloop::tool::run_blocking(move || std::fs::read(&self.path).map(|bytes| bytes.len() as u64))
 ///             .await
 ///             .map_err(|error| error.to_string())
 ///     }

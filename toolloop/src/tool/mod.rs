@@ -1,4 +1,11 @@
 //! Tools: what a model can call, and how a call is executed.
+//!
+//! [`Tool`] (with its derive), [`ToolSet`], [`ToolContext`], [`ToolOutput`]
+//! and [`ToolError`] are also at the crate root. The rest is for tools
+//! beyond the derive and for code that executes calls itself: a tool's
+//! [`ToolDefinition`], tools known only at run time ([`DynTool`]), the
+//! [`ToolExecution`] of one call, the [`ArgumentError`] of arguments that
+//! do not parse, and [`run_blocking`] for blocking work inside a tool.
 
 pub(crate) mod arguments;
 mod blocking;

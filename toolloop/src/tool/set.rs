@@ -59,6 +59,8 @@ impl<T: Tool> DynTool for Registered<T> {
     note = "a tool is a struct whose fields are its arguments, with a doc comment for its description and an \
             `async fn run(self) -> Result<T, E>`; see the documentation of `#[derive(Tool)]`"
 )]
+// Hidden from the docs only (`cfg(doc)`): a bound of `add`/`.tool()`, not written by users.
+#[cfg_attr(doc, doc(hidden))]
 pub trait Stateless: Tool {
     /// The state it runs with: `()`.
     fn no_state() -> Self::State;
@@ -81,6 +83,8 @@ where
     note = "on an agent builder: `.tool_with_state::<{T}>(state)`; on a `ToolSet`: `.add_with_state::<{T}>(state)`; \
             the state is a `{Self}` or an `Arc<{Self}>` shared with other tools"
 )]
+// Hidden from the docs only (`cfg(doc)`): a bound (see `Stateless`).
+#[cfg_attr(doc, doc(hidden))]
 pub trait NoStateNeeded<T> {
     /// The unit state.
     fn no_state() -> Self;
@@ -102,6 +106,8 @@ impl<T> NoStateNeeded<T> for () {
     note = "the state type is the one in the tool's `#[tool(state = ...)]`; a tool without one is added \
             without state: `.add::<T>()` on a `ToolSet`, `.tool::<T>()` on an agent builder"
 )]
+// Hidden from the docs only (`cfg(doc)`): a bound of `add_with_state`/`.tool_with_state()` (see `Stateless`).
+#[cfg_attr(doc, doc(hidden))]
 pub trait IntoState<S> {
     /// The state, shared.
     fn into_state(self) -> Arc<S>;
@@ -135,7 +141,7 @@ pub struct DuplicateToolName(pub String);
 /// let mut tools = ToolSet::new();
 /// tools.add::<Add>()?;
 /// assert_eq!(tools.definitions()[0].name, "add");
-/// # Ok::<(), toolloop::DuplicateToolName>(())
+/// # Ok::<(), toolloop::tool::DuplicateToolName>(())
 /// ```
 #[derive(Clone)]
 pub struct ToolSet {

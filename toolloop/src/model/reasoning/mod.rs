@@ -81,7 +81,7 @@ impl ReasoningSummary {
 /// request ([`ModelRequest::reasoning`](crate::ModelRequest::reasoning)).
 ///
 /// ```
-/// use toolloop::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
+/// use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 ///
 /// let high = ReasoningConfig::from(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
 /// assert!(high.is_on());

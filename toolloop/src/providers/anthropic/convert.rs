@@ -13,11 +13,11 @@ use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
 use crate::model::{
-    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
-    ResponseSchemaSupport,
+    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::reasoning::ReasoningError;
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -532,10 +532,11 @@ mod thinking_tests {
 
     use super::{messages, thinking_for};
     use crate::message::{ContentBlock, Message, ToolResult};
-    use crate::model::{ModelRequest, ModelResponse, ReasoningConfig, ReasoningEffort, ReasoningError};
+    use crate::model::{ModelRequest, ModelResponse};
     use crate::providers::anthropic::Anthropic;
     use crate::providers::anthropic::wire::MessagesResponse;
     use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError};
 
     fn response_with_thinking() -> ModelResponse {
         let wire: MessagesResponse = serde_json::from_value(json!({

@@ -17,11 +17,11 @@ use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiGenerateContent, PROVIDER, To
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use crate::model::reasoning::gemini::{GeminiThinking, gemini_thinking, gemini_version};
 use crate::model::{
-    ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseAccumulator, ResponseSchema,
-    ResponseSchemaSupport,
+    ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema, ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::reasoning::ReasoningError;
 use crate::reasoning::{Reasoning, ReasoningState};
 
 /// The signature the API documents for function calls its models did not
@@ -446,9 +446,10 @@ mod body_tests {
     use serde_json::{Map, Value, json};
 
     use super::{contents, generation_config, tools};
-    use crate::model::{ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    use crate::model::ModelRequest;
     use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::providers::gemini::{Gemini, PROVIDER};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 
     /// Models whose settings differ, as when one conversation switches
     /// models; the first two share a cache.

@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use toolloop::providers::gemini::Gemini;
-//! use toolloop::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
+//! use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 //!
 //! // GEMINI_API_KEY (or GOOGLE_API_KEY), and optionally GEMINI_BASE_URL, from the environment:
 //! let model = Gemini::from_env()?;

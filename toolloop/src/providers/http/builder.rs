@@ -136,7 +136,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// `thinking`, OpenAI `reasoning` / `reasoning_effort`, Ollama `think`)
     /// and a setting its API rules out for the request (thinking with a
     /// temperature other than 1, a budget not below `max_tokens`) fails the
-    /// call with a [`ModelErrorKind::InvalidRequest`](crate::ModelErrorKind)
+    /// call with a [`ModelErrorKind::InvalidRequest`](crate::model::ModelErrorKind)
     /// error before anything is sent.
     pub fn reasoning(mut self, reasoning: impl Into<ReasoningConfig>) -> Self {
         self.reasoning = Some(reasoning.into());
@@ -154,7 +154,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
 
     /// Sets the idle timeout of streamed calls ([`Model::stream`](crate::Model::stream)):
     /// how long the body may send nothing once the server answered, before
-    /// the call fails with [`ModelErrorKind::Timeout`](crate::ModelErrorKind::Timeout)
+    /// the call fails with [`ModelErrorKind::Timeout`](crate::model::ModelErrorKind::Timeout)
     /// (default: [`DEFAULT_IDLE_TIMEOUT`](super::DEFAULT_IDLE_TIMEOUT)).
     /// `Duration::MAX` waits forever; zero is rejected by `build()`.
     /// A stall before the stream's first content is retried once at most
@@ -180,7 +180,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// Sets the largest response body read, in bytes (default:
     /// [`DEFAULT_MAX_RESPONSE_BYTES`](super::DEFAULT_MAX_RESPONSE_BYTES), 32 MiB).
     /// A larger body fails the call with
-    /// [`ModelErrorKind::ResponseTooLarge`](crate::ModelErrorKind::ResponseTooLarge)
+    /// [`ModelErrorKind::ResponseTooLarge`](crate::model::ModelErrorKind::ResponseTooLarge)
     /// as soon as the limit is passed (or announced), so memory stays bounded.
     /// A streamed response counts all its bytes against it too.
     pub fn max_response_bytes(mut self, max_response_bytes: u64) -> Self {

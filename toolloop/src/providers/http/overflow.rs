@@ -1,6 +1,6 @@
 //! Recognising "the prompt does not fit the context window" in the error
 //! bodies of every API this crate speaks, so that it reaches users as
-//! [`ModelErrorKind::ContextOverflow`](crate::ModelErrorKind::ContextOverflow)
+//! [`ModelErrorKind::ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow)
 //! with the numbers, instead of a generic invalid request.
 //!
 //! The shapes recognised:

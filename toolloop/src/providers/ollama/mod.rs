@@ -54,7 +54,7 @@ impl OllamaBuilder {
     ///
     /// A prompt is never truncated silently: every request asks the server
     /// to fail rather than truncate (`"truncate": false`, which servers
-    /// answer with a [`ContextOverflow`](crate::ModelErrorKind::ContextOverflow)
+    /// answer with a [`ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow)
     /// error), and for servers that truncate anyway, a response to a request
     /// that cannot have fit this window (at least one token per six bytes
     /// of body, a conservative estimate) is turned into that error too.

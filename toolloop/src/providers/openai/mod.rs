@@ -56,7 +56,7 @@ pub type OpenAiBuilder = HttpModelBuilder<OpenAiChat>;
 /// responses and sends only new items with `previous_response_id`. Turn
 /// reasoning on with
 /// [`reasoning`](HttpModelBuilder::reasoning) (`reasoning.effort`, and
-/// `reasoning.summary` with [`ReasoningConfig::with_summary`](crate::ReasoningConfig::with_summary)).
+/// `reasoning.summary` with [`ReasoningConfig::with_summary`](crate::reasoning::ReasoningConfig::with_summary)).
 pub type OpenAiResponses = HttpModel<OpenAiResponsesApi>;
 
 /// Configures an [`OpenAiResponses`] model.

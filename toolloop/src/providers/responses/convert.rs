@@ -338,8 +338,9 @@ mod tests {
 
     use super::{ResponsesInputs, error_body, parse, parse_with_id, render};
     use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
-    use crate::model::{ModelErrorKind, ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    use crate::model::{ModelErrorKind, ModelRequest};
     use crate::reasoning::ReasoningState;
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
     use crate::stop_reason::StopReason;
     use crate::tool::ToolDefinition;
     use crate::usage::Usage;

@@ -241,9 +241,10 @@ mod tests {
 
     use super::super::convert::{ResponsesInputs, render};
     use crate::message::{ContentBlock, Message, ToolCall, ToolResult};
-    use crate::model::{ModelRequest, ReasoningConfig, ReasoningEffort};
+    use crate::model::ModelRequest;
     use crate::providers::openai::{OpenAi, OpenAiResponses};
     use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort};
     use crate::tool::ToolDefinition;
     use crate::{Conversation, Model};
 

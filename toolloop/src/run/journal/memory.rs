@@ -7,11 +7,11 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::record::{JournalError, ModelCallRecord, ModelFailure, Record, SummaryRecord};
-use super::{Journal, Journaled, ModelOutcome, Step, ask};
+use super::record::{JournalError, ModelFailure, Record};
+use super::{Journal, Journaled, Step, ask};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
-use crate::model::{ModelError, ModelErrorKind};
+use crate::model::{ModelError, ModelErrorKind, ModelResponse};
 use crate::run::governance::{Approval, Approver};
 use crate::tool::ToolExecution;
 
@@ -145,16 +145,17 @@ impl Journal for MemoryJournal {
     fn model_call<'a>(
         &'a self,
         step: Step<'a>,
-        call: BoxFuture<'a, ModelOutcome>,
-    ) -> BoxFuture<'a, Journaled<ModelOutcome>> {
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
         let name = step.to_string();
         Box::pin(async move {
-            match self.replay::<ModelCallRecord>(&name) {
+            match self.replay::<Result<ModelResponse, ModelFailure>>(&name) {
                 Some(Ok(record)) => Journaled::replayed(record.map_err(|failure| failure.to_error())),
                 Some(Err(error)) => Journaled::replayed(Err(unreadable(&error))),
                 None => {
                     let outcome = call.await;
-                    let record: ModelCallRecord = outcome.clone().map_err(|error| ModelFailure::from(&error));
+                    let record: Result<ModelResponse, ModelFailure> =
+                        outcome.clone().map_err(|error| ModelFailure::from(&error));
                     self.record(name, &record);
                     Journaled::live(outcome)
                 }
@@ -169,12 +170,13 @@ impl Journal for MemoryJournal {
     ) -> BoxFuture<'a, Result<String, ModelError>> {
         let name = step.to_string();
         Box::pin(async move {
-            match self.replay::<SummaryRecord>(&name) {
+            match self.replay::<Result<String, ModelFailure>>(&name) {
                 Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
                 Some(Err(error)) => Err(unreadable(&error)),
                 None => {
                     let outcome = summarise.await;
-                    let record: SummaryRecord = outcome.clone().map_err(|error| ModelFailure::from(&error));
+                    let record: Result<String, ModelFailure> =
+                        outcome.clone().map_err(|error| ModelFailure::from(&error));
                     self.record(name, &record);
                     outcome
                 }

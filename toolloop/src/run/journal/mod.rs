@@ -14,10 +14,10 @@
 //! | `approval NAME ID` | [`approval`](Journal::approval) | the [`Approval`] |
 //! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when a time limit is set |
 //!
-//! A run in process uses [`InProcess`], which passes every step straight
-//! through. A durable engine records each step's outcome the first time
-//! and, when the run is replayed after a crash, hands the recorded outcome
-//! back instead of doing the step again. Given its journal, a run is
+//! A run in process ([`Agent::run`](crate::Agent::run)) passes every step
+//! straight through. A durable engine records each step's outcome the
+//! first time and, when the run is replayed after a crash, hands the
+//! recorded outcome back instead of doing the step again. Given its journal, a run is
 //! deterministic: replaying it from any prefix of its journal rebuilds the
 //! same conversation and metadata (elapsed time aside) with no model call
 //! and no tool execution for the recorded steps
@@ -47,8 +47,10 @@
 //!
 //! A journal that stores outcomes outside the process stores them in the
 //! serialised form of [`Record`]: `{"format": 1, "value": ...}` where the
-//! value is the serde form of [`ModelCallRecord`], [`SummaryRecord`],
-//! [`ToolExecution`], [`Approval`] or a [`Duration`].
+//! value is the serde form of a model call's `Result<ModelResponse,
+//! ModelFailure>` (a [`ModelFailure`] is a [`ModelError`] in recorded form),
+//! a summary's `Result<String, ModelFailure>`, a [`ToolExecution`], an
+//! [`Approval`] or a [`Duration`].
 //! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
 //! recorded value could be read differently; adding an optional field does
 //! not change it. A record of another format is refused with
@@ -63,7 +65,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use memory::{JournalEntry, MemoryJournal};
-pub use record::{JOURNAL_FORMAT, JournalError, ModelCallRecord, ModelFailure, Record, SummaryRecord};
+pub use record::{JOURNAL_FORMAT, JournalError, ModelFailure, Record};
 
 use super::governance::{Approval, Approver};
 use crate::cancel::{BoxFuture, Cancelled};
@@ -146,9 +148,6 @@ impl<T> Journaled<T> {
     }
 }
 
-/// The outcome of a model call.
-pub type ModelOutcome = Result<ModelResponse, ModelError>;
-
 /// Where a run's side effects go. See the [module docs](self).
 ///
 /// Each method is handed the step and the work that does it; it returns
@@ -160,8 +159,8 @@ pub trait Journal: Send + Sync {
     fn model_call<'a>(
         &'a self,
         step: Step<'a>,
-        call: BoxFuture<'a, ModelOutcome>,
-    ) -> BoxFuture<'a, Journaled<ModelOutcome>>;
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>>;
 
     /// A summary for a compaction of the view sent to the model.
     fn summary<'a>(
@@ -194,14 +193,14 @@ pub trait Journal: Send + Sync {
 /// The journal of a run in process: every step is done, nothing recorded.
 /// What [`Agent::run`](crate::Agent::run) uses.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct InProcess;
+pub(crate) struct InProcess;
 
 impl Journal for InProcess {
     fn model_call<'a>(
         &'a self,
         _step: Step<'a>,
-        call: BoxFuture<'a, ModelOutcome>,
-    ) -> BoxFuture<'a, Journaled<ModelOutcome>> {
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
         Box::pin(async move { Journaled::live(call.await) })
     }
 

@@ -5,18 +5,12 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelResponse};
+use crate::model::{ContextOverflow, ModelError, ModelErrorKind};
 use crate::usage::Usage;
 
 /// The version of the recorded form ([`Record`]) this toolloop writes and
 /// reads. See [the module docs](super#the-recorded-form) for when it changes.
 pub const JOURNAL_FORMAT: u32 = 1;
-
-/// A recorded model call: the response, or the error it ended with.
-pub type ModelCallRecord = Result<ModelResponse, ModelFailure>;
-
-/// A recorded summary: the text, or the error it ended with.
-pub type SummaryRecord = Result<String, ModelFailure>;
 
 /// One recorded step outcome, tagged with the format it was written in:
 /// `{"format": 1, "value": ...}`.
@@ -178,6 +172,7 @@ impl ModelFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ModelResponse;
 
     #[test]
     fn a_model_error_reads_back_the_same() {
