@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolloop::{
-    BoxFuture, CancellationToken, Cancelled, DuplicateToolName, DynTool, FailureKind, Tool, ToolCall, ToolDefinition,
+    BoxFuture, BuildError, CancellationToken, Cancelled, DynTool, FailureKind, Tool, ToolCall, ToolDefinition,
     ToolError, ToolExecution, ToolOutput, ToolSet,
 };
 
@@ -189,7 +189,7 @@ async fn cancelled_token_runs_nothing() {
 fn duplicate_names_are_rejected() {
     let mut tools = tools();
     let error = tools.add::<Divide>().unwrap_err();
-    assert_eq!(error, DuplicateToolName("divide".into()));
+    assert_eq!(error, BuildError::DuplicateToolName("divide".into()));
     assert_eq!(error.to_string(), "two tools are named `divide`: tool names must be unique within an agent");
     assert_eq!(tools.len(), 3);
 }

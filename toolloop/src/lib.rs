@@ -55,6 +55,7 @@
 pub struct ReadmeDoctests;
 
 pub mod agent;
+mod build_error;
 mod cancel;
 mod conversation;
 pub mod guide;
@@ -80,7 +81,7 @@ pub mod __private;
 
 pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
-pub use agent::error::BuildError;
+pub use build_error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::{Conversation, RequestView, ViewRewrites};
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
@@ -93,7 +94,7 @@ pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{
-    ArgumentError, DEFAULT_TOOL_TIMEOUT, DuplicateToolName, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
+    ArgumentError, DEFAULT_TOOL_TIMEOUT, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
     ToolContext, ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet, run_blocking,
 };
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
