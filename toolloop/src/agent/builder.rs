@@ -33,7 +33,24 @@ type BuilderState<M, R, K> = fn() -> (M, R, K);
 /// model (`M`), the output (`O`: [`Text`] or your type) and reflection
 /// (`R`) — so that configurations that make no sense do not compile.
 ///
-/// Start with [`Agent::builder`].
+/// Start with [`Agent::builder`]. The loop's limits and settings
+/// (`max_iterations`, `max_duration`, `token_budget`...) are setters here,
+/// as on a [`ToolLoop`](crate::run::ToolLoop); to give several agents the
+/// same ones, write a function of the builder:
+///
+/// ```
+/// use std::time::Duration;
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Agent, AgentBuilder};
+///
+/// fn limits<M, O, R, K>(builder: AgentBuilder<M, O, R, K>) -> AgentBuilder<M, O, R, K> {
+///     builder.max_iterations(5).max_model_calls(40).max_duration(Duration::from_secs(120))
+/// }
+///
+/// let agent = limits(Agent::builder().model(ScriptedModel::new())).build()?;
+/// let tighter = limits(Agent::builder().model(ScriptedModel::new())).max_iterations(2).build()?;
+/// # Ok::<(), toolloop::BuildError>(())
+/// ```
 #[must_use = "an agent builder does nothing until `.build()` is called"]
 pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection, K = OutputTool> {
     pub(super) model: M,

@@ -326,10 +326,14 @@ impl<O, R> Agent<O, R> {
 
 #[cfg(test)]
 mod tests {
-    /// The names of the `pub fn`s in a source file.
+    /// The names of the `pub fn`s (and `pub async fn`s) in a source file.
     fn methods(source: &'static str) -> Vec<&'static str> {
         let name = |rest: &'static str| rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next();
-        source.lines().filter_map(|line| line.trim_start().strip_prefix("pub fn ")).filter_map(name).collect()
+        let line = |line: &'static str| {
+            let line = line.trim_start();
+            line.strip_prefix("pub fn ").or_else(|| line.strip_prefix("pub async fn "))
+        };
+        source.lines().filter_map(line).filter_map(name).collect()
     }
 
     /// A stub for every option of the builder, and an option for every stub.
