@@ -93,8 +93,7 @@ async fn the_token_budget_stops_the_next_model_call_after_the_response_that_spen
     // the budget stops the model call that would come next.
     let db = Db::default();
     let model = ScriptedModel::new().respond(lookups(&["a"]).with_usage(usage(90, 20)));
-    let mut tool_loop =
-        ToolLoop::new(model.clone(), tools(&db, &Gauge::default())).token_budget(100);
+    let mut tool_loop = ToolLoop::new(model.clone(), tools(&db, &Gauge::default())).token_budget(100);
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.termination(), Termination::TokenBudget { used: 110, limit: 100 }), "{error}");
@@ -223,10 +222,8 @@ async fn the_iteration_limit_hook_grants_more_iterations_then_ends_with_a_signal
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"])).respond(searches(&["c"]));
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
-    let mut tool_loop = looped(&model)
-        .terminal_check(|_| None::<&'static str>)
-        .max_iterations(1)
-        .on_iteration_limit(move |reached| {
+    let mut tool_loop =
+        looped(&model).terminal_check(|_| None::<&'static str>).max_iterations(1).on_iteration_limit(move |reached| {
             seen.lock().unwrap().push((reached.iterations, reached.limit));
             if reached.limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::End("request budget") }
         });

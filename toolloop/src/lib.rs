@@ -94,8 +94,8 @@ pub use reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
 pub use tool::{
-    ArgumentError, DEFAULT_TOOL_TIMEOUT, DynTool, IntoState, NoStateNeeded, Stateless, Tool,
-    ToolContext, ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet, run_blocking,
+    ArgumentError, DEFAULT_TOOL_TIMEOUT, DynTool, IntoState, NoStateNeeded, Stateless, Tool, ToolContext,
+    ToolDefinition, ToolError, ToolExecution, ToolOutput, ToolSet, run_blocking,
 };
 /// Derives [`Tool`](trait@Tool) for a struct whose named fields are the
 /// tool's arguments.

@@ -214,7 +214,10 @@ async fn names_are_prefixed_filtered_and_duplicates_rejected() {
 
     // The server's `add` collides with the local one: nothing is added.
     let clash = client.add_tools(&mut tools, &ToolSelection::all());
-    assert!(matches!(clash, Err(McpError::Build(BuildError::DuplicateToolName(ref name))) if name == "add"), "{clash:?}");
+    assert!(
+        matches!(clash, Err(McpError::Build(BuildError::DuplicateToolName(ref name))) if name == "add"),
+        "{clash:?}"
+    );
     assert_eq!(tools.len(), 1);
 
     let added = client.add_tools(&mut tools, &ToolSelection::all().prefix("remote_").filter(|n| n.starts_with('a')));

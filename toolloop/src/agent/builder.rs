@@ -21,9 +21,7 @@ use crate::build_error::BuildError;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
-use crate::run::{
-    ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions, loop_settings, setters,
-};
+use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions, loop_settings, setters};
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
 /// The type states a builder carries only in its type.

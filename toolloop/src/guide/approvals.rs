@@ -23,9 +23,9 @@
 //!
 //! The other calls of the same response run as usual (the default: the
 //! model asked for them together, and a person then decides only what
-//! needs deciding); set
-//! [`hold_batch_on_deferral`](crate::AgentBuilder::hold_batch_on_deferral)
-//! to hold back the calls after a deferred one as well, so nothing runs
+//! needs deciding); call
+//! [`hold_batch_on_deferral()`](crate::AgentBuilder::hold_batch_on_deferral)
+//! on the builder to hold back the calls after a deferred one as well, so nothing runs
 //! before it is resolved.
 //!
 //! ## Pause, save, load, resume

@@ -57,11 +57,11 @@ pub use tool_loop::ToolLoop;
 
 pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};
-pub(crate) use segment::{Segment, Setup};
 pub(crate) use event::Progress;
 pub(crate) use link::RunLink;
 pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
 pub(crate) use output_stream::OutputSource;
 pub(crate) use resume::{Resume, segment_usage};
+pub(crate) use segment::{Segment, Setup};
 pub(crate) use sink::EventSink;

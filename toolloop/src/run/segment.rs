@@ -6,8 +6,8 @@
 use tracing::Span;
 
 use super::engine::Engine;
-use super::hooks::{Event, Hooks};
 use super::governance::Governance;
+use super::hooks::{Event, Hooks};
 use super::journal::Journal;
 use super::metadata::Tally;
 use super::options::LoopOptions;
@@ -24,6 +24,7 @@ use crate::tool::{ToolDefinition, ToolSet};
 use crate::usage::Usage;
 
 /// What every run of an agent or a loop shares, borrowed from it.
+#[derive(Clone, Copy)]
 pub(crate) struct Setup<'a> {
     /// The agent's name in traces (`None` for a bare loop).
     pub(crate) name: Option<&'a str>,

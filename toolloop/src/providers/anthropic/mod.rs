@@ -64,8 +64,8 @@ impl AnthropicBuilder {
 #[cfg(test)]
 mod tests {
     use super::{Anthropic, AnthropicBuilder};
-    use crate::Model;
     use crate::BuildError;
+    use crate::Model;
 
     #[test]
     fn configuration_comes_from_the_environment() {

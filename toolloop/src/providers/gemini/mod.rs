@@ -146,8 +146,8 @@ impl GeminiBuilder {
 #[cfg(test)]
 mod tests {
     use super::{Gemini, GeminiBuilder};
-    use crate::Model;
     use crate::BuildError;
+    use crate::Model;
 
     #[test]
     fn configuration_comes_from_the_environment() {

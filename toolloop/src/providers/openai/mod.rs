@@ -135,8 +135,8 @@ impl OpenAiBuilder {
 #[cfg(test)]
 mod tests {
     use super::{OpenAi, OpenAiBuilder};
-    use crate::Model;
     use crate::BuildError;
+    use crate::Model;
 
     #[test]
     fn configuration_comes_from_the_environment() {
