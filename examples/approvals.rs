@@ -71,7 +71,7 @@ fn store_path() -> PathBuf {
 }
 
 /// The environment's model, or `script` offline.
-fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::BuildError> {
     let model = toolloop::providers::from_env_or(script)?;
     println!("using {} ({})", model.name(), model.provider());
     Ok(model)

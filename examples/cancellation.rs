@@ -38,7 +38,7 @@ impl ScanTable {
 }
 
 /// The model for one part: the environment's, or that part's script.
-fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::BuildError> {
     let model = toolloop::providers::from_env_or(script)?;
     println!("using {} ({})", model.name(), model.provider());
     Ok(model)

@@ -95,7 +95,7 @@ async fn ask_operator(call: ToolCall) -> Approval {
 }
 
 /// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
-fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model() -> Result<Box<dyn Model>, toolloop::BuildError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());
     Ok(model)

@@ -92,7 +92,7 @@ fn submitted_spec(batch: &[ExecutedCall]) -> Option<String> {
 }
 
 /// The environment's model (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OLLAMA_HOST`), or a script.
-fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model() -> Result<Box<dyn Model>, toolloop::BuildError> {
     let model = toolloop::providers::from_env_or(scripted())?;
     println!("using {} ({})\n", model.name(), model.provider());
     Ok(model)
@@ -169,7 +169,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "You are a product manager. When a request is unclear, ask one short question. Otherwise search \
              the backlog for related tickets, then submit a spec with `spec_submit`.",
         )
-        .configure(|options| options.max_iterations = 2)
+        .max_iterations(2)
         .hooks(hooks)
         .terminal_check(submitted_spec)
         .on_iteration_limit(ask_for_budget);

@@ -52,7 +52,7 @@ struct Comparison {
 
 /// Claude with thinking, the Responses API with reasoning, Gemini 3
 /// thinking, or a script.
-fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model() -> Result<Box<dyn Model>, toolloop::BuildError> {
     let env = |name| std::env::var(name).ok().filter(|value: &String| !value.is_empty());
     let model: Box<dyn Model> = if env("ANTHROPIC_API_KEY").is_some() {
         // Claude 4.5 and earlier think with a token budget below max_tokens.

@@ -42,7 +42,7 @@ impl Weather {
 }
 
 /// The first model: the environment's, or a script playing provider "alpha".
-fn first_model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn first_model() -> Result<Box<dyn Model>, toolloop::BuildError> {
     if let Some(model) = toolloop::providers::from_env()? {
         println!("first model: {} ({})\n", model.name(), model.provider());
         return Ok(model);

@@ -62,7 +62,7 @@ fn scripted(mode: OutputMode) -> ScriptedModel {
 }
 
 /// The environment's model, or the script for `mode`.
-fn model(mode: OutputMode) -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model(mode: OutputMode) -> Result<Box<dyn Model>, toolloop::BuildError> {
     toolloop::providers::from_env_or(scripted(mode))
 }
 

@@ -49,7 +49,7 @@ struct Article {
 }
 
 /// The environment's model, or `script` offline.
-fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
+fn model(script: ScriptedModel) -> Result<Box<dyn Model>, toolloop::BuildError> {
     toolloop::providers::from_env_or(script)
 }
 

@@ -14,13 +14,13 @@ use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, AgentBuilder, BuildError, ModelResponse};
 
 #[tokio::test]
-async fn configure_keeps_what_earlier_setters_set() {
+async fn later_settings_keep_what_earlier_setters_set() {
     let model = ScriptedModel::new().respond(calls([call("1", "nothing", json!({}))]));
     let agent = Agent::builder()
         .model(model)
         .max_iterations(1)
         .max_duration(Duration::from_secs(60))
-        .configure(|options| options.max_model_calls = Some(5))
+        .max_model_calls(5)
         .build()
         .unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
@@ -70,12 +70,10 @@ fn every_zero_negative_or_non_finite_limit_is_a_build_error() {
         (builder().max_duration(Duration::ZERO), "max_duration", "0ns"),
         (builder().token_budget(0), "token_budget", "0"),
         (builder().max_consecutive_tool_failures(0), "max_consecutive_tool_failures", "0"),
-        (builder().tool_timeout(Duration::ZERO), "tool_timeout", "0ns"),
         (builder().max_tokens(0), "max_tokens", "0"),
         (builder().temperature(f32::NAN), "temperature", "NaN"),
         (builder().temperature(f32::INFINITY), "temperature", "inf"),
         (builder().temperature(-0.1), "temperature", "-0.1"),
-        (builder().configure(|options| options.token_budget = Some(0)), "token_budget", "0"),
     ];
     for (builder, setting, value) in cases {
         assert_eq!(rejected(builder), (setting, value.to_owned()));
@@ -83,6 +81,10 @@ fn every_zero_negative_or_non_finite_limit_is_a_build_error() {
     let error = builder().output::<common::Report>().max_attempts(0).build().unwrap_err();
     assert_eq!(error, BuildError::InvalidSetting { setting: "max_attempts", value: "0".to_owned() });
     assert_eq!(error.to_string(), "`max_attempts` must be positive and finite, got 0: leave it unset for no limit");
+    // A timeout of zero is the same error as a provider's.
+    let error = builder().tool_timeout(Duration::ZERO).build().unwrap_err();
+    assert_eq!(error, BuildError::ZeroTimeout { setting: "tool_timeout" });
+    assert_eq!(error.to_string(), "`tool_timeout` must be longer than zero (leave it unset for the default)");
 }
 
 #[test]

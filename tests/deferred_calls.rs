@@ -253,9 +253,7 @@ async fn a_policy_defers_and_held_calls_run_on_resume_through_governance() {
     let mut tools = ToolSet::new();
     tools.add::<Search>().unwrap();
     tools.add_with_state::<Delete>(Arc::clone(&deletions)).unwrap();
-    let mut tool_loop = ToolLoop::new(model.clone(), tools).governance(governance).configure(|options| {
-        options.hold_batch_on_deferral = true;
-    });
+    let mut tool_loop = ToolLoop::new(model.clone(), tools).governance(governance).hold_batch_on_deferral();
     let mut conversation = ask("Go.");
     let paused = tool_loop.run(&mut conversation).await.unwrap_err();
     let deferred = paused.deferred_calls();

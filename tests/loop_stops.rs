@@ -63,7 +63,7 @@ async fn stop_of(tool_loop: &mut ToolLoop, conversation: &mut Conversation) -> R
 #[tokio::test]
 async fn max_tool_executions_answers_the_rest_of_the_batch_with_synthetic_results() {
     let model = ScriptedModel::new().respond(searches(&["a", "b", "c"]));
-    let mut tool_loop = looped(&model).configure(|o| o.max_tool_executions = Some(1));
+    let mut tool_loop = looped(&model).max_tool_executions(1);
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.termination(), Termination::MaxToolExecutions { limit: 1 }), "{error}");
@@ -75,14 +75,14 @@ async fn max_tool_executions_answers_the_rest_of_the_batch_with_synthetic_result
 #[tokio::test(start_paused = true)]
 async fn the_deadline_stops_a_running_tool_and_a_pending_model_call() {
     let model = ScriptedModel::new().respond(calls([call("w", "wait", json!({"millis": 60_000, "label": "x"}))]));
-    let mut tool_loop = looped(&model).configure(|o| o.max_duration = Some(Duration::from_secs(1)));
+    let mut tool_loop = looped(&model).max_duration(Duration::from_secs(1));
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.termination(), Termination::MaxDuration { limit } if limit.as_secs() == 1));
     assert_eq!(failures(&conversation), [Some(FailureKind::NotExecuted)]);
 
     let model = ScriptedModel::new().respond_after(Duration::from_secs(60), ModelResponse::from_text("late"));
-    let mut tool_loop = looped(&model).configure(|o| o.max_duration = Some(Duration::from_secs(1)));
+    let mut tool_loop = looped(&model).max_duration(Duration::from_secs(1));
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
     assert!(matches!(error.termination(), Termination::MaxDuration { limit } if limit.as_secs() == 1));
 }
@@ -94,8 +94,7 @@ async fn the_token_budget_stops_the_next_model_call_after_the_response_that_spen
     // the budget stops the model call that would come next.
     let db = Db::default();
     let model = ScriptedModel::new().respond(lookups(&["a"]).with_usage(usage(90, 20)));
-    let mut tool_loop =
-        ToolLoop::new(model.clone(), tools(&db, &Gauge::default())).configure(|o| o.token_budget = Some(100));
+    let mut tool_loop = ToolLoop::new(model.clone(), tools(&db, &Gauge::default())).token_budget(100);
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.termination(), Termination::TokenBudget { used: 110, limit: 100 }), "{error}");
@@ -109,7 +108,7 @@ async fn the_token_budget_stops_the_next_model_call_after_the_response_that_spen
 #[tokio::test]
 async fn consecutive_tool_failures_stop_the_run() {
     let model = ScriptedModel::new().respond(lookups(&["a"])).respond(lookups(&["b", "c", "d"]));
-    let mut tool_loop = looped(&model).configure(|o| o.max_consecutive_tool_failures = Some(3));
+    let mut tool_loop = looped(&model).max_consecutive_tool_failures(3);
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.termination(), Termination::ConsecutiveToolFailures { count: 3 }));
@@ -127,7 +126,7 @@ async fn a_success_resets_the_consecutive_failure_count() {
             call("3", "lookup", json!({"key": "missing"})),
         ]))
         .respond(ModelResponse::from_text("done"));
-    let mut tool_loop = looped(&model).configure(|o| o.max_consecutive_tool_failures = Some(2));
+    let mut tool_loop = looped(&model).max_consecutive_tool_failures(2);
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
     assert_eq!(done.output, LoopEnd::Answer("done".into()));
 }
@@ -136,7 +135,7 @@ async fn a_success_resets_the_consecutive_failure_count() {
 async fn the_stop_on_failure_policy_ends_the_run_at_the_first_failed_tool() {
     let model = ScriptedModel::new()
         .respond(calls([call("1", "lookup", json!({"key": "missing"})), call("2", "search", json!({"query": "q"}))]));
-    let mut tool_loop = looped(&model).configure(|o| o.stop_on_failed_tool = true);
+    let mut tool_loop = looped(&model).stop_on_failed_tool();
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(
@@ -145,16 +144,28 @@ async fn the_stop_on_failure_policy_ends_the_run_at_the_first_failed_tool() {
     assert_eq!(failures(&conversation), [Some(FailureKind::ToolFailed), Some(FailureKind::NotExecuted)]);
 }
 
+/// A loop has no `build()` to refuse a zero limit: the run reaches it
+/// before calling the model.
+#[tokio::test]
+async fn a_loop_with_a_zero_limit_reaches_it_at_once() {
+    let model = ScriptedModel::new().respond(searches(&["a"]));
+    let error = stop_of(&mut looped(&model).max_iterations(0), &mut ask("go")).await;
+    assert!(matches!(error.termination(), Termination::MaxIterations { limit: 0, .. }), "{:?}", error.termination());
+    let error = stop_of(&mut looped(&model).max_model_calls(0), &mut ask("go")).await;
+    assert!(matches!(error.termination(), Termination::MaxModelCalls { limit: 0 }), "{:?}", error.termination());
+    assert!(model.requests().is_empty());
+}
+
 #[tokio::test]
 async fn max_model_calls_max_iterations_and_model_errors_leave_a_consistent_conversation() {
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"]));
-    let mut tool_loop = looped(&model).configure(|o| o.max_model_calls = Some(1));
+    let mut tool_loop = looped(&model).max_model_calls(1);
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
     assert!(matches!(error.termination(), Termination::MaxModelCalls { limit: 1 }));
     assert_eq!(error.metadata().model_calls, 1);
 
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"]));
-    let mut tool_loop = looped(&model).configure(|o| o.max_iterations = 2);
+    let mut tool_loop = looped(&model).max_iterations(2);
     let error = stop_of(&mut tool_loop, &mut ask("go")).await;
     assert!(matches!(error.termination(), Termination::MaxIterations { attempt: 1, iterations: 2, limit: 2 }));
 
@@ -212,10 +223,8 @@ async fn the_iteration_limit_hook_grants_more_iterations_then_ends_with_a_signal
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"])).respond(searches(&["c"]));
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
-    let mut tool_loop = looped(&model)
-        .terminal_check(|_| None::<&'static str>)
-        .configure(|o| o.max_iterations = 1)
-        .on_iteration_limit(move |reached| {
+    let mut tool_loop =
+        looped(&model).terminal_check(|_| None::<&'static str>).max_iterations(1).on_iteration_limit(move |reached| {
             seen.lock().unwrap().push((reached.iterations, reached.limit));
             if reached.limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::End("request budget") }
         });
@@ -259,7 +268,7 @@ async fn parallel_tool_calls_overlap_and_keep_call_order() {
         let gauge = Gauge::default();
         let model = ScriptedModel::new().respond(batch()).respond(ModelResponse::from_text("ok"));
         let mut tool_loop = ToolLoop::new(model, tools(&Db::default(), &gauge))
-            .configure(|o| o.parallel_tool_calls = NonZeroUsize::new(parallel).unwrap());
+            .parallel_tool_calls(NonZeroUsize::new(parallel).unwrap());
         let mut conversation = ask("go");
         tool_loop.run(&mut conversation).await.unwrap();
         let labels: Vec<_> = results(&conversation).into_iter().map(|r| r.content).collect();
@@ -317,7 +326,7 @@ async fn the_stop_on_denied_policy_ends_the_run() {
         .respond(calls([call("1", "lookup", json!({"key": "k"})), call("2", "search", json!({"query": "q"}))]));
     let governance = Governance::new()
         .policy(|call| if call.name == "lookup" { Decision::Deny("no".into()) } else { Decision::Allow });
-    let mut tool_loop = looped(&model).governance(governance).configure(|o| o.stop_on_denied_tool = true);
+    let mut tool_loop = looped(&model).governance(governance).stop_on_denied_tool();
     let mut conversation = ask("go");
     let error = stop_of(&mut tool_loop, &mut conversation).await;
     assert!(matches!(error.termination(), Termination::ToolPolicy { kind: FailureKind::Denied, .. }));

@@ -174,7 +174,7 @@ async fn a_compatible_server_needs_no_key_and_may_take_legacy_max_tokens() {
         .unwrap();
     assert!(!format!("{model:?}").contains("gw-secret"));
     let invalid = OpenAi::builder().base_url(server.url()).header("bad header", "x").build().unwrap_err();
-    assert!(matches!(invalid, toolloop::providers::ConfigError::InvalidHeader { ref name } if name == "bad header"));
+    assert!(matches!(invalid, toolloop::BuildError::InvalidHeader { ref name } if name == "bad header"));
     let messages = [Message::user("hi")];
     let response = model.complete(ModelRequest::new(&messages)).await.unwrap();
     assert_eq!(response.stop_reason, StopReason::MaxTokens);

@@ -186,11 +186,11 @@ async fn a_chunked_response_without_a_length_is_capped_while_reading() {
 
 #[test]
 fn a_zero_timeout_is_rejected_when_the_model_is_built() {
-    use toolloop::providers::ConfigError;
+    use toolloop::BuildError;
     let zero = std::time::Duration::ZERO;
     let error = toolloop::providers::anthropic::Anthropic::builder().api_key("k").timeout(zero).build().unwrap_err();
-    assert!(matches!(error, ConfigError::ZeroTimeout { setting: "timeout" }), "{error}");
+    assert!(matches!(error, BuildError::ZeroTimeout { setting: "timeout" }), "{error}");
     let error = toolloop::providers::ollama::Ollama::builder().idle_timeout(zero).build().unwrap_err();
-    assert!(matches!(error, ConfigError::ZeroTimeout { setting: "idle_timeout" }), "{error}");
+    assert!(matches!(error, BuildError::ZeroTimeout { setting: "idle_timeout" }), "{error}");
     assert!(error.to_string().contains("longer than zero"));
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolloop::model::BoxFuture;
-use toolloop::tool::{DuplicateToolName, DynTool, ToolDefinition, ToolExecution};
-use toolloop::{CancellationToken, Cancelled, FailureKind, Tool, ToolCall, ToolError, ToolOutput, ToolSet};
+use toolloop::tool::{DynTool, ToolDefinition, ToolExecution};
+use toolloop::{BuildError, CancellationToken, Cancelled, FailureKind, Tool, ToolCall, ToolError, ToolOutput, ToolSet};
 
 /// Divide two numbers.
 #[derive(Tool)]
@@ -188,7 +188,7 @@ async fn cancelled_token_runs_nothing() {
 fn duplicate_names_are_rejected() {
     let mut tools = tools();
     let error = tools.add::<Divide>().unwrap_err();
-    assert_eq!(error, DuplicateToolName("divide".into()));
+    assert_eq!(error, BuildError::DuplicateToolName("divide".into()));
     assert_eq!(error.to_string(), "two tools are named `divide`: tool names must be unique within an agent");
     assert_eq!(tools.len(), 3);
 }

@@ -124,7 +124,7 @@
 //! | Your loop | toolloop |
 //! |---|---|
 //! | `messages: Vec<_>` you push to | [`Conversation`](crate::Conversation): yours, append-only, serde. Pass the same one to every run for a conversational agent, a fresh one per request for a stateless one. |
-//! | `for i in 0..MAX_ITERATIONS` | [`max_iterations`](crate::AgentBuilder::max_iterations) (per attempt), with [`max_model_calls`](crate::AgentBuilder::max_model_calls), [`max_tool_executions`](crate::AgentBuilder::max_tool_executions), [`max_duration`](crate::AgentBuilder::max_duration); all in [`LoopOptions`](crate::run::LoopOptions). |
+//! | `for i in 0..MAX_ITERATIONS` | [`max_iterations`](crate::AgentBuilder::max_iterations) (per attempt), with [`max_model_calls`](crate::AgentBuilder::max_model_calls), [`max_tool_executions`](crate::AgentBuilder::max_tool_executions), [`max_duration`](crate::AgentBuilder::max_duration), set on the builder (or a [`ToolLoop`](crate::run::ToolLoop)). |
 //! | tool schemas written by hand, `match call.name { .. }` | `#[derive(Tool)]` on a struct of arguments, [`.tool::<T>()`](crate::AgentBuilder::tool) or a [`ToolSet`](crate::ToolSet); tools with state via `#[tool(state = ..)]`. |
 //! | `parse(call.arguments)` | Generated: argument errors name the field and reach the model as an error result it can correct. |
 //! | `catch e { "Error: " + e }` | Your handler's error type's `Display` is the error result's text; panics, timeouts and unknown tools become error results too, each with a [`FailureKind`](crate::FailureKind). |
@@ -285,7 +285,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let model = ScriptedModel::new().respond(ModelResponse::from_text("done"));
 //! let mut tool_loop = ToolLoop::new(model, ToolSet::new())
-//!     .configure(|options| options.max_iterations = 5)
+//!     .max_iterations(5)
 //!     .terminal_check(|batch| batch.iter().any(|done| done.call.name == "finish").then_some(()));
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Go.");

@@ -57,6 +57,7 @@
 pub struct ReadmeDoctests;
 
 pub mod agent;
+mod build_error;
 mod cancel;
 mod conversation;
 pub mod guide;
@@ -86,7 +87,7 @@ pub mod __private;
 // keeps the count honest.
 pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
-pub use agent::error::BuildError;
+pub use build_error::BuildError;
 pub use cancel::{CancellationToken, Cancelled};
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};

@@ -299,7 +299,7 @@ pub enum FailureKind {
     /// any output was proposed.
     Rejected,
     /// The response made more tool calls than one iteration may run
-    /// ([`LoopOptions::max_tool_calls_per_iteration`](crate::run::LoopOptions::max_tool_calls_per_iteration));
+    /// ([`max_tool_calls_per_iteration`](crate::AgentBuilder::max_tool_calls_per_iteration));
     /// the call was not executed.
     TooManyCalls,
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::time::timeout;
 use toolloop::mcp::{ChildProcess, McpClient, McpError, McpTransport, ToolSelection};
 use toolloop::tool::ToolExecution;
-use toolloop::{CancellationToken, FailureKind, Tool as _, ToolCall, ToolSet};
+use toolloop::{BuildError, CancellationToken, FailureKind, Tool as _, ToolCall, ToolSet};
 
 /// A guard against hangs, far above what any step takes; not a measurement.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -215,7 +215,10 @@ async fn names_are_prefixed_filtered_and_duplicates_rejected() {
 
     // The server's `add` collides with the local one: nothing is added.
     let clash = client.add_tools(&mut tools, &ToolSelection::all());
-    assert!(matches!(clash, Err(McpError::DuplicateToolName(ref d)) if d.0 == "add"), "{clash:?}");
+    assert!(
+        matches!(clash, Err(McpError::Build(BuildError::DuplicateToolName(ref name))) if name == "add"),
+        "{clash:?}"
+    );
     assert_eq!(tools.len(), 1);
 
     let added = client.add_tools(&mut tools, &ToolSelection::all().prefix("remote_").filter(|n| n.starts_with('a')));

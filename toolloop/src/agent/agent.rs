@@ -137,7 +137,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// would have — typed output, validation, reflection and attempts
     /// included — with its limits and metadata counted over both segments
     /// (the time paused does not count toward
-    /// [`max_duration`](crate::run::LoopOptions::max_duration)).
+    /// [`max_duration`](crate::AgentBuilder::max_duration)).
     ///
     /// The conversation may have been saved and loaded in between (it
     /// serialises with serde), in another process, by an agent built the

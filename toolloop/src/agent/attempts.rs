@@ -18,8 +18,8 @@ use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
 use crate::run::deferral::Checkpoint;
 use crate::run::journal::Journal;
 use crate::run::{
-    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally, Termination,
-    deadline_passed,
+    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Segment, Setup, Stop,
+    Tally, Termination, deadline_passed,
 };
 use crate::stop_reason::StopReason;
 use crate::stream::{EventSink, Progress};
@@ -34,14 +34,8 @@ impl<O: AgentOutput, R> Agent<O, R> {
         resume: Option<Resume>,
         journal: &dyn Journal,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        if resume.is_none()
-            && let Some(error) = RunError::cannot_start(conversation)
-        {
-            return Err(error);
-        }
-        let mut tally = resume.as_ref().map_or_else(Tally::start, Resume::tally);
-        let carried = resume.as_ref().map(Resume::carried_usage).unwrap_or_default();
-        let engine = Engine {
+        let setup = Setup {
+            name: self.name.as_deref(),
             model: &*self.model,
             tools: &self.tools,
             definitions: &self.definitions,
@@ -49,25 +43,18 @@ impl<O: AgentOutput, R> Agent<O, R> {
             options: &self.options,
             hooks: &self.hooks,
             governance: &self.governance,
-            cancel,
-            deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.text.confirmation.as_deref(),
-            events,
             response_schema: self.response_schema.as_ref(),
             output: match (&self.output_definition, self.output_mode) {
                 (None, _) => None,
                 (Some(definition), OutputMode::Tool) => Some(OutputSource::Tool(&definition.name)),
                 (Some(_), _) => Some(OutputSource::Text),
             },
-            journal,
         };
-        let span = spans::invoke_agent(self.name.as_deref(), &*self.model);
-        if resume.is_some() {
-            spans::run_resumed(&span);
-        }
+        let mut segment = Segment::start(setup, conversation, cancel, events, resume.as_ref(), journal)?;
         let mut failures = resume.as_ref().map(|resume| resume.checkpoint.attempt_failures.clone()).unwrap_or_default();
-        let outcome =
-            self.attempts(&engine, conversation, &mut tally, &mut failures, resume).instrument(span.clone()).await;
+        let attempts = self.attempts(&segment.engine, conversation, &mut segment.tally, &mut failures, resume);
+        let outcome = attempts.instrument(segment.span.clone()).await;
         if let Err(stop) = &outcome
             && stop.termination.is_deferred()
             && let Some(pending) = conversation.pending_mut()
@@ -78,18 +65,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 pending.checkpoint = checkpoint.to_value();
             }
         }
-        let termination = match &outcome {
-            Ok((_, termination)) => termination.clone(),
-            Err(stop) => stop.termination.clone(),
-        };
-        engine.fire(&Event::Stop { reason: &termination }, &tally);
-        let metadata = tally.finish(termination);
-        spans::end_segment(&span, &metadata, carried);
-        tracing::debug!(?metadata, "agent run finished");
-        match outcome {
-            Ok((output, _)) => Ok(RunOutput { output, metadata }),
-            Err(stop) => Err(RunError::new(stop, metadata).with_attempt_failures(failures)),
-        }
+        segment.finish(outcome).map_err(|error| error.with_attempt_failures(failures))
     }
 
     async fn attempts(

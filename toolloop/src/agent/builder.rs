@@ -2,12 +2,10 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::agent::Agent;
-use super::error::BuildError;
 use super::handlers::{NoReflection, ReflectionText, Reflective, ValidationFuture, ValidationResult};
 use super::output::{AgentOutput, Text};
 use super::output_bounds::{OutputDeserialize, OutputSchema, OutputSend};
@@ -19,10 +17,11 @@ use super::state::{
     OutputUnset, PromptedMode, PromptedOutput, ReflectionUnset, TextConfigured, TextMode, ToolOptions, Typed,
     WithModel,
 };
+use crate::build_error::BuildError;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
-use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions};
+use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions, loop_settings, setters};
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
 /// The type states a builder carries only in its type.
@@ -32,7 +31,24 @@ type BuilderState<M, R, K> = fn() -> (M, R, K);
 /// model (`M`), the output (`O`: [`Text`] or your type) and reflection
 /// (`R`) — so that configurations that make no sense do not compile.
 ///
-/// Start with [`Agent::builder`].
+/// Start with [`Agent::builder`]. The loop's limits and settings
+/// (`max_iterations`, `max_duration`, `token_budget`...) are setters here,
+/// as on a [`ToolLoop`](crate::run::ToolLoop); to give several agents the
+/// same ones, write a function of the builder:
+///
+/// ```
+/// use std::time::Duration;
+/// use toolloop::testing::ScriptedModel;
+/// use toolloop::{Agent, AgentBuilder};
+///
+/// fn limits<M, O, R, K>(builder: AgentBuilder<M, O, R, K>) -> AgentBuilder<M, O, R, K> {
+///     builder.max_iterations(5).max_model_calls(40).max_duration(Duration::from_secs(120))
+/// }
+///
+/// let agent = limits(Agent::builder().model(ScriptedModel::new())).build()?;
+/// let tighter = limits(Agent::builder().model(ScriptedModel::new())).max_iterations(2).build()?;
+/// # Ok::<(), toolloop::BuildError>(())
+/// ```
 #[must_use = "an agent builder does nothing until `.build()` is called"]
 pub struct AgentBuilder<M = NoModel, O = Text, R = NoReflection, K = OutputTool> {
     pub(super) model: M,
@@ -163,7 +179,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// (`#[tool(state = ...)]`): by value, or an `Arc` shared with other tools.
     pub fn tool_with_state<T: Tool>(mut self, state: impl IntoState<T::State>) -> Self {
         if let Err(error) = self.tools.add_with_state::<T>(state) {
-            self.error.get_or_insert(BuildError::DuplicateToolName(error.0));
+            self.error.get_or_insert(error);
         }
         self
     }
@@ -172,7 +188,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// output tool or `submit`) is reported by [`build`](AgentBuilder::build).
     pub fn tool_dyn(mut self, tool: Arc<dyn DynTool>) -> Self {
         if let Err(error) = self.tools.add_dyn(tool) {
-            self.error.get_or_insert(BuildError::DuplicateToolName(error.0));
+            self.error.get_or_insert(error);
         }
         self
     }
@@ -182,8 +198,8 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// with the call pending; resume it with the call's result
     /// ([`Agent::resume`]).
     pub fn external_tool(mut self, definition: crate::tool::ToolDefinition) -> Self {
-        if let Err(duplicate) = self.tools.add_external(definition) {
-            self.error.get_or_insert(BuildError::DuplicateToolName(duplicate.0));
+        if let Err(error) = self.tools.add_external(definition) {
+            self.error.get_or_insert(error);
         }
         self
     }
@@ -191,128 +207,20 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// How long tools without a timeout of their own may run (default
     /// [`DEFAULT_TOOL_TIMEOUT`](crate::tool::DEFAULT_TOOL_TIMEOUT)); a call that
     /// takes longer fails with [`FailureKind::TimedOut`](crate::FailureKind::TimedOut).
-    /// Zero is rejected by [`build`](AgentBuilder::build).
+    /// Zero is rejected by [`build`](AgentBuilder::build). (A
+    /// [`ToolLoop`](crate::run::ToolLoop) takes its tools' timeout from its
+    /// [`ToolSet`].)
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
         if timeout.is_zero() {
-            let error = BuildError::InvalidSetting { setting: "tool_timeout", value: format!("{timeout:?}") };
-            self.error.get_or_insert(error);
+            self.error.get_or_insert(BuildError::ZeroTimeout { setting: "tool_timeout" });
         }
         self.tools.set_default_timeout(timeout);
         self
     }
 
-    /// Changes loop limits and settings in place (see [`LoopOptions`]);
-    /// what earlier setters set stays unless `change` sets it.
-    ///
-    /// ```
-    /// # use toolloop::{Agent, testing::ScriptedModel};
-    /// let shared = |options: &mut toolloop::run::LoopOptions| options.max_model_calls = Some(40);
-    /// let agent = Agent::builder().model(ScriptedModel::new()).max_iterations(5).configure(shared).build()?;
-    /// # Ok::<(), toolloop::BuildError>(())
-    /// ```
-    pub fn configure(mut self, change: impl FnOnce(&mut LoopOptions)) -> Self {
-        change(&mut self.options);
-        self
-    }
-
-    /// Model calls one attempt may make (default 15).
-    pub fn max_iterations(mut self, limit: u32) -> Self {
-        self.options.max_iterations = limit;
-        self
-    }
-
-    /// Model calls the whole run may make.
-    pub fn max_model_calls(mut self, limit: u32) -> Self {
-        self.options.max_model_calls = Some(limit);
-        self
-    }
-
-    /// Tool executions the whole run may make.
-    pub fn max_tool_executions(mut self, limit: u32) -> Self {
-        self.options.max_tool_executions = Some(limit);
-        self
-    }
-
-    /// The longest tool result, in characters, that enters the conversation
-    /// (default [`DEFAULT_MAX_TOOL_RESULT_CHARS`](crate::run::DEFAULT_MAX_TOOL_RESULT_CHARS)):
-    /// longer results are cut, ending with a marker the model reads.
-    pub fn max_tool_result_chars(mut self, limit: usize) -> Self {
-        self.options.max_tool_result_chars = Some(limit);
-        self
-    }
-
-    /// Tool calls one model response may have executed
-    /// ([`LoopOptions::max_tool_calls_per_iteration`](crate::run::LoopOptions::max_tool_calls_per_iteration)):
-    /// calls beyond it are answered with an error result saying why. Off by default.
-    pub fn max_tool_calls_per_iteration(mut self, limit: u32) -> Self {
-        self.options.max_tool_calls_per_iteration = Some(limit);
-        self
-    }
-
-    /// How long a run may take, from its start; past it the run ends with
-    /// [`Termination::MaxDuration`](crate::run::Termination::MaxDuration).
-    /// (Tools have their own [`tool_timeout`](Self::tool_timeout).)
-    pub fn max_duration(mut self, limit: Duration) -> Self {
-        self.options.max_duration = Some(limit);
-        self
-    }
-
-    /// What a run does when the history outgrows the model's context
-    /// window: compact the view it sends and call again (see
-    /// [`ContextPolicy`](crate::run::ContextPolicy)). Without one, a
-    /// [`ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow) error ends the run.
-    pub fn context_policy(mut self, policy: crate::run::ContextPolicy) -> Self {
-        self.options.context = Some(policy);
-        self
-    }
-
-    /// Tokens a run may consume.
-    pub fn token_budget(mut self, tokens: u64) -> Self {
-        self.options.token_budget = Some(tokens);
-        self
-    }
-
-    /// Stop after this many tool calls in a row failed.
-    pub fn max_consecutive_tool_failures(mut self, limit: u32) -> Self {
-        self.options.max_consecutive_tool_failures = Some(limit);
-        self
-    }
-
-    /// Stop the run when governance denies a tool call.
-    pub fn stop_on_denied_tool(mut self) -> Self {
-        self.options.stop_on_denied_tool = true;
-        self
-    }
-
-    /// Stop the run when a tool call fails.
-    pub fn stop_on_failed_tool(mut self) -> Self {
-        self.options.stop_on_failed_tool = true;
-        self
-    }
-
-    /// Run up to `limit` tool calls of one response at once; results stay in call order.
-    pub fn parallel_tool_calls(mut self, limit: NonZeroUsize) -> Self {
-        self.options.parallel_tool_calls = limit;
-        self
-    }
-
-    /// Maximum output tokens per model call.
-    pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.options.max_tokens = Some(tokens);
-        self
-    }
-
-    /// Sampling temperature.
-    pub fn temperature(mut self, temperature: f32) -> Self {
-        self.options.temperature = Some(temperature);
-        self
-    }
-
-    /// Ask providers to enforce tool schemas strictly.
-    pub fn strict_tools(mut self) -> Self {
-        self.options.strict_tools = true;
-        self
-    }
+    // The loop's limits and settings: `max_iterations`, `max_duration`,
+    // `token_budget`... (the one list is in `run/options.rs`).
+    loop_settings!(setters);
 
     /// Sets the governance consulted before each tool call.
     pub fn governance(mut self, governance: Governance) -> Self {

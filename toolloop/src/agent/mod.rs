@@ -38,7 +38,6 @@ pub(crate) mod builder;
 mod builder_hooks;
 mod built;
 mod constraints;
-pub(crate) mod error;
 mod handlers;
 mod output;
 mod output_bounds;

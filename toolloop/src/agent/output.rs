@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::BuildError;
 use super::sealed::Sealed;
+use crate::build_error::BuildError;
 use crate::tool::{ArgumentError, ToolDefinition};
 
 /// The name of the output tool unless configured otherwise.

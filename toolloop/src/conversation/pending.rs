@@ -24,7 +24,7 @@ pub enum DeferralReason {
     /// [`Resolution::Error`](crate::run::Resolution::Error) (or [`Resolution::Deny`](crate::run::Resolution::Deny)).
     External,
     /// The call needs no decision but was held back with the deferred ones
-    /// ([`LoopOptions::hold_batch_on_deferral`](crate::run::LoopOptions::hold_batch_on_deferral)):
+    /// ([`hold_batch_on_deferral`](crate::AgentBuilder::hold_batch_on_deferral)):
     /// it runs, governance first, when the run is resumed.
     Held,
 }

@@ -23,9 +23,9 @@
 //!
 //! The other calls of the same response run as usual (the default: the
 //! model asked for them together, and a person then decides only what
-//! needs deciding); set
-//! [`LoopOptions::hold_batch_on_deferral`](crate::run::LoopOptions::hold_batch_on_deferral)
-//! to hold back the calls after a deferred one as well, so nothing runs
+//! needs deciding); call
+//! [`hold_batch_on_deferral()`](crate::AgentBuilder::hold_batch_on_deferral)
+//! on the builder to hold back the calls after a deferred one as well, so nothing runs
 //! before it is resolved.
 //!
 //! ## Pause, save, load, resume
@@ -112,7 +112,7 @@
 //! proposed output remembered (read back from the conversation), and its
 //! limits and [metadata](crate::run::RunMetadata) counted over both
 //! segments (the pause itself does not count toward
-//! [`max_duration`](crate::run::LoopOptions::max_duration)). Build the
+//! [`max_duration`](crate::AgentBuilder::max_duration)). Build the
 //! agent the same way in the process that resumes. Streaming works the
 //! same ([`Agent::resume_stream`](crate::Agent::resume_stream)); a streamed
 //! run reports each deferred call as

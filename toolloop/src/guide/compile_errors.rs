@@ -18,7 +18,10 @@
 //! rename it or the output tool with `.output_tool_name(..)`), a run-time
 //! or MCP tool whose input schema is not an object, an empty output-tool
 //! description, and one rule for every limit (positive and finite; leave a
-//! limit unset for none):
+//! limit unset for none). Each is a [`BuildError`](crate::BuildError), the
+//! one error of whatever is built: a provider's builder and
+//! [`ToolSet::add`](crate::ToolSet::add) return it too. A compile error
+//! reads like this:
 //!
 //! ```text
 //! error[E0277]: this agent has no model yet

@@ -25,7 +25,7 @@
 //! let hour = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::OneHour)).build()?;
 //! let none = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::off()).build()?;
 //! # let _ = (hour, none);
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 //!
 //! OpenAI caches on its own; set `prompt_cache_key(..)` (and

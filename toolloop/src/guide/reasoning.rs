@@ -45,7 +45,7 @@
 //!     .reasoning(ReasoningConfig::new(ReasoningEffort::Low).with_summary(ReasoningSummary::Auto))
 //!     .build()?;
 //! # let _ = (claude, gpt);
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 //!
 //! ## The Responses API: stateless or chained
@@ -89,7 +89,7 @@
 //! // Gemini on Vertex AI, with an OAuth access token:
 //! let vertex = Gemini::builder().vertex("my-project", "global").vertex_token("ya29...").build()?;
 //! # let _ = (gemini, vertex);
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 //!
 //! `examples/reasoning.rs` runs Claude thinking, Responses reasoning or

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::tool::DuplicateToolName;
+use crate::build_error::BuildError;
 
 /// An MCP connection, tool listing or server that cannot go on.
 ///
@@ -70,9 +70,10 @@ pub enum McpError {
         /// Why it cannot be used.
         reason: &'static str,
     },
-    /// A tool's name is already taken in the tool set.
+    /// A tool set refused a tool: its name is already taken
+    /// ([`BuildError::DuplicateToolName`]).
     #[error(transparent)]
-    DuplicateToolName(#[from] DuplicateToolName),
+    Build(#[from] BuildError),
     /// Serving a tool set failed (the transport could not be set up).
     #[error("MCP server failed: {0}")]
     Serve(String),

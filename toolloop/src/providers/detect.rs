@@ -1,6 +1,7 @@
 //! Picking a provider from the environment.
 
-use super::http::{ConfigError, EnvLookup, process_env};
+use super::http::{EnvLookup, process_env};
+use crate::build_error::BuildError;
 use crate::model::Model;
 
 /// The model the environment configures, for programs that run on whichever
@@ -19,9 +20,9 @@ use crate::model::Model;
 ///     Some(model) => println!("using {} ({})", model.name(), model.provider()),
 ///     None => println!("no provider configured; using a scripted model"),
 /// }
-/// # Ok::<(), toolloop::providers::ConfigError>(())
+/// # Ok::<(), toolloop::BuildError>(())
 /// ```
-pub fn from_env() -> Result<Option<Box<dyn Model>>, ConfigError> {
+pub fn from_env() -> Result<Option<Box<dyn Model>>, BuildError> {
     from_lookup(&process_env)
 }
 
@@ -35,13 +36,13 @@ pub fn from_env() -> Result<Option<Box<dyn Model>>, ConfigError> {
 ///
 /// let model = toolloop::providers::from_env_or(ScriptedModel::new().respond(ModelResponse::from_text("hi")))?;
 /// println!("using {} ({})", model.name(), model.provider());
-/// # Ok::<(), toolloop::providers::ConfigError>(())
+/// # Ok::<(), toolloop::BuildError>(())
 /// ```
-pub fn from_env_or(offline: impl Model + 'static) -> Result<Box<dyn Model>, ConfigError> {
+pub fn from_env_or(offline: impl Model + 'static) -> Result<Box<dyn Model>, BuildError> {
     Ok(from_env()?.unwrap_or_else(|| Box::new(offline)))
 }
 
-pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, ConfigError> {
+pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, BuildError> {
     #[cfg(feature = "anthropic")]
     if env("ANTHROPIC_API_KEY").is_some() {
         return Ok(Some(Box::new(super::anthropic::AnthropicBuilder::from_lookup(env).build()?)));

@@ -72,6 +72,6 @@ pub(crate) use http::client_builder;
 pub(crate) use http::{BodyStream, Framing, Incoming, Network, Outgoing, Recorder, Secret, Transport};
 #[cfg(feature = "http")]
 pub use http::{
-    ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder,
-    RetryPolicy, WireFormat,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder, RetryPolicy,
+    WireFormat,
 };

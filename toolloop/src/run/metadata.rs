@@ -59,8 +59,8 @@ pub struct RunMetadata {
     /// The runs its tool calls started ([agents used as tools](crate::agent::AgentTool)),
     /// in call order, each with its own metadata. Their usage, model calls
     /// and tool calls are also counted in this run's totals above, so the
-    /// run's [`token_budget`](super::LoopOptions::token_budget) and
-    /// [`max_model_calls`](super::LoopOptions::max_model_calls) count them.
+    /// run's [`token_budget`](crate::AgentBuilder::token_budget) and
+    /// [`max_model_calls`](crate::AgentBuilder::max_model_calls) count them.
     pub sub_runs: Vec<SubRun>,
 }
 

@@ -12,7 +12,7 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 15;
 /// 25 000 tokens. A result this long is already more than a model uses
 /// well, and without a cap one runaway result (a 10 MB file read, say)
 /// would go into the history and every later request, exceeding the context
-/// window or the budget. Set `None` for no cap.
+/// window or the budget. Set a larger cap with `max_tool_result_chars`.
 pub const DEFAULT_MAX_TOOL_RESULT_CHARS: usize = 100_000;
 
 /// The prompt sent on the first text-only answer when double confirmation
@@ -20,65 +20,129 @@ pub const DEFAULT_MAX_TOOL_RESULT_CHARS: usize = 100_000;
 pub const DEFAULT_CONFIRMATION_PROMPT: &str = "Before you finish: verify that the task is complete. If something is \
      missing, continue with the tools; otherwise reply with your final answer.";
 
-/// Limits and settings of the iteration loop. Every limit is off (`None`)
-/// by default except [`max_iterations`](Self::max_iterations).
-///
-/// One rule for every number here: a limit is positive and finite. Zero
-/// (`0`, `Duration::ZERO`) is not "no limit" but a mistake, as are a
-/// negative or non-finite temperature; [`AgentBuilder::build`](crate::AgentBuilder::build)
-/// rejects them. Leave a setting at `None` for no limit.
+/// Limits and settings of the iteration loop, as the setters of
+/// [`loop_settings!`] set them. Every limit is off (`None`) by default
+/// except `max_iterations` and `max_tool_result_chars`.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 #[allow(clippy::struct_excessive_bools)] // independent switches, each off by default
-pub struct LoopOptions {
-    /// Model calls one attempt may make (default 15).
-    pub max_iterations: u32,
-    /// Model calls the whole run may make, over every attempt.
-    pub max_model_calls: Option<u32>,
-    /// Tool executions the whole run may make.
-    pub max_tool_executions: Option<u32>,
-    /// The longest tool result, in characters, that enters the conversation
-    /// (default [`DEFAULT_MAX_TOOL_RESULT_CHARS`]); a longer one is cut and
-    /// ends with a marker the model reads, saying how much was left out.
-    pub max_tool_result_chars: Option<usize>,
-    /// Tool calls one model response may have executed: the first ones run,
-    /// the rest are answered with a [`FailureKind::TooManyCalls`](crate::FailureKind::TooManyCalls)
-    /// error result saying why, and the run goes on. Off by default.
-    pub max_tool_calls_per_iteration: Option<u32>,
-    /// How long the whole run may take, from its start (a time limit for
-    /// the run; tools and HTTP requests have timeouts of their own).
-    pub max_duration: Option<Duration>,
-    /// Tokens (all kinds, see [`Usage::total`](crate::Usage::total)) the run may consume.
-    pub token_budget: Option<u64>,
-    /// Stop after this many tool calls in a row ended with an error result.
-    pub max_consecutive_tool_failures: Option<u32>,
-    /// Stop when a policy or an approver denies a tool call.
-    pub stop_on_denied_tool: bool,
-    /// Stop when a tool call fails (error, panic, timeout, bad arguments, unknown tool).
-    pub stop_on_failed_tool: bool,
-    /// How many tool calls of one response may run at once (1: one after the other).
-    pub parallel_tool_calls: NonZeroUsize,
-    /// Maximum output tokens per model call (the provider's default when `None`).
-    pub max_tokens: Option<u32>,
-    /// Sampling temperature (the provider's default when `None`).
-    pub temperature: Option<f32>,
-    /// Ask providers to enforce tool schemas strictly.
-    pub strict_tools: bool,
-    /// What to do when the history outgrows the context window (`None`:
-    /// a [`ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow) error
-    /// ends the run).
-    pub context: Option<ContextPolicy>,
-    /// When a call of a response is deferred (for approval, or to the
-    /// caller), hold back that response's calls that had not started yet
-    /// too, so nothing after a deferred call runs before it is resolved;
-    /// they run (governance first) when the run is resumed. Off by default:
-    /// the calls governance lets through run at once, as they would
-    /// without the deferral, and only the deferred ones wait — the model
-    /// asked for them together, and a person then decides only what needs
-    /// deciding. Calls already running (with
-    /// [`parallel_tool_calls`](Self::parallel_tool_calls)) finish either way.
-    pub hold_batch_on_deferral: bool,
+pub(crate) struct LoopOptions {
+    pub(crate) max_iterations: u32,
+    pub(crate) max_model_calls: Option<u32>,
+    pub(crate) max_tool_executions: Option<u32>,
+    pub(crate) max_tool_result_chars: Option<usize>,
+    pub(crate) max_tool_calls_per_iteration: Option<u32>,
+    pub(crate) max_duration: Option<Duration>,
+    pub(crate) token_budget: Option<u64>,
+    pub(crate) max_consecutive_tool_failures: Option<u32>,
+    pub(crate) stop_on_denied_tool: bool,
+    pub(crate) stop_on_failed_tool: bool,
+    pub(crate) parallel_tool_calls: NonZeroUsize,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) temperature: Option<f32>,
+    pub(crate) strict_tools: bool,
+    pub(crate) context: Option<ContextPolicy>,
+    pub(crate) hold_batch_on_deferral: bool,
 }
+
+/// The loop's settings, listed once: `$generate!` receives one line per
+/// setting (its documentation, the setter's name and argument, and the
+/// field it sets), and makes the setters of [`AgentBuilder`](crate::AgentBuilder)
+/// and [`ToolLoop`](super::ToolLoop) ([`setters!`]) and the compile-error
+/// stubs of a built [`Agent`](crate::Agent) (`agent/built.rs`) from it.
+/// A setting added here exists on all three.
+///
+/// One rule for every number: a limit is positive and finite. Zero is not
+/// "no limit" but a mistake, as is a negative or non-finite temperature;
+/// [`AgentBuilder::build`](crate::AgentBuilder::build) rejects them
+/// ([`LoopOptions::invalid_setting`]). Leave a setting unset for no limit.
+macro_rules! loop_settings {
+    ($generate:ident) => {
+        $generate! {
+            /// Model calls one attempt may make (default
+            /// [`DEFAULT_MAX_ITERATIONS`](crate::run::DEFAULT_MAX_ITERATIONS), 15);
+            /// past it the attempt ends with
+            /// [`Termination::MaxIterations`](crate::run::Termination::MaxIterations).
+            /// Zero is rejected by [`AgentBuilder::build`](crate::AgentBuilder::build).
+            max_iterations(limit: u32) => max_iterations = limit;
+            /// Model calls the whole run may make, over every attempt.
+            max_model_calls(limit: u32) => max_model_calls = Some(limit);
+            /// Tool executions the whole run may make.
+            max_tool_executions(limit: u32) => max_tool_executions = Some(limit);
+            /// The longest tool result, in characters, that enters the
+            /// conversation (default
+            /// [`DEFAULT_MAX_TOOL_RESULT_CHARS`](crate::run::DEFAULT_MAX_TOOL_RESULT_CHARS)):
+            /// a longer one is cut and ends with a marker the model reads,
+            /// saying how much was left out.
+            max_tool_result_chars(limit: usize) => max_tool_result_chars = Some(limit);
+            /// Tool calls one model response may have executed: the first
+            /// ones run, the rest are answered with a
+            /// [`FailureKind::TooManyCalls`](crate::FailureKind::TooManyCalls)
+            /// error result saying why, and the run goes on. Off by default.
+            max_tool_calls_per_iteration(limit: u32) => max_tool_calls_per_iteration = Some(limit);
+            /// How long a run may take, from its start (the time a run
+            /// waits paused with deferred calls does not count); past it
+            /// the run ends with
+            /// [`Termination::MaxDuration`](crate::run::Termination::MaxDuration).
+            /// Tools and HTTP requests have timeouts of their own.
+            max_duration(limit: ::std::time::Duration) => max_duration = Some(limit);
+            /// What a run does when the history outgrows the model's context
+            /// window: compact the view it sends and call again (see
+            /// [`ContextPolicy`](crate::run::ContextPolicy)). Without one, a
+            /// [`ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow)
+            /// error ends the run.
+            context_policy(policy: $crate::run::ContextPolicy) => context = Some(policy);
+            /// Tokens (all kinds, see [`Usage::total`](crate::Usage::total))
+            /// the run may consume.
+            token_budget(tokens: u64) => token_budget = Some(tokens);
+            /// Stop after this many tool calls in a row ended with an error result.
+            max_consecutive_tool_failures(limit: u32) => max_consecutive_tool_failures = Some(limit);
+            /// Stop the run when a policy or an approver denies a tool call.
+            stop_on_denied_tool() => stop_on_denied_tool = true;
+            /// Stop the run when a tool call fails (error, panic, timeout,
+            /// bad arguments, unknown tool).
+            stop_on_failed_tool() => stop_on_failed_tool = true;
+            /// Run up to `limit` tool calls of one response at once (default
+            /// 1: one after the other); results stay in call order.
+            parallel_tool_calls(limit: ::std::num::NonZeroUsize) => parallel_tool_calls = limit;
+            /// Maximum output tokens per model call (the provider's default
+            /// when unset).
+            max_tokens(tokens: u32) => max_tokens = Some(tokens);
+            /// Sampling temperature (the provider's default when unset);
+            /// negative or not finite is rejected by
+            /// [`AgentBuilder::build`](crate::AgentBuilder::build).
+            temperature(temperature: f32) => temperature = Some(temperature);
+            /// Ask providers to enforce tool schemas strictly.
+            strict_tools() => strict_tools = true;
+            /// When a call of a response is deferred (for approval, or to
+            /// the caller), hold back that response's calls that had not
+            /// started yet too, so nothing after a deferred call runs
+            /// before it is resolved; they run (governance first) when the
+            /// run is resumed. Off by default: the calls governance lets
+            /// through run at once, as they would without the deferral, and
+            /// only the deferred ones wait — the model asked for them
+            /// together, and a person then decides only what needs
+            /// deciding. Calls already running (with
+            /// [`parallel_tool_calls`](Self::parallel_tool_calls)) finish either way.
+            hold_batch_on_deferral() => hold_batch_on_deferral = true;
+        }
+    };
+}
+pub(crate) use loop_settings;
+
+/// The setters of [`loop_settings!`], for a type with an `options:
+/// LoopOptions` field: `impl ... { loop_settings!(setters); }`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty)?) => $field:ident = $value:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $($arg: $ty)?) -> Self {
+                self.options.$field = $value;
+                self
+            }
+        )*
+    };
+}
+pub(crate) use setters;
 
 impl Default for LoopOptions {
     fn default() -> Self {
@@ -104,7 +168,8 @@ impl Default for LoopOptions {
 }
 
 impl LoopOptions {
-    /// The first setting that breaks the rule above, with its value.
+    /// The first setting that breaks the rule of [`loop_settings!`]: zero,
+    /// or a negative or non-finite temperature; with its value.
     pub(crate) fn invalid_setting(&self) -> Option<(&'static str, String)> {
         let zero = |name: &'static str, value: Option<u64>| (value == Some(0)).then(|| (name, "0".to_owned()));
         zero("max_iterations", Some(u64::from(self.max_iterations)))

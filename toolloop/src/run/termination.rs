@@ -54,7 +54,7 @@ pub enum Termination {
         /// How many.
         count: u32,
     },
-    /// The run took as long as it may ([`LoopOptions::max_duration`](super::LoopOptions)).
+    /// The run took as long as it may ([`max_duration`](crate::AgentBuilder::max_duration)).
     MaxDuration {
         /// The limit.
         #[serde(serialize_with = "millis")]

@@ -8,21 +8,19 @@ use tracing::Instrument as _;
 
 use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
 use super::deferral::Resolution;
-use super::engine::Engine;
 use super::governance::Governance;
-use super::hooks::{Event, Hooks};
+use super::hooks::Hooks;
 use super::iteration::LoopEnd;
 use super::journal::{InProcess, Journal};
-use super::metadata::Tally;
-use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
+use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions, loop_settings, setters};
 use super::outcome::{RunError, RunOutput};
 use super::resume::Resume;
+use super::segment::{Segment, Setup};
 use super::sink::EventSink;
 use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
-use crate::telemetry::spans;
 use crate::tool::ToolSet;
 
 type TerminalCheck<S> = Box<dyn FnMut(&[ExecutedCall]) -> Option<S> + Send>;
@@ -35,6 +33,11 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 /// `S` is the signal type; without a [terminal check](Self::terminal_check)
 /// it is [`Infallible`]: such a loop can only end with an answer.
 ///
+/// Its limits and settings are the setters an
+/// [`AgentBuilder`](crate::AgentBuilder) has, by the same names
+/// (`max_iterations`, `max_duration`, `token_budget`...). A loop has no
+/// `build()` step that checks them: a limit of zero is reached at once.
+///
 /// ```
 /// use toolloop::run::{LoopEnd, ToolLoop};
 /// use toolloop::testing::ScriptedModel;
@@ -42,7 +45,7 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let model = ScriptedModel::new().respond(ModelResponse::from_text("4"));
-/// let mut tool_loop = ToolLoop::new(model, ToolSet::new()).system("You add numbers.");
+/// let mut tool_loop = ToolLoop::new(model, ToolSet::new()).system("You add numbers.").max_iterations(3);
 /// let mut conversation = Conversation::new();
 /// conversation.push_user("2 + 2?");
 /// let done = tool_loop.run(&mut conversation).await.unwrap();
@@ -73,7 +76,9 @@ impl<S> fmt::Debug for ToolLoop<S> {
 }
 
 impl ToolLoop<Infallible> {
-    /// A loop calling `model` with `tools` and default [options](LoopOptions).
+    /// A loop calling `model` with `tools` and the default limits and
+    /// settings (change them with the setters below, as on an
+    /// [`AgentBuilder`](crate::AgentBuilder)).
     pub fn new(model: impl Model + 'static, tools: ToolSet) -> Self {
         Self {
             model: Arc::new(model),
@@ -165,19 +170,9 @@ impl<S: Send> ToolLoop<S> {
         self
     }
 
-    /// Changes limits and settings in place; what earlier calls set stays
-    /// unless `change` sets it.
-    pub fn configure(mut self, change: impl FnOnce(&mut LoopOptions)) -> Self {
-        change(&mut self.options);
-        self
-    }
-
-    /// What the loop does when the history outgrows the model's context
-    /// window (see [`ContextPolicy`](super::ContextPolicy)).
-    pub fn context_policy(mut self, policy: super::ContextPolicy) -> Self {
-        self.options.context = Some(policy);
-        self
-    }
+    // The loop's limits and settings, as on an agent builder: `max_iterations`,
+    // `max_duration`, `token_budget`... (the one list is in `options.rs`).
+    loop_settings!(setters);
 
     /// Adds every hook of `hooks`, after the ones already set.
     pub fn hooks(mut self, hooks: Hooks) -> Self {
@@ -274,15 +269,8 @@ impl<S: Send> ToolLoop<S> {
         resume: Option<Resume>,
         journal: &dyn Journal,
     ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
-        if resume.is_none()
-            && let Some(error) = RunError::cannot_start(conversation)
-        {
-            return Err(error);
-        }
-        let mut tally = resume.as_ref().map_or_else(Tally::start, Resume::tally);
-        tally.attempts = 1;
-        let carried = resume.as_ref().map(Resume::carried_usage).unwrap_or_default();
-        let engine = Engine {
+        let setup = Setup {
+            name: None, // a bare loop is an unnamed agent with one attempt
             model: &*self.model,
             tools: &self.tools,
             definitions: self.tools.definitions(),
@@ -290,42 +278,31 @@ impl<S: Send> ToolLoop<S> {
             options: &self.options,
             hooks: &self.hooks,
             governance: &self.governance,
-            cancel: &self.cancel,
-            deadline: self.options.max_duration.map(|limit| tally.started + limit),
             confirmation: self.confirmation.as_deref(),
-            events,
             response_schema: None,
             output: None,
-            journal,
         };
+        let mut segment = Segment::start(setup, conversation, &self.cancel, events, resume.as_ref(), journal)?;
+        segment.tally.attempts = 1;
         let mut control = Closures { terminal: self.terminal.as_mut(), on_limit: self.on_limit.as_mut() };
-        // A bare loop is an unnamed agent with one attempt.
-        let span = spans::invoke_agent(None, &*self.model);
-        if resume.is_some() {
-            spans::run_resumed(&span);
-        }
+        let (engine, tally) = (&segment.engine, &mut segment.tally);
         let outcome = match resume {
             Some(Resume { answers, checkpoint }) => {
                 let cursor = checkpoint.cursor();
                 engine
-                    .drive_from(conversation, &mut tally, 1, &mut control, cursor, Some(answers))
-                    .instrument(span.clone())
+                    .drive_from(conversation, tally, 1, &mut control, cursor, Some(answers))
+                    .instrument(segment.span.clone())
                     .await
             }
-            None => engine.drive(conversation, &mut tally, 1, &mut control).instrument(span.clone()).await,
+            None => engine.drive(conversation, tally, 1, &mut control).instrument(segment.span.clone()).await,
         };
-        let termination = match &outcome {
-            Ok(LoopEnd::Answer(_)) => Termination::Answer,
-            Ok(LoopEnd::Signal(_)) => Termination::Signal,
-            Err(stop) => stop.termination.clone(),
-        };
-        engine.fire(&Event::Stop { reason: &termination }, &tally);
-        let metadata = tally.finish(termination);
-        spans::end_segment(&span, &metadata, carried);
-        match outcome {
-            Ok(output) => Ok(RunOutput { output, metadata }),
-            Err(stop) => Err(RunError::new(stop, metadata)),
-        }
+        segment.finish(outcome.map(|end| {
+            let termination = match &end {
+                LoopEnd::Answer(_) => Termination::Answer,
+                LoopEnd::Signal(_) => Termination::Signal,
+            };
+            (end, termination)
+        }))
     }
 }
 

@@ -117,7 +117,7 @@ impl ToolContext {
     }
 
     /// When the call must be over: the earlier of the run's deadline
-    /// ([`max_duration`](crate::run::LoopOptions::max_duration) from its
+    /// ([`max_duration`](crate::AgentBuilder::max_duration) from its
     /// start) and the end of the tool's timeout. `None` when neither is set
     /// (a call made through [`ToolSet::execute`](crate::ToolSet::execute)
     /// always has a timeout, so a deadline).
@@ -131,7 +131,7 @@ impl ToolContext {
         self.deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()))
     }
 
-    /// The tokens left in the run's [token budget](crate::run::LoopOptions::token_budget)
+    /// The tokens left in the run's [token budget](crate::AgentBuilder::token_budget)
     /// when the call's batch started; `None` without a budget. Calls of one
     /// batch that run at once each see the same figure.
     pub fn remaining_tokens(&self) -> Option<u64> {

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{CallScope, ToolContext};
 use super::{Tool, ToolDefinition, ToolError, ToolOutput};
+use crate::build_error::BuildError;
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::panic::panic_message;
@@ -120,11 +121,6 @@ impl<S, X: Into<Arc<S>>> IntoState<S> for X {
     }
 }
 
-/// Two tools of one set share a name.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("two tools are named `{0}`: tool names must be unique within an agent")]
-pub struct DuplicateToolName(pub String);
-
 /// The tools a model may call, looked up by name.
 ///
 /// ```
@@ -141,7 +137,7 @@ pub struct DuplicateToolName(pub String);
 /// let mut tools = ToolSet::new();
 /// tools.add::<Add>()?;
 /// assert_eq!(tools.definitions()[0].name, "add");
-/// # Ok::<(), toolloop::tool::DuplicateToolName>(())
+/// # Ok::<(), toolloop::BuildError>(())
 /// ```
 #[derive(Clone)]
 pub struct ToolSet {
@@ -187,22 +183,24 @@ impl ToolSet {
         Self { tools: Vec::new(), definitions: Vec::new(), default_timeout: DEFAULT_TOOL_TIMEOUT, external: Vec::new() }
     }
 
-    /// Adds a tool that needs no state.
-    pub fn add<T: Stateless>(&mut self) -> Result<&mut Self, DuplicateToolName> {
+    /// Adds a tool that needs no state. A tool whose name the set already
+    /// holds is refused with [`BuildError::DuplicateToolName`] (so is one
+    /// added by the other `add_*` methods).
+    pub fn add<T: Stateless>(&mut self) -> Result<&mut Self, BuildError> {
         self.add_with_state::<T>(T::no_state())
     }
 
     /// Adds a tool together with the state it runs with: the state by value,
     /// or an `Arc` of it to share one value between several tools.
-    pub fn add_with_state<T: Tool>(&mut self, state: impl IntoState<T::State>) -> Result<&mut Self, DuplicateToolName> {
+    pub fn add_with_state<T: Tool>(&mut self, state: impl IntoState<T::State>) -> Result<&mut Self, BuildError> {
         self.add_dyn(Arc::new(Registered::<T> { state: state.into_state(), tool: PhantomData }))
     }
 
     /// Adds a tool defined at run time.
-    pub fn add_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, DuplicateToolName> {
+    pub fn add_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<&mut Self, BuildError> {
         let definition = tool.definition();
         if self.get(&definition.name).is_some() {
-            return Err(DuplicateToolName(definition.name.to_string()));
+            return Err(BuildError::DuplicateToolName(definition.name.to_string()));
         }
         self.definitions.push(definition.clone());
         self.tools.push(tool);
@@ -217,7 +215,7 @@ impl ToolSet {
     /// the caller executes it and resumes the run with its result
     /// ([`Resolution::Output`](crate::run::Resolution::Output)). Governance
     /// sees the call first, as any other.
-    pub fn add_external(&mut self, definition: ToolDefinition) -> Result<&mut Self, DuplicateToolName> {
+    pub fn add_external(&mut self, definition: ToolDefinition) -> Result<&mut Self, BuildError> {
         let name = definition.name.to_string();
         self.add_dyn(Arc::new(External(definition)))?;
         self.external.push(name);

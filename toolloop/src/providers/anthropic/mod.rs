@@ -7,7 +7,7 @@
 //! let model = Anthropic::from_env()?;
 //! // or everything from code:
 //! let model = Anthropic::builder().api_key("sk-ant-...").model("claude-opus-4-1").max_tokens(8192).build()?;
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 
 mod convert;
@@ -64,8 +64,8 @@ impl AnthropicBuilder {
 #[cfg(test)]
 mod tests {
     use super::{Anthropic, AnthropicBuilder};
+    use crate::BuildError;
     use crate::Model;
-    use crate::providers::ConfigError;
 
     #[test]
     fn configuration_comes_from_the_environment() {
@@ -79,7 +79,7 @@ mod tests {
         assert_eq!((model.provider(), model.name()), ("anthropic", super::DEFAULT_MODEL));
         assert_eq!(model.with_model("claude-haiku").name(), "claude-haiku");
         let missing = AnthropicBuilder::from_lookup(&|_| None).build().unwrap_err();
-        assert!(matches!(missing, ConfigError::MissingApiKey { variable: "ANTHROPIC_API_KEY" }));
+        assert!(matches!(missing, BuildError::MissingApiKey { variable: "ANTHROPIC_API_KEY" }));
     }
 
     #[test]

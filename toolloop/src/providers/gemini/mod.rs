@@ -14,7 +14,7 @@
 //!     .model("gemini-3-flash-preview")
 //!     .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
 //!     .build()?;
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 //!
 //! Thinking models sign their parts (`thoughtSignature`): the signatures are
@@ -146,8 +146,8 @@ impl GeminiBuilder {
 #[cfg(test)]
 mod tests {
     use super::{Gemini, GeminiBuilder};
+    use crate::BuildError;
     use crate::Model;
-    use crate::providers::ConfigError;
 
     #[test]
     fn configuration_comes_from_the_environment() {
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(model.endpoint(), "http://127.0.0.1:9/v1beta/models");
         assert_eq!((model.provider(), model.name()), ("gemini", super::DEFAULT_MODEL));
         let missing = GeminiBuilder::from_lookup(&|_| None).build().unwrap_err();
-        assert!(matches!(missing, ConfigError::MissingApiKey { variable: "GEMINI_API_KEY" }));
+        assert!(matches!(missing, BuildError::MissingApiKey { variable: "GEMINI_API_KEY" }));
     }
 
     #[test]

@@ -13,7 +13,8 @@ use super::model::{HttpModel, Shared};
 use super::retry::RetryPolicy;
 use super::secret::Secret;
 use super::transport::Recorder;
-use super::{ConfigError, DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
+use super::{DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
+use crate::build_error::BuildError;
 use crate::model::ReasoningConfig;
 
 /// Configures an [`HttpModel`]; made by [`HttpModel::builder`] (for example
@@ -62,7 +63,7 @@ impl<W: WireFormat> HttpModel<W> {
     /// A model for the provider's default model configured from its
     /// environment variables ([`HttpModelBuilder::from_env`]): fails when the
     /// API needs a key and none is set.
-    pub fn from_env() -> Result<Self, ConfigError> {
+    pub fn from_env() -> Result<Self, BuildError> {
         HttpModelBuilder::from_env().build()
     }
 }
@@ -207,10 +208,10 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// (OpenAI-compatible servers given by [`base_url`](Self::base_url) may
     /// do without, and so does a model replaying a
     /// [`cassette`](Self::cassette)), and on an invalid base URL or header.
-    pub fn build(mut self) -> Result<HttpModel<W>, ConfigError> {
+    pub fn build(mut self) -> Result<HttpModel<W>, BuildError> {
         for (setting, value) in [("timeout", self.http.timeout), ("idle_timeout", self.http.idle_timeout)] {
             if value.is_zero() {
-                return Err(ConfigError::ZeroTimeout { setting });
+                return Err(BuildError::ZeroTimeout { setting });
             }
         }
         self.http.retry = self.http.retry.with_default_retry_after_cap(W::MAX_RETRY_AFTER);
@@ -223,9 +224,9 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             // A replayed call is never sent: no key is needed (CI has none).
             (None, _) if self.http.cassette.as_ref().is_some_and(|tape| tape.is_replaying()) => {}
             (None, _) if self.format.authenticates() => {}
-            (None, ApiKey::Required(variable)) => return Err(ConfigError::MissingApiKey { variable }),
+            (None, ApiKey::Required(variable)) => return Err(BuildError::MissingApiKey { variable }),
             (None, ApiKey::RequiredUnlessBaseUrl(variable)) if self.http.base_url.is_none() => {
-                return Err(ConfigError::MissingApiKey { variable });
+                return Err(BuildError::MissingApiKey { variable });
             }
             (None, _) => {}
         }
@@ -249,8 +250,8 @@ impl<W: WireFormat> HttpModelBuilder<W> {
 }
 
 /// A header whose value is secret: reqwest will not print it.
-fn secret_header(name: &'static str, value: &str) -> Result<(HeaderName, HeaderValue), ConfigError> {
-    let mut value = HeaderValue::from_str(value).map_err(|_| ConfigError::InvalidApiKey)?;
+fn secret_header(name: &'static str, value: &str) -> Result<(HeaderName, HeaderValue), BuildError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| BuildError::InvalidApiKey)?;
     value.set_sensitive(true);
     Ok((HeaderName::from_static(name), value))
 }

@@ -9,13 +9,13 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
-use super::ConfigError;
 use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
 use super::format::Framing;
 use super::retry::{self, RetryPolicy};
 use super::secret::Secret;
 use super::transport::{Incoming, Network, Outgoing, Recorder, Transport};
+use crate::build_error::BuildError;
 use crate::model::{ModelError, ModelErrorKind};
 
 /// The largest response body read by default: far above any real model
@@ -121,9 +121,9 @@ impl HttpClient {
         settings: &HttpSettings,
         framing: Framing,
         parse_error: ErrorBodyParser,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, BuildError> {
         let url = endpoint_url(base_url, path)?;
-        let parsed_url = reqwest::Url::parse(&url).map_err(|error| ConfigError::InvalidBaseUrl {
+        let parsed_url = reqwest::Url::parse(&url).map_err(|error| BuildError::InvalidBaseUrl {
             url: redact_userinfo(base_url),
             reason: error.to_string(),
         })?;
@@ -134,7 +134,7 @@ impl HttpClient {
             map.insert(name, value);
         }
         for (name, value) in &settings.headers {
-            let invalid = || ConfigError::InvalidHeader { name: name.clone() };
+            let invalid = || BuildError::InvalidHeader { name: name.clone() };
             let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
             // Extra headers often carry gateway credentials: never printed.
             let mut value = HeaderValue::from_str(value.expose()).map_err(|_| invalid())?;
@@ -436,9 +436,9 @@ fn secrets(settings: &HttpSettings, url: &reqwest::Url) -> Vec<Secret> {
     secrets
 }
 
-fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
+fn endpoint_url(base_url: &str, path: &str) -> Result<String, BuildError> {
     let invalid =
-        |reason: &str| ConfigError::InvalidBaseUrl { url: redact_userinfo(base_url), reason: reason.to_owned() };
+        |reason: &str| BuildError::InvalidBaseUrl { url: redact_userinfo(base_url), reason: reason.to_owned() };
     let parsed = reqwest::Url::parse(base_url).map_err(|error| invalid(&error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(invalid("the scheme must be http or https"));
@@ -450,15 +450,15 @@ fn endpoint_url(base_url: &str, path: &str) -> Result<String, ConfigError> {
 /// provider and the platform's certificate verifier. The TLS configuration is
 /// built once per process; each provider gets its own client (and connection
 /// pool), because pooled connections belong to the runtime that opened them.
-pub(super) fn new_client() -> Result<reqwest::Client, ConfigError> {
-    client_builder()?.build().map_err(|error| ConfigError::Client(error.to_string()))
+pub(super) fn new_client() -> Result<reqwest::Client, BuildError> {
+    client_builder()?.build().map_err(|error| BuildError::HttpClient(error.to_string()))
 }
 
 /// The builder of every HTTP client this crate makes (providers, MCP): the
 /// shared TLS configuration, toolloop's user agent, and no redirects.
-pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, ConfigError> {
+pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, BuildError> {
     static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
-    let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone().map_err(ConfigError::Client)?;
+    let tls = TLS.get_or_init(|| tls_config().map_err(|e| e.to_string())).clone().map_err(BuildError::HttpClient)?;
     Ok(reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .user_agent(concat!("toolloop/", env!("CARGO_PKG_VERSION")))
@@ -479,7 +479,7 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConfigError, endpoint_url, new_client, redact_userinfo};
+    use super::{BuildError, endpoint_url, new_client, redact_userinfo};
 
     #[test]
     fn passwords_in_urls_are_redacted() {
@@ -496,8 +496,8 @@ mod tests {
             "https://api.openai.com/v1/chat/completions"
         );
         assert_eq!(endpoint_url("http://127.0.0.1:8080", "/api/chat").unwrap(), "http://127.0.0.1:8080/api/chat");
-        assert!(matches!(endpoint_url("ftp://x", "/a"), Err(ConfigError::InvalidBaseUrl { .. })));
-        assert!(matches!(endpoint_url("not a url", "/a"), Err(ConfigError::InvalidBaseUrl { .. })));
+        assert!(matches!(endpoint_url("ftp://x", "/a"), Err(BuildError::InvalidBaseUrl { .. })));
+        assert!(matches!(endpoint_url("not a url", "/a"), Err(BuildError::InvalidBaseUrl { .. })));
     }
 
     #[test]

@@ -64,44 +64,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// [`HttpModelBuilder::idle_timeout`].
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A provider could not be configured.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// No API key was given in code or in the environment.
-    #[error("no API key: set the {variable} environment variable or pass a key to the builder")]
-    MissingApiKey {
-        /// The environment variable that would hold it.
-        variable: &'static str,
-    },
-    /// The API key cannot be sent in an HTTP header (it holds control characters).
-    #[error("the API key holds characters that cannot be sent in an HTTP header")]
-    InvalidApiKey,
-    /// The base URL is not an absolute `http` or `https` URL.
-    #[error("invalid base URL `{url}`: {reason}")]
-    InvalidBaseUrl {
-        /// The URL as given.
-        url: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// An extra header has an invalid name or value.
-    #[error("invalid header `{name}`: names must be tokens and values printable")]
-    InvalidHeader {
-        /// The header's name as given.
-        name: String,
-    },
-    /// The HTTP client could not be built (for example, TLS setup failed).
-    #[error("could not build the HTTP client: {0}")]
-    Client(String),
-    /// A timeout of zero, which would fail every call.
-    #[error("`{setting}` must be longer than zero (leave it unset for the default)")]
-    ZeroTimeout {
-        /// The builder setting: `timeout` or `idle_timeout`.
-        setting: &'static str,
-    },
-}
-
 /// Reads environment variables; a function so that tests can pass their own.
 pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 

@@ -24,7 +24,7 @@ use reqwest::header::HeaderMap;
 /// idle timeout. Nothing is retried once content has been shown.
 ///
 /// Dropping the future of a model call interrupts a wait, so a run's
-/// [`max_duration`](crate::run::LoopOptions::max_duration) and cancellation bound
+/// [`max_duration`](crate::AgentBuilder::max_duration) and cancellation bound
 /// every wait however long the server asks for.
 ///
 /// ```

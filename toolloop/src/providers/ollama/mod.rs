@@ -5,7 +5,7 @@
 //!
 //! // OLLAMA_HOST from the environment, else http://localhost:11434:
 //! let model = Ollama::from_env()?.with_model("qwen3:8b");
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 
 mod convert;

@@ -9,7 +9,7 @@
 //! let model = OpenAi::from_env()?;
 //! // a local compatible server, which needs no key:
 //! let local = OpenAi::builder().base_url("http://localhost:8000/v1").model("qwen3").legacy_max_tokens(true).build()?;
-//! # Ok::<(), toolloop::providers::ConfigError>(())
+//! # Ok::<(), toolloop::BuildError>(())
 //! ```
 
 mod convert;
@@ -135,8 +135,8 @@ impl OpenAiBuilder {
 #[cfg(test)]
 mod tests {
     use super::{OpenAi, OpenAiBuilder};
+    use crate::BuildError;
     use crate::Model;
-    use crate::providers::ConfigError;
 
     #[test]
     fn configuration_comes_from_the_environment() {
@@ -149,7 +149,7 @@ mod tests {
         assert_eq!(model.endpoint(), "http://127.0.0.1:9/v1/chat/completions");
         assert_eq!(model.with_model("gpt-other").name(), "gpt-other");
         let missing = OpenAiBuilder::from_lookup(&|_| None).build().unwrap_err();
-        assert!(matches!(missing, ConfigError::MissingApiKey { variable: "OPENAI_API_KEY" }));
+        assert!(matches!(missing, BuildError::MissingApiKey { variable: "OPENAI_API_KEY" }));
         // A compatible server may need no key.
         let local = |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://localhost:8000/v1".to_owned());
         assert!(OpenAiBuilder::from_lookup(&local).build().is_ok());

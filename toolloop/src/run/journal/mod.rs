@@ -31,7 +31,7 @@
 //! - Steps are named uniquely within a run ([`Step`]'s `Display`). Model
 //!   calls, summaries and clock readings happen one at a time, in order;
 //!   the tool executions and approvals of one batch may run at once (with
-//!   [`parallel_tool_calls`](super::LoopOptions::parallel_tool_calls)), and
+//!   [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls)), and
 //!   are *started* in call order.
 //! - Everything else a run does is a function of the recorded outcomes and
 //!   the agent's setup: tool call ids are made unique deterministically,
@@ -186,7 +186,7 @@ pub trait Journal: Send + Sync {
 
     /// The run's elapsed time, for its time limit; `measured` is what this
     /// process measured since the run started. Only read when the run has
-    /// a [`max_duration`](super::LoopOptions::max_duration).
+    /// a [`max_duration`](crate::AgentBuilder::max_duration).
     fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration>;
 }
 

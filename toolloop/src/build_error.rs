@@ -1,11 +1,34 @@
-//! What `build()` can reject.
+//! What building something can reject: an agent, a provider, a tool set.
 
-/// A configuration problem only visible when the agent is built.
+/// A configuration problem found when something is built: an agent
+/// ([`AgentBuilder::build`](crate::AgentBuilder::build)), a provider
+/// ([`HttpModelBuilder::build`](crate::providers::HttpModelBuilder::build),
+/// `from_env`), or a tool added to a [`ToolSet`](crate::ToolSet). Its
+/// message says what to change.
+///
+/// ```
+/// use toolloop::{BuildError, ToolSet};
+///
+/// /// Add two numbers.
+/// #[derive(toolloop::Tool)]
+/// struct Add { a: i64, b: i64 }
+///
+/// impl Add {
+///     async fn run(self) -> Result<i64, std::convert::Infallible> { Ok(self.a + self.b) }
+/// }
+///
+/// let mut tools = ToolSet::new();
+/// tools.add::<Add>()?;
+/// let error = tools.add::<Add>().unwrap_err();
+/// assert_eq!(error, BuildError::DuplicateToolName("add".to_owned()));
+/// # Ok::<(), BuildError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// Two tools you added share a name. (A clash with a tool the agent
-    /// adds itself is [`OutputToolNameTaken`](Self::OutputToolNameTaken) or
+    /// Two tools share a name: in a [`ToolSet`](crate::ToolSet), or among
+    /// the tools you gave an agent. (A clash with a tool the agent adds
+    /// itself is [`OutputToolNameTaken`](Self::OutputToolNameTaken) or
     /// [`SubmitNameTaken`](Self::SubmitNameTaken).)
     #[error("two tools are named `{0}`: tool names must be unique within an agent")]
     DuplicateToolName(String),
@@ -70,11 +93,47 @@ pub enum BuildError {
     /// must be positive and finite (leave it unset for no limit).
     #[error("`{setting}` must be positive and finite, got {value}: leave it unset for no limit")]
     InvalidSetting {
-        /// The builder method (and [`LoopOptions`](crate::run::LoopOptions) field).
+        /// The builder method.
         setting: &'static str,
         /// The value it was given.
         value: String,
     },
+    /// A timeout of zero, which would fail every call: a provider's
+    /// `timeout` or `idle_timeout`, or an agent's `tool_timeout`.
+    #[error("`{setting}` must be longer than zero (leave it unset for the default)")]
+    ZeroTimeout {
+        /// The builder method: `timeout`, `idle_timeout` or `tool_timeout`.
+        setting: &'static str,
+    },
+    /// A provider was built without an API key, in code or in the environment.
+    #[error("no API key: set the {variable} environment variable or pass a key to the builder")]
+    MissingApiKey {
+        /// The environment variable that would hold it.
+        variable: &'static str,
+    },
+    /// The API key cannot be sent in an HTTP header (it holds control characters).
+    #[error(
+        "the API key holds characters that cannot be sent in an HTTP header: check that it was copied whole, \
+         without a line break"
+    )]
+    InvalidApiKey,
+    /// A provider's base URL is not an absolute `http` or `https` URL.
+    #[error("invalid base URL `{url}`: {reason}; give an absolute `http` or `https` URL")]
+    InvalidBaseUrl {
+        /// The URL as given (without any user name or password it held).
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An extra header of a provider has an invalid name or value.
+    #[error("invalid header `{name}`: names must be tokens and values printable")]
+    InvalidHeader {
+        /// The header's name as given.
+        name: String,
+    },
+    /// A provider's HTTP client could not be built (for example, TLS setup failed).
+    #[error("could not build the HTTP client: {0}")]
+    HttpClient(String),
 }
 
 fn submit_taken(output_tool: bool) -> &'static str {
