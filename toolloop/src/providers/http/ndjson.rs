@@ -140,8 +140,8 @@ mod tests {
     use futures_util::stream;
 
     use super::{LineSplitter, ndjson_frames};
-    use crate::providers::http::decoder::testing::frames;
     use crate::model::{ModelError, ModelErrorKind};
+    use crate::providers::http::decoder::testing::frames;
 
     #[test]
     fn lines_survive_any_split_and_blank_lines_are_skipped() {
