@@ -288,7 +288,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_large_chunk_of_many_events_is_framed_across_parser_slices() {
+    async fn a_large_chunk_of_many_events_gives_every_event() {
         let body = (0..2_000).fold(String::new(), |mut body, i| {
             let _ = write!(body, "event: e{i}\ndata: {{\"n\":{i}}}\n\n");
             body
@@ -300,6 +300,21 @@ mod tests {
             let frame = frame.unwrap();
             assert_eq!(frame, (Some(format!("e{i}")), format!("{{\"n\":{i}}}")));
         }
+    }
+
+    /// An event ended by CR line breaks goes out when its blank line
+    /// arrives, without waiting for a byte that might be an LF.
+    #[test]
+    fn an_event_ended_by_carriage_returns_is_not_held_back() {
+        use futures_util::StreamExt as _;
+
+        let chunks = stream::iter([Ok(Bytes::from_static(b"event: e\rdata: a\r\r"))]).chain(stream::pending());
+        let mut events = sse_frames("test", chunks, 1 << 20);
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        let std::task::Poll::Ready(Some(Ok(first))) = events.poll_frame(&mut cx) else { panic!("no event yet") };
+        assert_eq!(frame(first.event, first.data), frame(Some("e"), "a"));
+        assert!(events.poll_frame(&mut cx).is_pending());
     }
 
     #[tokio::test]
