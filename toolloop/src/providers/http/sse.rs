@@ -176,7 +176,9 @@ impl<S> SseFrames<S> {
                 format!("a server-sent event exceeded {} bytes", self.max_event_bytes),
             ));
         }
-        if let Some(mut leading) = self.leading.take() {
+        if let Some(mut leading) = self.leading.take()
+            && (!leading.is_empty() || chunk.first().is_none_or(|&byte| byte == BOM[0]))
+        {
             leading.extend_from_slice(&chunk);
             let mut rest = leading.as_slice();
             while let Some(after) = rest.strip_prefix(BOM) {
