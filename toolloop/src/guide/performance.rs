@@ -21,8 +21,9 @@
 //! - **Streamed runs, per SSE event** (`-- --streamed`): 0.77–0.82x a bare
 //!   `bytes_stream()` + `eventsource-stream` loop in instructions (toolloop
 //!   parses server-sent events in one pass and lends each event to the
-//!   decoder), 1.08–1.26x in CPU time, where the machine's scheduling moves
-//!   either loop by more than that between runs.
+//!   decoder); in CPU time 0.92–1.26x over three runs (medians 1.08x and
+//!   1.09x), where the machine's scheduling moves either loop by more than
+//!   that between runs.
 //!
 //! The tables, the conditions and the other measurements (definitions built
 //! once per type, compile time of 50 derived tools, dependency weight,
