@@ -13,9 +13,10 @@
 //! about a third fewer instructions per event without it, BENCHMARKS.md
 //! section 9.)
 
+use std::task::{Context, Poll, ready};
+
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt as _};
-use std::task::{Context, Poll, ready};
 
 use super::decoder::{Frame, FrameSource};
 use crate::model::{ModelError, ModelErrorKind};
