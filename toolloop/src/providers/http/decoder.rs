@@ -5,18 +5,33 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use futures_util::{Stream, StreamExt as _};
+use futures_util::Stream;
 use tokio::time::Sleep;
 
 use crate::model::ModelError;
 use crate::model::StreamEvent;
 
 /// One frame of a streamed body: an SSE event's name (`None` for the
-/// default `message`) and data, or one NDJSON line (no name).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Frame {
-    pub(crate) event: Option<String>,
-    pub(crate) data: String,
+/// default `message`) and data, or one NDJSON line (no name). Lent by its
+/// [`FrameSource`] until the next one is asked for: the decoder reads it
+/// where the source parsed it, nothing is allocated for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Frame<'a> {
+    pub(crate) event: Option<&'a str>,
+    pub(crate) data: &'a str,
+}
+
+/// The frames of a streamed body (SSE events or NDJSON lines), parsed as
+/// its bytes arrive. Callers stop at the first error.
+pub(crate) trait FrameSource: Send + Unpin {
+    /// The next frame, lent until the next call; `None` at the end of the body.
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<'_>, ModelError>>>;
+}
+
+impl<F: FrameSource + ?Sized> FrameSource for Box<F> {
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<'_>, ModelError>>> {
+        (**self).poll_frame(cx)
+    }
 }
 
 /// Turns one wire format's stream into neutral events. Pure: it never does
@@ -45,7 +60,7 @@ const DRAIN: std::time::Duration = std::time::Duration::from_millis(250);
 /// [`DRAIN`]), at the end of the frames, or with the first error.
 pub(crate) fn decode_frames<F, D>(frames: F, decoder: D) -> DecodedFrames<F, D>
 where
-    F: Stream<Item = Result<Frame, ModelError>> + Send + Unpin,
+    F: FrameSource,
     D: StreamDecoder,
 {
     DecodedFrames { frames, decoder, ready: VecDeque::new(), scratch: Vec::new(), drain: None, ended: false }
@@ -67,7 +82,7 @@ pub(crate) struct DecodedFrames<F, D> {
 
 impl<F, D> Stream for DecodedFrames<F, D>
 where
-    F: Stream<Item = Result<Frame, ModelError>> + Unpin,
+    F: FrameSource,
     D: StreamDecoder + Unpin,
 {
     type Item = Result<StreamEvent, ModelError>;
@@ -84,8 +99,8 @@ where
             if this.decoder.is_done() {
                 return this.poll_drain(cx);
             }
-            let result = match ready!(this.frames.poll_next_unpin(cx)) {
-                Some(Ok(frame)) => this.decoder.decode(frame.event.as_deref(), &frame.data, &mut this.scratch),
+            let result = match ready!(this.frames.poll_frame(cx)) {
+                Some(Ok(frame)) => this.decoder.decode(frame.event, frame.data, &mut this.scratch),
                 Some(Err(error)) => Err(error),
                 None => {
                     this.ended = true;
@@ -110,15 +125,12 @@ where
     }
 }
 
-impl<F, D> DecodedFrames<F, D>
-where
-    F: Stream<Item = Result<Frame, ModelError>> + Unpin,
-{
+impl<F: FrameSource, D> DecodedFrames<F, D> {
     /// Reads what follows the final event, for [`DRAIN`] at most, then ends.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<StreamEvent, ModelError>>> {
         let drain = self.drain.get_or_insert_with(|| Box::pin(tokio::time::sleep(DRAIN)));
         loop {
-            match self.frames.poll_next_unpin(cx) {
+            match self.frames.poll_frame(cx) {
                 Poll::Ready(Some(Ok(_))) => {}
                 Poll::Ready(_) => break,
                 Poll::Pending if drain.as_mut().poll(cx).is_ready() => break,
@@ -161,7 +173,7 @@ pub(crate) mod testing {
     use bytes::Bytes;
     use futures_util::{StreamExt as _, stream};
 
-    use super::{StreamDecoder, decode_frames};
+    use super::{FrameSource, StreamDecoder, decode_frames};
     use crate::model::{ModelError, ModelResponse, ResponseAccumulator, StreamEvent};
 
     /// What a transcript decoded to.
@@ -178,10 +190,10 @@ pub(crate) mod testing {
         let pieces: Vec<Result<Bytes, ModelError>> =
             body.as_bytes().chunks(chunk.max(1)).map(|piece| Ok(Bytes::copy_from_slice(piece))).collect();
         let bytes = stream::iter(pieces);
-        let frames = if sse {
-            super::super::sse_frames("test", bytes, 1 << 20).boxed()
+        let frames: Box<dyn super::FrameSource> = if sse {
+            Box::new(super::super::sse_frames("test", bytes, 1 << 20))
         } else {
-            super::super::ndjson_frames("test", bytes, 1 << 20).boxed()
+            Box::new(super::super::ndjson_frames("test", bytes, 1 << 20))
         };
         let mut events = Vec::new();
         let mut accumulator = ResponseAccumulator::new();
@@ -198,6 +210,27 @@ pub(crate) mod testing {
             }
         }
         Decoded { events, result: accumulator.finish() }
+    }
+
+    /// Every frame of `source`, owned, up to the end or the first error.
+    pub(crate) async fn frames(mut source: impl FrameSource) -> Vec<Result<(Option<String>, String), ModelError>> {
+        let mut frames = Vec::new();
+        loop {
+            let next = std::future::poll_fn(|cx| {
+                source.poll_frame(cx).map(|frame| {
+                    frame.map(|frame| frame.map(|frame| (frame.event.map(str::to_owned), frame.data.to_owned())))
+                })
+            })
+            .await;
+            match next {
+                Some(Ok(frame)) => frames.push(Ok(frame)),
+                Some(Err(error)) => {
+                    frames.push(Err(error));
+                    return frames;
+                }
+                None => return frames,
+            }
+        }
     }
 
     /// Decodes `body` at several chunk sizes, checks every size gives the
@@ -221,10 +254,26 @@ pub(crate) mod testing {
 mod tests {
     use std::time::Duration;
 
-    use futures_util::{StreamExt as _, stream};
+    use std::task::{Context, Poll};
 
-    use super::{Frame, StreamDecoder, decode_frames};
+    use futures_util::{Stream, StreamExt as _, stream};
+
+    use super::{Frame, FrameSource, StreamDecoder, decode_frames};
     use crate::model::{ModelError, StreamEvent};
+
+    /// Frames of data only, from a stream of them.
+    struct Lines<S> {
+        source: S,
+        current: String,
+    }
+
+    impl<S: Stream<Item = &'static str> + Send + Unpin> FrameSource for Lines<S> {
+        fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<'_>, ModelError>>> {
+            let Some(data) = std::task::ready!(self.source.poll_next_unpin(cx)) else { return Poll::Ready(None) };
+            data.clone_into(&mut self.current);
+            Poll::Ready(Some(Ok(Frame { event: None, data: &self.current })))
+        }
+    }
 
     /// Done after the frame whose data is `end`; every other frame is a text delta.
     struct UntilEnd {
@@ -250,8 +299,8 @@ mod tests {
         }
     }
 
-    fn frames(data: &[&str]) -> Vec<Result<Frame, ModelError>> {
-        data.iter().map(|data| Ok(Frame { event: None, data: (*data).to_owned() })).collect()
+    fn frames<S: Stream<Item = &'static str> + Send + Unpin>(source: S) -> Lines<S> {
+        Lines { source, current: String::new() }
     }
 
     fn texts(events: &[Result<StreamEvent, ModelError>]) -> Vec<&str> {
@@ -266,16 +315,16 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn what_follows_the_final_event_is_read_and_ignored() {
-        let frames = stream::iter(frames(&["a", "b", "end", "late"]));
+        let frames = frames(stream::iter(["a", "b", "end", "late"]));
         let events: Vec<_> = decode_frames(frames, UntilEnd { done: false }).collect().await;
         assert_eq!(texts(&events), ["a", "b"]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_body_that_stays_open_after_the_final_event_ends_after_the_drain() {
-        let frames = stream::iter(frames(&["a", "end"])).chain(stream::pending());
+        let frames = frames(stream::iter(["a", "end"]).chain(stream::pending()));
         let started = tokio::time::Instant::now();
-        let events: Vec<_> = decode_frames(Box::pin(frames), UntilEnd { done: false }).collect().await;
+        let events: Vec<_> = decode_frames(frames, UntilEnd { done: false }).collect().await;
         assert_eq!(texts(&events), ["a"]);
         assert_eq!(started.elapsed(), super::DRAIN);
         assert!(super::DRAIN < Duration::from_secs(1));

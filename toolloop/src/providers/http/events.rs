@@ -15,14 +15,14 @@ use std::task::{Context, Poll, ready};
 
 use futures_util::{Stream, StreamExt as _};
 
-use super::decoder::{DecodedFrames, Frame};
+use super::decoder::{DecodedFrames, FrameSource};
 use super::format::WireFormat;
 use super::model::{HttpModel, Shared};
 use super::trace::CallTrace;
 use crate::model::{BoxFuture, ModelError, ModelRequest, ResponseAccumulator, StreamEvent};
 
 /// The frames of a streamed body (SSE events or NDJSON lines).
-pub(super) type Frames = Pin<Box<dyn Stream<Item = Result<Frame, ModelError>> + Send>>;
+pub(super) type Frames = Box<dyn FrameSource>;
 
 /// An opened streamed call: the events held back until its first content,
 /// then the rest as decoded, the prompt checked when the usage comes (a

@@ -49,7 +49,7 @@ pub use retry::RetryPolicy;
 pub(crate) use decoder::testing;
 #[allow(unused_imports)] // some are named by tests only
 pub(crate) use {
-    decoder::{Frame, StreamDecoder, decode_frames, ended_early, malformed_frame},
+    decoder::{Frame, FrameSource, StreamDecoder, decode_frames, ended_early, malformed_frame},
     idle::idle_timeout,
     ndjson::{LineSplitter, MAX_LINE_BYTES, ndjson_frames},
     sse::{MAX_EVENT_BYTES, body_bytes, sse_frames},

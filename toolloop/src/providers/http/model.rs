@@ -223,8 +223,8 @@ impl<W: WireFormat> HttpModel<W> {
         dump_request(W::PROVIDER, &url, &body);
         let bytes = http.post_stream(&url, body, &headers).await?;
         let frames: Frames = match W::FRAMING {
-            Framing::Sse => Box::pin(sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES)),
-            Framing::Ndjson => Box::pin(ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES)),
+            Framing::Sse => Box::new(sse_frames(W::PROVIDER, bytes, MAX_EVENT_BYTES)),
+            Framing::Ndjson => Box::new(ndjson_frames(W::PROVIDER, bytes, MAX_LINE_BYTES)),
         };
         Ok(Opened {
             held: VecDeque::new(),

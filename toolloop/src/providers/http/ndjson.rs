@@ -1,11 +1,12 @@
 //! Newline-delimited JSON bodies (Ollama): one frame per line.
 
 use std::collections::VecDeque;
+use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt as _};
 
-use super::decoder::Frame;
+use super::decoder::{Frame, FrameSource};
 use crate::model::{ModelError, ModelErrorKind};
 
 /// The longest line accepted by default: far beyond any real chunk, small
@@ -78,45 +79,57 @@ impl LineSplitter {
 
 /// The lines of an NDJSON body as frames (without event names). Callers
 /// stop at the first error.
-pub(crate) fn ndjson_frames<S>(
-    provider: &'static str,
-    bytes: S,
-    max_line: usize,
-) -> impl Stream<Item = Result<Frame, ModelError>> + Send
+pub(crate) fn ndjson_frames<S>(provider: &'static str, bytes: S, max_line: usize) -> NdjsonFrames<S>
 where
     S: Stream<Item = Result<Bytes, ModelError>> + Send + Unpin,
 {
-    struct State<S> {
-        bytes: S,
-        splitter: LineSplitter,
-        lines: VecDeque<String>,
-        ended: bool,
+    NdjsonFrames {
+        bytes,
+        splitter: LineSplitter::new(provider, max_line),
+        lines: VecDeque::new(),
+        current: String::new(),
+        ended: false,
     }
+}
 
-    let state = State { bytes, splitter: LineSplitter::new(provider, max_line), lines: VecDeque::new(), ended: false };
-    futures_util::stream::unfold(state, |mut state| async move {
+/// The frames [`ndjson_frames`] makes.
+pub(crate) struct NdjsonFrames<S> {
+    bytes: S,
+    splitter: LineSplitter,
+    lines: VecDeque<String>,
+    /// The line lent out last.
+    current: String,
+    ended: bool,
+}
+
+impl<S> FrameSource for NdjsonFrames<S>
+where
+    S: Stream<Item = Result<Bytes, ModelError>> + Send + Unpin,
+{
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<'_>, ModelError>>> {
         loop {
-            if let Some(data) = state.lines.pop_front() {
-                return Some((Ok(Frame { event: None, data }), state));
+            if let Some(line) = self.lines.pop_front() {
+                self.current = line;
+                return Poll::Ready(Some(Ok(Frame { event: None, data: &self.current })));
             }
-            if state.ended {
-                return None;
+            if self.ended {
+                return Poll::Ready(None);
             }
-            let result = match state.bytes.next().await {
-                Some(Ok(chunk)) => state.splitter.push(&chunk, &mut state.lines),
+            let result = match ready!(self.bytes.poll_next_unpin(cx)) {
+                Some(Ok(chunk)) => self.splitter.push(&chunk, &mut self.lines),
                 Some(Err(error)) => Err(error),
                 None => {
-                    state.ended = true;
-                    state.splitter.finish(&mut state.lines)
+                    self.ended = true;
+                    self.splitter.finish(&mut self.lines)
                 }
             };
             if let Err(error) = result {
-                state.lines.clear();
-                state.ended = true;
-                return Some((Err(error), state));
+                self.lines.clear();
+                self.ended = true;
+                return Poll::Ready(Some(Err(error)));
             }
         }
-    })
+    }
 }
 
 #[cfg(test)]
@@ -124,10 +137,11 @@ mod tests {
     use std::collections::VecDeque;
 
     use bytes::Bytes;
-    use futures_util::{StreamExt as _, stream};
+    use futures_util::stream;
 
     use super::{LineSplitter, ndjson_frames};
     use crate::model::{ModelError, ModelErrorKind};
+    use crate::providers::http::decoder::testing::frames;
 
     #[test]
     fn lines_survive_any_split_and_blank_lines_are_skipped() {
@@ -164,10 +178,10 @@ mod tests {
             Err(ModelError::new(ModelErrorKind::Connection, "test", "reset")),
             Ok(Bytes::from_static(b"{\"never\":0}\n")),
         ];
-        let frames: Vec<_> = ndjson_frames("test", stream::iter(chunks), 1 << 10).collect().await;
+        let frames = frames(ndjson_frames("test", stream::iter(chunks), 1 << 10)).await;
         assert_eq!(frames.len(), 3);
-        assert_eq!(frames[0].as_ref().unwrap().data, "{\"a\":1}");
-        assert_eq!(frames[1].as_ref().unwrap().data, "{\"b\":2}");
+        assert_eq!(frames[0].as_ref().unwrap(), &(None, "{\"a\":1}".to_owned()));
+        assert_eq!(frames[1].as_ref().unwrap(), &(None, "{\"b\":2}".to_owned()));
         assert_eq!(frames[2].as_ref().unwrap_err().kind(), ModelErrorKind::Connection);
     }
 }
