@@ -11,7 +11,7 @@ use super::wire::{
 use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
+use super::reasoning::{AnthropicThinking, anthropic_thinking};
 use crate::model::{
     CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
     ResponseSchemaSupport,
@@ -173,7 +173,7 @@ fn output_config(effort: Option<&'static str>, format: Option<OutputFormat>) -> 
 
 /// The `output_config.format` for `schema` on `model`, or why there is none.
 fn output_format(model: &str, schema: &ResponseSchema) -> Result<OutputFormat, String> {
-    if crate::model::reasoning::anthropic::claude_version(model).is_some_and(|version| version < (4, 5)) {
+    if super::reasoning::claude_version(model).is_some_and(|version| version < (4, 5)) {
         return Err(
             "Anthropic gives structured outputs on Claude Opus 4.5, Sonnet 4.5, Haiku 4.5 and later models only"
                 .to_owned(),

@@ -12,6 +12,7 @@
 
 mod convert;
 mod output_schema;
+mod reasoning;
 mod stream;
 
 use stream::MessagesStreamDecoder;

@@ -15,7 +15,7 @@ use super::wire::{
 };
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiGenerateContent, PROVIDER, Token};
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-use crate::model::reasoning::gemini::{GeminiThinking, gemini_thinking, gemini_version};
+use super::reasoning::{GeminiThinking, gemini_thinking, gemini_version};
 use crate::model::{
     ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseAccumulator, ResponseSchema,
     ResponseSchemaSupport,

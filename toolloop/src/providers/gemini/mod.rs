@@ -26,6 +26,7 @@
 
 mod convert;
 mod output_schema;
+mod reasoning;
 mod parts;
 mod schema;
 mod stream;

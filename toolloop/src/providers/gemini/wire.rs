@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::reasoning::gemini::GeminiThinking;
+use super::reasoning::GeminiThinking;
 
 /// The fields of the request body before `contents`.
 #[derive(Debug, Serialize)]

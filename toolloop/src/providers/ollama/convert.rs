@@ -13,7 +13,7 @@ use super::wire::{
 };
 use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::reasoning::ollama::ollama_think;
+use super::reasoning::ollama_think;
 use crate::model::{
     ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
 };

@@ -9,6 +9,7 @@
 //! ```
 
 mod convert;
+mod reasoning;
 mod stream;
 
 use stream::ChatStreamDecoder;

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::reasoning::ollama::OllamaThink;
+use super::reasoning::OllamaThink;
 use crate::providers::common::FunctionTool;
 
 /// The request body, as one struct: what the body built in pieces (see

@@ -13,12 +13,14 @@
 //! ```
 
 mod convert;
+mod reasoning;
 mod stream;
 mod wire;
 
 use stream::ChatStreamDecoder;
 
 pub(crate) use convert::error_body;
+pub(crate) use reasoning::openai_effort;
 pub(crate) use stream::error_kind;
 
 use super::http::{HttpModel, HttpModelBuilder};

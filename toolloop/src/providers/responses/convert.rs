@@ -10,7 +10,7 @@ use super::wire::{
     SummaryPart, Usage as WireUsage,
 };
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-use crate::model::reasoning::openai::responses_reasoning;
+use super::reasoning::responses_reasoning;
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;

@@ -8,7 +8,7 @@ use super::stream::ResponsesStreamDecoder;
 use super::wire::{FunctionTool, InputItem, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
-use crate::model::reasoning::openai::{ResponsesReasoning, responses_reasoning};
+use super::reasoning::{ResponsesReasoning, responses_reasoning};
 use crate::model::{ModelError, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesBuilder, PromptCacheRetention};

@@ -21,6 +21,7 @@
 mod chain;
 pub(crate) mod convert;
 mod format;
+mod reasoning;
 mod stream;
 mod wire;
 

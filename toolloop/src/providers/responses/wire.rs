@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::reasoning::openai::ResponsesReasoning;
+use super::reasoning::ResponsesReasoning;
 
 /// The request body.
 #[cfg_attr(not(test), allow(dead_code))]

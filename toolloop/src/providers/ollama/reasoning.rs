@@ -4,7 +4,7 @@
 //! for most thinking models; some (`gpt-oss`) take a level instead,
 //! `"low"`, `"medium"` or `"high"`, which must match exactly.
 
-use super::ReasoningEffort;
+use crate::model::ReasoningEffort;
 
 /// The value of `think`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -31,7 +31,7 @@ pub(crate) fn ollama_think(effort: ReasoningEffort, model: &str) -> OllamaThink 
 #[cfg(test)]
 mod tests {
     use super::{OllamaThink, ollama_think};
-    use crate::model::reasoning::ReasoningEffort;
+    use crate::model::ReasoningEffort;
 
     #[test]
     fn levels_only_for_models_that_take_them() {

@@ -1,5 +1,6 @@
-//! The reasoning setting for OpenAI: Responses `reasoning: {effort, summary}`
-//! and Chat Completions `reasoning_effort`.
+//! The reasoning setting for OpenAI's effort levels: Chat Completions
+//! `reasoning_effort`, and the `effort` of a Responses request's
+//! `reasoning` object (`responses::reasoning`).
 //!
 //! The rules, from OpenAI's API reference (`reasoning.effort`): the values
 //! are `none`, `minimal`, `low`, `medium`, `high` and `xhigh`; `gpt-5.1` and
@@ -9,16 +10,7 @@
 //! Models outside the `gpt-5` family (the `o` series, compatible servers)
 //! get the plain levels, and nothing at all when reasoning is off.
 
-use super::{ReasoningConfig, ReasoningEffort};
-
-/// The `reasoning` object of a Responses request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct ResponsesReasoning {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) effort: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) summary: Option<&'static str>,
-}
+use crate::model::ReasoningEffort;
 
 /// The minor version of a `gpt-5` model id: `gpt-5` and `gpt-5-mini` are
 /// 0, `gpt-5.1-codex` is 1, `gpt-5.2` is 2.
@@ -52,19 +44,10 @@ pub(crate) fn openai_effort(effort: ReasoningEffort, model: &str) -> Option<&'st
     }
 }
 
-/// The Responses `reasoning` object for `config` on `model`; `None` when it
-/// should be left out.
-pub(crate) fn responses_reasoning(config: &ReasoningConfig, model: &str) -> Option<ResponsesReasoning> {
-    let effort = openai_effort(config.effort, model);
-    // A summary of reasoning that is off would be empty.
-    let summary = config.summary.filter(|_| config.is_on()).map(super::ReasoningSummary::as_str);
-    (effort.is_some() || summary.is_some()).then_some(ResponsesReasoning { effort, summary })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{ResponsesReasoning, gpt5_minor, openai_effort, responses_reasoning};
-    use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
+    use super::{gpt5_minor, openai_effort};
+    use crate::model::ReasoningEffort;
 
     #[test]
     fn gpt5_versions_parse() {
@@ -90,20 +73,5 @@ mod tests {
         assert_eq!(openai_effort(Max, "gpt-5.1"), Some("high"));
         assert_eq!(openai_effort(Low, "gpt-5-pro"), Some("high"));
         assert_eq!(openai_effort(Off, "gpt-5-pro"), None);
-    }
-
-    #[test]
-    fn the_responses_object_carries_effort_and_summary() {
-        let config = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
-        assert_eq!(
-            serde_json::to_value(responses_reasoning(&config, "gpt-5.2").unwrap()).unwrap(),
-            serde_json::json!({"effort": "high", "summary": "auto"})
-        );
-        let off = ReasoningConfig::off().with_summary(ReasoningSummary::Auto);
-        assert_eq!(responses_reasoning(&off, "o3"), None);
-        assert_eq!(
-            responses_reasoning(&off, "gpt-5.1"),
-            Some(ResponsesReasoning { effort: Some("none"), summary: None })
-        );
     }
 }

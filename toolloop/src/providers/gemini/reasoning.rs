@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use super::{ReasoningConfig, ReasoningEffort, ReasoningError};
+use crate::model::{ReasoningConfig, ReasoningEffort, ReasoningError};
 
 /// The `thinkingConfig` object of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -107,7 +107,7 @@ pub(crate) fn gemini_thinking(config: &ReasoningConfig, model: &str) -> Result<O
 #[cfg(test)]
 mod tests {
     use super::{GeminiThinking, gemini_thinking, gemini_version};
-    use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
+    use crate::model::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 
     #[test]
     fn versions_parse() {
