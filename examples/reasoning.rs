@@ -15,9 +15,9 @@
 //! that is what lets the model keep reasoning across its tool calls.
 
 use serde_json::json;
-use toolloop::providers::anthropic::AnthropicBuilder;
-use toolloop::providers::gemini::GeminiBuilder;
-use toolloop::providers::openai::OpenAiResponsesBuilder;
+use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::gemini::Gemini;
+use toolloop::providers::openai::OpenAiResponses;
 use toolloop::testing::ScriptedModel;
 use toolloop::{
     Agent, ContentBlock, Conversation, Model, ModelResponse, Reasoning, ReasoningConfig, ReasoningEffort,
@@ -59,14 +59,14 @@ fn model() -> Result<Box<dyn Model>, toolloop::providers::ConfigError> {
     let model: Box<dyn Model> = if env("ANTHROPIC_API_KEY").is_some() {
         // Claude 4.5 and earlier think with a token budget below max_tokens.
         let thinking = ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048);
-        Box::new(AnthropicBuilder::from_env().model("claude-sonnet-4-5").max_tokens(8192).reasoning(thinking).build()?)
+        Box::new(Anthropic::builder_from_env().model("claude-sonnet-4-5").max_tokens(8192).reasoning(thinking).build()?)
     } else if env("OPENAI_API_KEY").is_some() {
         let reasoning = ReasoningConfig::new(ReasoningEffort::Low).with_summary(ReasoningSummary::Auto);
-        Box::new(OpenAiResponsesBuilder::from_env().model("gpt-5-mini").reasoning(reasoning).build()?)
+        Box::new(OpenAiResponses::builder_from_env().model("gpt-5-mini").reasoning(reasoning).build()?)
     } else if env("GEMINI_API_KEY").is_some() {
         // Gemini 3 thinks by levels; its thought summaries are shown when asked for.
         let thinking = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
-        Box::new(GeminiBuilder::from_env().model("gemini-3-flash-preview").reasoning(thinking).build()?)
+        Box::new(Gemini::builder_from_env().model("gemini-3-flash-preview").reasoning(thinking).build()?)
     } else {
         Box::new(scripted())
     };

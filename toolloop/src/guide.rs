@@ -435,10 +435,10 @@
 //! from the environment when recording, and needs none to replay:
 //!
 //! ```no_run
-//! # use toolloop::providers::anthropic::AnthropicBuilder;
+//! # use toolloop::providers::anthropic::Anthropic;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let cassette = toolloop::testing::Cassette::open("tests/cassettes/my_agent.json")?;
-//! let model = AnthropicBuilder::from_env().cassette(&cassette).build()?; // replay needs no key
+//! let model = Anthropic::builder_from_env().cassette(&cassette).build()?; // replay needs no key
 //! // ... run the agent on `model`, assert on its output ...
 //! cassette.finish()?;
 //! # Ok(()) }

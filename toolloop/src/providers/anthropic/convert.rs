@@ -8,12 +8,12 @@ use super::wire::{
     CacheControl, ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse,
     OutputBlock, OutputConfig, OutputFormat, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
 };
-use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
+use super::reasoning::{AnthropicThinking, anthropic_thinking};
+use super::{API_VERSION, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use super::reasoning::{AnthropicThinking, anthropic_thinking};
 use crate::model::{
-    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
+    CacheTtl, PromptCache, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
     ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
@@ -24,6 +24,15 @@ use crate::usage::Usage;
 
 /// The most output tokens the official SDKs ask for without streaming.
 const NON_STREAMING_MAX_TOKENS: u32 = 21_333;
+
+/// The Anthropic Messages wire format: the `W` of
+/// [`Anthropic`](super::Anthropic), holding its settings. Users never name
+/// it (it is public only to be the alias's parameter).
+#[derive(Clone, Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct AnthropicMessages {
+    pub(super) prompt_cache: PromptCache,
+}
 
 impl Format for AnthropicMessages {
     const PROVIDER: &'static str = PROVIDER;
@@ -465,7 +474,7 @@ mod tests {
 
     use super::{messages, stop_reason_from};
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-    use crate::providers::anthropic::AnthropicMessages;
+    use super::AnthropicMessages;
     use crate::providers::http::Format;
     use crate::stop_reason::StopReason;
 

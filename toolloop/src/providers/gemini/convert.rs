@@ -1,6 +1,8 @@
 //! Neutral types to and from the Gemini wire format.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderValue};
@@ -13,21 +15,58 @@ use super::wire::{
     GenerationConfig, Part, PartData, RequestHead, RequestTail, ResponseValue, Role as WireRole, SystemInstruction,
     TextPart, Tools,
 };
-use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiGenerateContent, PROVIDER, Token};
-use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use super::reasoning::{GeminiThinking, gemini_thinking, gemini_version};
+use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, PROVIDER};
+use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use crate::model::{
     ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseAccumulator, ResponseSchema,
     ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, Secret, write_element};
 use crate::reasoning::{Reasoning, ReasoningState};
 
 /// The signature the API documents for function calls its models did not
 /// make (history from another model, calls written by hand): it skips the
 /// check of the signature, on the Gemini API and on Vertex AI alike.
 pub(super) const PLACEHOLDER_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// The Gemini `generateContent` wire format: the `W` of
+/// [`Gemini`](super::Gemini), holding its settings. Users never name it (it
+/// is public only to be the alias's parameter).
+#[derive(Clone, Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct GeminiGenerateContent {
+    /// Set for Vertex AI: the project and location its models live in.
+    pub(super) vertex: Option<Vertex>,
+    /// A bearer token sent with every request (Vertex AI).
+    pub(super) token: Option<Token>,
+    /// Tool parameters as the `OpenAPI` subset (`parameters`).
+    pub(super) openapi_parameters: bool,
+}
+
+/// Where a Vertex AI endpoint's models live.
+#[derive(Clone, Debug)]
+pub(super) struct Vertex {
+    pub(super) project: String,
+    pub(super) location: String,
+}
+
+/// A Vertex AI access token: given once, or asked for on every request.
+#[derive(Clone)]
+pub(super) enum Token {
+    Fixed(Secret),
+    Source(Arc<dyn Fn() -> Result<String, String> + Send + Sync>),
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(secret) => f.debug_tuple("Fixed").field(secret).finish(),
+            Self::Source(_) => f.write_str("Source(..)"),
+        }
+    }
+}
 
 impl Format for GeminiGenerateContent {
     const PROVIDER: &'static str = PROVIDER;

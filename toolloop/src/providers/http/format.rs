@@ -37,10 +37,13 @@ use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig, Res
 
 /// One HTTP API's wire format: the `W` of [`HttpModel<W>`](super::HttpModel).
 ///
-/// Sealed: implemented by this crate's formats only
-/// ([`AnthropicMessages`](crate::providers::anthropic::AnthropicMessages),
-/// [`OpenAiChat`](crate::providers::openai::OpenAiChat),
-/// [`OllamaChat`](crate::providers::ollama::OllamaChat)). A value of it holds
+/// Sealed: implemented by this crate's formats only, which users never
+/// name: they write the model types that fix `W`
+/// ([`Anthropic`](crate::providers::anthropic::Anthropic),
+/// [`OpenAi`](crate::providers::openai::OpenAi),
+/// [`OpenAiResponses`](crate::providers::openai::OpenAiResponses),
+/// [`Gemini`](crate::providers::gemini::Gemini),
+/// [`Ollama`](crate::providers::ollama::Ollama)). A value of it holds
 /// the format's own settings, fixed when the model is built.
 pub trait WireFormat: Format {}
 

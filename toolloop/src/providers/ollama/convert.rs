@@ -2,18 +2,18 @@
 
 use std::borrow::Cow;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
-
-use std::sync::atomic::Ordering;
 
 use super::wire::{
     ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, Options, RequestFunctionCall, RequestMessage,
     RequestToolCall, Role as WireRole,
 };
-use super::{DEFAULT_HOST, DEFAULT_MODEL, OllamaChat, PROVIDER};
-use crate::message::{ContentBlock, Message, Role, ToolCall};
 use super::reasoning::ollama_think;
+use super::{DEFAULT_HOST, DEFAULT_MODEL, PROVIDER};
+use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{
     ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
 };
@@ -22,6 +22,18 @@ use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, Frami
 use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
+
+/// Ollama's chat wire format: the `W` of [`Ollama`](super::Ollama), holding
+/// its settings. Users never name it (it is public only to be the alias's
+/// parameter).
+#[derive(Clone, Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct OllamaChat {
+    /// Numbers responses, to keep synthesised tool call ids unique.
+    sequence: Arc<AtomicU64>,
+    /// The context window asked for (`options.num_ctx`).
+    pub(super) num_ctx: Option<u32>,
+}
 
 impl Format for OllamaChat {
     const PROVIDER: &'static str = PROVIDER;

@@ -8,15 +8,32 @@ use super::wire::{
     ChatRequestHead, ChatRequestTail, ChatResponse, ErrorResponse, JsonSchemaFormat, MessageContent,
     RequestFunctionCall, RequestMessage, RequestToolCall, ResponseFormat, StreamOptions,
 };
-use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiChat, PROVIDER, PromptCacheRetention};
-use crate::message::{ContentBlock, Message, Role, ToolCall};
+use super::prompt_cache::{PromptCacheSettings, PromptCaching};
 use super::reasoning::openai_effort;
+use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, PROVIDER};
+use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
 use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
 use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
+
+/// The OpenAI Chat Completions wire format: the `W` of
+/// [`OpenAi`](super::OpenAi), holding its settings. Users never name it (it
+/// is public only to be the alias's parameter).
+#[derive(Clone, Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct OpenAiChat {
+    pub(super) legacy_max_tokens: bool,
+    prompt_cache: PromptCacheSettings,
+}
+
+impl PromptCaching for OpenAiChat {
+    fn prompt_cache_settings(&mut self) -> &mut PromptCacheSettings {
+        &mut self.prompt_cache
+    }
+}
 
 impl Format for OpenAiChat {
     const PROVIDER: &'static str = PROVIDER;
@@ -50,8 +67,8 @@ impl Format for OpenAiChat {
             max_completion_tokens,
             max_tokens,
             temperature: call.temperature,
-            prompt_cache_key: self.prompt_cache_key.as_deref(),
-            prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
+            prompt_cache_key: self.prompt_cache.key(),
+            prompt_cache_retention: self.prompt_cache.retention(),
             reasoning_effort: call.reasoning.and_then(|reasoning| openai_effort(reasoning.effort, call.model)),
             response_format: request.response_schema.map(response_format),
             stream: call.stream,
