@@ -4,20 +4,20 @@ use std::borrow::Cow;
 
 use reqwest::header::{HeaderName, HeaderValue};
 
+use super::reasoning::{AnthropicThinking, anthropic_thinking};
 use super::wire::{
     CacheControl, ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse,
     OutputBlock, OutputConfig, OutputFormat, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
 };
-use super::reasoning::{AnthropicThinking, anthropic_thinking};
 use super::{API_VERSION, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{
-    CacheTtl, PromptCache, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningError, ResponseSchema,
+    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, PromptCache, ReasoningError, ResponseSchema,
     ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, write_element};
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -94,12 +94,7 @@ impl Format for AnthropicMessages {
     /// on the conversation, and the conversation's mark is written into the
     /// body after the reused message bytes are copied, so neither the prefix
     /// nor the cached messages change from call to call.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()> {
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let cache = request.prompt_cache.unwrap_or(self.prompt_cache);
         let system = request.system.filter(|s| !s.is_empty());
         let prefix = cache.prefix().map(cache_control);
@@ -472,9 +467,9 @@ pub(super) fn stop_reason_from(reason: &str) -> StopReason {
 mod tests {
     use serde_json::json;
 
+    use super::AnthropicMessages;
     use super::{messages, stop_reason_from};
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-    use super::AnthropicMessages;
     use crate::providers::http::Format;
     use crate::stop_reason::StopReason;
 
@@ -675,7 +670,6 @@ mod body_tests {
     use crate::model::{CacheTtl, ModelRequest, PromptCache};
     use crate::providers::anthropic::wire::MessagesRequest;
     use crate::providers::anthropic::{Anthropic, PROVIDER};
-    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::tool::ToolDefinition;
 
     /// Models whose settings differ, as when one conversation switches
@@ -874,13 +868,5 @@ mod body_tests {
         }
     }
 
-    #[test]
-    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(&models(), &reference);
-    }
-
-    #[test]
-    fn no_change_to_the_messages_reaches_a_stale_body() {
-        check_no_stale_bytes(&models()[0], &reference);
-    }
+    crate::providers::cache_checks::body_cache_tests!(models, reference);
 }

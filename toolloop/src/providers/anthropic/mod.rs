@@ -54,4 +54,3 @@ impl HttpModelBuilder<AnthropicMessages> {
         self
     }
 }
-

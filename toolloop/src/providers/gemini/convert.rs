@@ -9,13 +9,13 @@ use reqwest::header::{AUTHORIZATION, HeaderValue};
 
 use super::output_schema::response_json_schema;
 use super::parts::Parts;
+use super::reasoning::{gemini_thinking, gemini_version};
 use super::schema::openapi_schema;
 use super::wire::{
-    Content, ErrorResponse, FunctionCall, FunctionDeclaration, FunctionResponse, GenerateContentResponse,
-    GenerationConfig, Part, PartData, RequestHead, RequestTail, ResponseValue, Role as WireRole, SystemInstruction,
-    TextPart, Tools,
+    Content, ErrorResponse, FunctionCall, FunctionDeclaration, FunctionResponse, GeminiThinking,
+    GenerateContentResponse, GenerationConfig, Part, PartData, RequestHead, RequestTail, ResponseValue,
+    Role as WireRole, SystemInstruction, TextPart, Tools,
 };
-use super::reasoning::{GeminiThinking, gemini_thinking, gemini_version};
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use crate::model::{
@@ -23,7 +23,9 @@ use crate::model::{
     ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, Secret, write_element};
+use crate::providers::http::{
+    ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, Secret, write_element,
+};
 use crate::reasoning::{Reasoning, ReasoningState};
 
 /// The signature the API documents for function calls its models did not
@@ -137,12 +139,7 @@ impl Format for GeminiGenerateContent {
     /// `systemInstruction`, `contents`, then the tools and the generation
     /// settings: what changes from request to request is written around
     /// the contents, whose bytes the model's cache reuses.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()> {
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let system = request.system.filter(|system| !system.is_empty());
         body.open(&RequestHead {
             system_instruction: system.map(|text| SystemInstruction { parts: [TextPart { text }] }),
@@ -486,7 +483,6 @@ mod body_tests {
 
     use super::{contents, generation_config, tools};
     use crate::model::{ModelRequest, ReasoningConfig, ReasoningEffort, ReasoningSummary};
-    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::providers::gemini::{Gemini, PROVIDER};
 
     /// Models whose settings differ, as when one conversation switches
@@ -529,13 +525,5 @@ mod body_tests {
         .into_bytes()
     }
 
-    #[test]
-    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(&models(), &reference);
-    }
-
-    #[test]
-    fn no_change_to_the_messages_reaches_a_stale_body() {
-        check_no_stale_bytes(&models()[0], &reference);
-    }
+    crate::providers::cache_checks::body_cache_tests!(models, reference);
 }

@@ -26,8 +26,8 @@
 
 mod convert;
 mod output_schema;
-mod reasoning;
 mod parts;
+mod reasoning;
 mod schema;
 mod stream;
 mod wire;
@@ -105,7 +105,6 @@ impl HttpModelBuilder<GeminiGenerateContent> {
         self
     }
 }
-
 
 #[cfg(test)]
 mod tests {

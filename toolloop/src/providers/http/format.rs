@@ -49,6 +49,10 @@ pub trait WireFormat: Format {}
 
 impl<W: Format> WireFormat for W {}
 
+/// What writing a request body gives: it fails only where a value cannot be
+/// serialised.
+pub(crate) type BodyResult = serde_json::Result<()>;
+
 /// Headers one request adds to the model's.
 #[allow(unreachable_pub)] // named by the sealed `Format`
 pub type RequestHeaders = Vec<(HeaderName, HeaderValue)>;
@@ -180,12 +184,7 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     }
 
     /// Writes the request body through `body`, which renders the messages.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()>;
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult;
 
     /// Appends to `out` the wire elements, each preceded by a comma, of
     /// `run`: consecutive messages of one role, which APIs merge into one

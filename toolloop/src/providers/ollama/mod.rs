@@ -65,17 +65,21 @@ fn host_url(host: &str) -> String {
     if has_port || scheme == "https" { format!("{scheme}://{rest}") } else { format!("{scheme}://{rest}:11434") }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::host_url;
 
     #[test]
     fn ollama_host_is_completed_to_a_url() {
-        assert_eq!(host_url("127.0.0.1:11434"), "http://127.0.0.1:11434");
-        assert_eq!(host_url("gpu-box"), "http://gpu-box:11434");
-        assert_eq!(host_url("http://gpu-box/"), "http://gpu-box:11434");
-        assert_eq!(host_url("https://ollama.example.com"), "https://ollama.example.com");
-        assert_eq!(host_url("http://10.0.0.2:8080"), "http://10.0.0.2:8080");
+        let cases = [
+            ("127.0.0.1:11434", "http://127.0.0.1:11434"),
+            ("gpu-box", "http://gpu-box:11434"),
+            ("http://gpu-box/", "http://gpu-box:11434"),
+            ("https://ollama.example.com", "https://ollama.example.com"),
+            ("http://10.0.0.2:8080", "http://10.0.0.2:8080"),
+        ];
+        for (host, url) in cases {
+            assert_eq!(host_url(host), url);
+        }
     }
 }

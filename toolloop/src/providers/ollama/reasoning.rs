@@ -4,17 +4,8 @@
 //! for most thinking models; some (`gpt-oss`) take a level instead,
 //! `"low"`, `"medium"` or `"high"`, which must match exactly.
 
+use super::wire::OllamaThink;
 use crate::model::ReasoningEffort;
-
-/// The value of `think`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
-pub(crate) enum OllamaThink {
-    /// `true` or `false`.
-    Enabled(bool),
-    /// A named level.
-    Level(&'static str),
-}
 
 /// The `think` value for `effort` on `model`.
 pub(crate) fn ollama_think(effort: ReasoningEffort, model: &str) -> OllamaThink {

@@ -62,16 +62,22 @@ mod tests {
     #[test]
     fn efforts_follow_the_model_family() {
         use ReasoningEffort::{High, Low, Max, Medium, Off};
-        assert_eq!(openai_effort(Off, "gpt-5.1"), Some("none"));
-        assert_eq!(openai_effort(Off, "gpt-5"), Some("minimal"));
-        assert_eq!(openai_effort(Off, "o3"), None);
-        assert_eq!(openai_effort(Low, "o3"), Some("low"));
-        assert_eq!(openai_effort(Medium, "gpt-5.1"), Some("medium"));
-        assert_eq!(openai_effort(High, "gpt-5"), Some("high"));
-        assert_eq!(openai_effort(Max, "gpt-5.2"), Some("xhigh"));
-        assert_eq!(openai_effort(Max, "gpt-5.1-codex-max"), Some("xhigh"));
-        assert_eq!(openai_effort(Max, "gpt-5.1"), Some("high"));
-        assert_eq!(openai_effort(Low, "gpt-5-pro"), Some("high"));
-        assert_eq!(openai_effort(Off, "gpt-5-pro"), None);
+        // (effort, model, what is sent)
+        let cases = [
+            (Off, "gpt-5.1", Some("none")),
+            (Off, "gpt-5", Some("minimal")),
+            (Off, "o3", None),
+            (Low, "o3", Some("low")),
+            (Medium, "gpt-5.1", Some("medium")),
+            (High, "gpt-5", Some("high")),
+            (Max, "gpt-5.2", Some("xhigh")),
+            (Max, "gpt-5.1-codex-max", Some("xhigh")),
+            (Max, "gpt-5.1", Some("high")),
+            (Low, "gpt-5-pro", Some("high")),
+            (Off, "gpt-5-pro", None),
+        ];
+        for (effort, model, sent) in cases {
+            assert_eq!(openai_effort(effort, model), sent, "{effort:?} on {model}");
+        }
     }
 }

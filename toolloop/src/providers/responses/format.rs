@@ -4,13 +4,15 @@ use serde::Serialize;
 
 use super::chain::ResponseChains;
 use super::convert::{INCLUDE_ENCRYPTED_REASONING, error_body, function_tool, input_items};
+use super::reasoning::responses_reasoning;
 use super::stream::ResponsesStreamDecoder;
-use super::wire::{FunctionTool, InputItem, ResponsesResponse};
-use super::reasoning::{ResponsesReasoning, responses_reasoning};
+use super::wire::{FunctionTool, InputItem, ResponsesReasoning, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
 use crate::model::{ModelError, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, HttpModelBuilder, write_element};
+use crate::providers::http::{
+    ApiError, ApiKey, Body, BodyResult, CallSettings, Format, HttpModelBuilder, write_element,
+};
 use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, PromptCacheSettings, PromptCaching};
 
 /// The OpenAI Responses API wire format (`POST {base}/responses`): the `W`
@@ -156,12 +158,7 @@ impl Format for OpenAiResponsesApi {
     /// The same bytes as [`render`](super::convert::render) of the request:
     /// the whole conversation, or only what is new since the stored
     /// response it continues.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()> {
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let instructions = request.system.filter(|s| !s.is_empty());
         let continuation = self
             .chains

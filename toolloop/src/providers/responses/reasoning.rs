@@ -3,17 +3,9 @@
 //! Completions' rules (`openai::reasoning`); a summary is asked for only
 //! when reasoning is on.
 
+use super::wire::ResponsesReasoning;
 use crate::model::{ReasoningConfig, ReasoningSummary};
 use crate::providers::openai::openai_effort;
-
-/// The `reasoning` object of a Responses request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct ResponsesReasoning {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) effort: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) summary: Option<&'static str>,
-}
 
 /// The Responses `reasoning` object for `config` on `model`; `None` when it
 /// should be left out.
