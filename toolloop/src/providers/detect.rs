@@ -69,7 +69,7 @@ mod tests {
     use crate::providers::anthropic::{self, Anthropic};
     use crate::providers::gemini::{self, Gemini};
     use crate::providers::ollama::Ollama;
-    use crate::providers::openai::{self, OpenAi};
+    use crate::providers::openai::{self, OpenAi, OpenAiResponses};
     use crate::providers::{ConfigError, HttpModel, WireFormat};
 
     fn lookup<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
@@ -122,6 +122,8 @@ mod tests {
         let vars = [("OPENAI_API_KEY", "sk-secret"), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")];
         let built = OpenAi::builder_from_lookup(&lookup(&vars)).build();
         check(built, "http://127.0.0.1:9/v1/chat/completions", ("openai", openai::DEFAULT_MODEL), "sk-secret");
+        let built = OpenAiResponses::builder_from_lookup(&lookup(&vars)).build();
+        check(built, "http://127.0.0.1:9/v1/responses", ("openai-responses", openai::DEFAULT_MODEL), "sk-secret");
         // Gemini takes the key many Google APIs share, too.
         let vars = [("GOOGLE_API_KEY", "AIza-google"), ("GEMINI_BASE_URL", "http://127.0.0.1:9/")];
         let built = Gemini::builder_from_lookup(&lookup(&vars)).build();
@@ -145,6 +147,7 @@ mod tests {
         let none = lookup(&[]);
         assert_eq!(missing(Anthropic::builder_from_lookup(&none).build().unwrap_err()), "ANTHROPIC_API_KEY");
         assert_eq!(missing(OpenAi::builder_from_lookup(&none).build().unwrap_err()), "OPENAI_API_KEY");
+        assert_eq!(missing(OpenAiResponses::builder_from_lookup(&none).build().unwrap_err()), "OPENAI_API_KEY");
         assert_eq!(missing(Gemini::builder_from_lookup(&none).build().unwrap_err()), "GEMINI_API_KEY");
     }
 

@@ -44,6 +44,7 @@ pub const API_VERSION: &str = "2023-06-01";
 /// [`HttpModelBuilder::prompt_cache`].
 pub type Anthropic = HttpModel<AnthropicMessages>;
 
+/// Settings of [`Anthropic`] models only.
 impl HttpModelBuilder<AnthropicMessages> {
     /// Sets the prompt-cache breakpoints of every request (default:
     /// [`PromptCache::auto`], the tools and system prompt plus the end of

@@ -54,6 +54,7 @@ pub const DEFAULT_MODEL: &str = "gemini-3-flash-preview";
 /// consecutive turns of one role merged into one `user` or `model` content.
 pub type Gemini = HttpModel<GeminiGenerateContent>;
 
+/// Settings of [`Gemini`] models only.
 impl HttpModelBuilder<GeminiGenerateContent> {
     /// Sends requests to Gemini on Vertex AI in `project` and `location`
     /// (`us-central1`, `global`, ...): `{base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`,

@@ -36,6 +36,7 @@ pub const DEFAULT_MODEL: &str = "llama3.2";
 /// is sent as a bearer token.
 pub type Ollama = HttpModel<OllamaChat>;
 
+/// Settings of [`Ollama`] models only.
 impl HttpModelBuilder<OllamaChat> {
     /// Sets the context window, in tokens, the server loads the model with
     /// (`options.num_ctx`; default: the server's, often 2048 to 4096).

@@ -77,6 +77,7 @@ impl OpenAi {
     }
 }
 
+/// Settings of [`OpenAi`] (Chat Completions) models only.
 impl HttpModelBuilder<OpenAiChat> {
     /// Sends the maximum output tokens as the older `max_tokens` field, for
     /// compatible servers that do not know `max_completion_tokens`.

@@ -52,6 +52,8 @@ pub trait PromptCaching: WireFormat {
     fn prompt_cache_settings(&mut self) -> &mut PromptCacheSettings;
 }
 
+/// Settings of both OpenAI formats: [`OpenAi`](super::OpenAi) and
+/// [`OpenAiResponses`](super::OpenAiResponses) models.
 impl<W: PromptCaching> HttpModelBuilder<W> {
     /// Sets `prompt_cache_key`, which OpenAI uses with the prompt's prefix to
     /// route requests to the machines holding its cache: one key per

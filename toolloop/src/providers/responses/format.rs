@@ -40,6 +40,7 @@ impl PromptCaching for OpenAiResponsesApi {
     }
 }
 
+/// Settings of [`OpenAiResponses`](crate::providers::openai::OpenAiResponses) models only.
 impl HttpModelBuilder<OpenAiResponsesApi> {
     /// Stores each response on OpenAI's side (`store: true`) and continues
     /// it with `previous_response_id`, sending only the items that are new
