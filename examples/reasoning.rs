@@ -16,9 +16,9 @@
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::providers::anthropic::AnthropicBuilder;
-use toolloop::providers::gemini::GeminiBuilder;
-use toolloop::providers::openai::OpenAiResponsesBuilder;
+use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::gemini::Gemini;
+use toolloop::providers::openai::OpenAiResponses;
 use toolloop::reasoning::{Reasoning, ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::testing::ScriptedModel;
 
@@ -57,14 +57,14 @@ fn model() -> Result<Box<dyn Model>, toolloop::BuildError> {
     let model: Box<dyn Model> = if env("ANTHROPIC_API_KEY").is_some() {
         // Claude 4.5 and earlier think with a token budget below max_tokens.
         let thinking = ReasoningConfig::new(ReasoningEffort::Medium).with_budget_tokens(2048);
-        Box::new(AnthropicBuilder::from_env().model("claude-sonnet-4-5").max_tokens(8192).reasoning(thinking).build()?)
+        Box::new(Anthropic::builder_from_env().model("claude-sonnet-4-5").max_tokens(8192).reasoning(thinking).build()?)
     } else if env("OPENAI_API_KEY").is_some() {
         let reasoning = ReasoningConfig::new(ReasoningEffort::Low).with_summary(ReasoningSummary::Auto);
-        Box::new(OpenAiResponsesBuilder::from_env().model("gpt-5-mini").reasoning(reasoning).build()?)
+        Box::new(OpenAiResponses::builder_from_env().model("gpt-5-mini").reasoning(reasoning).build()?)
     } else if env("GEMINI_API_KEY").is_some() {
         // Gemini 3 thinks by levels; its thought summaries are shown when asked for.
         let thinking = ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto);
-        Box::new(GeminiBuilder::from_env().model("gemini-3-flash-preview").reasoning(thinking).build()?)
+        Box::new(Gemini::builder_from_env().model("gemini-3-flash-preview").reasoning(thinking).build()?)
     } else {
         Box::new(scripted())
     };

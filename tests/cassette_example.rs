@@ -19,7 +19,7 @@
 //! `127.0.0.1`; only the path is matched, so it replays against the
 //! default `https://api.anthropic.com`.
 
-use toolloop::providers::anthropic::AnthropicBuilder;
+use toolloop::providers::anthropic::Anthropic;
 use toolloop::testing::Cassette;
 use toolloop::{Agent, Conversation};
 
@@ -54,7 +54,7 @@ async fn the_weather_agent_advises_an_umbrella_in_paris() {
     // One cassette per test; `TOOLLOOP_RECORD=1` records it anew.
     let cassette = Cassette::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cassettes/weather_agent.json")).unwrap();
     // From the environment when recording; replaying needs no key.
-    let model = AnthropicBuilder::from_env().model("claude-sonnet-4-5").cassette(&cassette).build().unwrap();
+    let model = Anthropic::builder_from_env().model("claude-sonnet-4-5").cassette(&cassette).build().unwrap();
     let agent = Agent::builder()
         .model(model)
         .system("You advise travellers. Check the weather before you answer.")

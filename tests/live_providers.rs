@@ -15,10 +15,10 @@
 
 use std::convert::Infallible;
 
-use toolloop::providers::anthropic::AnthropicBuilder;
-use toolloop::providers::gemini::GeminiBuilder;
-use toolloop::providers::ollama::OllamaBuilder;
-use toolloop::providers::openai::OpenAiBuilder;
+use toolloop::providers::anthropic::Anthropic;
+use toolloop::providers::gemini::Gemini;
+use toolloop::providers::ollama::Ollama;
+use toolloop::providers::openai::OpenAi;
 use toolloop::reasoning::ReasoningEffort;
 use toolloop::{CancellationToken, Conversation, Message, Model, ModelRequest, Tool, ToolSet};
 
@@ -73,7 +73,7 @@ async fn round_trip(model: &dyn Model) {
 #[ignore = "live: calls the real API; run with --ignored and ANTHROPIC_API_KEY set"]
 async fn anthropic_live_round_trip() {
     require("ANTHROPIC_API_KEY");
-    let mut builder = AnthropicBuilder::from_env();
+    let mut builder = Anthropic::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_ANTHROPIC_MODEL") {
         builder = builder.model(name);
     }
@@ -84,7 +84,7 @@ async fn anthropic_live_round_trip() {
 #[ignore = "live: calls the real API; run with --ignored and OPENAI_API_KEY set"]
 async fn openai_live_round_trip() {
     require("OPENAI_API_KEY");
-    let mut builder = OpenAiBuilder::from_env();
+    let mut builder = OpenAi::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_OPENAI_MODEL") {
         builder = builder.model(name);
     }
@@ -95,7 +95,7 @@ async fn openai_live_round_trip() {
 #[ignore = "live: calls the real API; run with --ignored and OLLAMA_HOST set"]
 async fn ollama_live_round_trip() {
     require("OLLAMA_HOST");
-    let mut builder = OllamaBuilder::from_env();
+    let mut builder = Ollama::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_OLLAMA_MODEL") {
         builder = builder.model(name);
     }
@@ -137,7 +137,7 @@ async fn typed_round_trip(model: impl Model + 'static, mode: toolloop::agent::Ou
 #[ignore = "live: calls the real API; run with --ignored and ANTHROPIC_API_KEY set"]
 async fn anthropic_live_native_output() {
     require("ANTHROPIC_API_KEY");
-    let mut builder = AnthropicBuilder::from_env();
+    let mut builder = Anthropic::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_ANTHROPIC_MODEL") {
         builder = builder.model(name);
     }
@@ -148,7 +148,7 @@ async fn anthropic_live_native_output() {
 #[ignore = "live: calls the real API; run with --ignored and OPENAI_API_KEY set"]
 async fn openai_live_native_output() {
     require("OPENAI_API_KEY");
-    let mut builder = OpenAiBuilder::from_env();
+    let mut builder = OpenAi::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_OPENAI_MODEL") {
         builder = builder.model(name);
     }
@@ -159,7 +159,7 @@ async fn openai_live_native_output() {
 #[ignore = "live: calls the real API; run with --ignored and OLLAMA_HOST set"]
 async fn ollama_live_prompted_output() {
     require("OLLAMA_HOST");
-    let mut builder = OllamaBuilder::from_env();
+    let mut builder = Ollama::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_OLLAMA_MODEL") {
         builder = builder.model(name);
     }
@@ -173,7 +173,7 @@ async fn ollama_live_prompted_output() {
 #[ignore = "live: calls the real API; run with --ignored and GEMINI_API_KEY set"]
 async fn gemini_live_round_trip() {
     require("GEMINI_API_KEY");
-    let mut builder = GeminiBuilder::from_env().reasoning(ReasoningEffort::Low);
+    let mut builder = Gemini::builder_from_env().reasoning(ReasoningEffort::Low);
     if let Some(name) = model_name("TOOLLOOP_LIVE_GEMINI_MODEL") {
         builder = builder.model(name);
     }
@@ -187,7 +187,7 @@ async fn gemini_live_round_trip() {
 #[ignore = "live: calls the real API; run with --ignored and GEMINI_API_KEY set"]
 async fn gemini_live_native_output() {
     require("GEMINI_API_KEY");
-    let mut builder = GeminiBuilder::from_env();
+    let mut builder = Gemini::builder_from_env();
     if let Some(name) = model_name("TOOLLOOP_LIVE_GEMINI_MODEL") {
         builder = builder.model(name);
     }

@@ -67,8 +67,9 @@
 //!   OpenRouter, Groq...), the OpenAI Responses API, Ollama and Gemini, over
 //!   reqwest + tokio, with their real wire formats, typed errors, and
 //!   retries as the official SDKs do them. Each has `from_env()` and a
-//!   builder (`api_key`, `base_url`, `model`, `max_tokens`, `temperature`,
-//!   `timeout`, `retry_policy`, extra headers);
+//!   builder (`Anthropic::builder()`, or `Anthropic::builder_from_env()` to
+//!   start from the environment: `api_key`, `base_url`, `model`,
+//!   `max_tokens`, `temperature`, `timeout`, `retry_policy`, extra headers);
 //!   [`providers::from_env()`](crate::providers::from_env) picks whichever
 //!   provider the environment configures, and
 //!   [`from_env_or(offline_model)`](crate::providers::from_env_or) falls
@@ -435,10 +436,10 @@
 //! from the environment when recording, and needs none to replay:
 //!
 //! ```no_run
-//! # use toolloop::providers::anthropic::AnthropicBuilder;
+//! # use toolloop::providers::anthropic::Anthropic;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let cassette = toolloop::testing::Cassette::open("tests/cassettes/my_agent.json")?;
-//! let model = AnthropicBuilder::from_env().cassette(&cassette).build()?; // replay needs no key
+//! let model = Anthropic::builder_from_env().cassette(&cassette).build()?; // replay needs no key
 //! // ... run the agent on `model`, assert on its output ...
 //! cassette.finish()?;
 //! # Ok(()) }

@@ -188,6 +188,24 @@ impl Variant {
     }
 }
 
+/// The two checks as tests of a format's module: `models` gives the
+/// models to check (the first is checked for stale bytes), `reference`
+/// the format's body built from scratch.
+macro_rules! body_cache_tests {
+    ($models:ident, $reference:ident) => {
+        #[test]
+        fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
+            $crate::providers::cache_checks::check_bodies(&$models(), &$reference);
+        }
+
+        #[test]
+        fn no_change_to_the_messages_reaches_a_stale_body() {
+            $crate::providers::cache_checks::check_no_stale_bytes(&$models()[0], &$reference);
+        }
+    };
+}
+pub(crate) use body_cache_tests;
+
 /// The body of serialising the whole request at once, for `model` (whose
 /// settings the reference reads) and `request`.
 pub(crate) type Reference<'r, W> = &'r dyn Fn(&HttpModel<W>, &ModelRequest<'_>) -> Vec<u8>;

@@ -45,19 +45,19 @@ pub fn from_env_or(offline: impl Model + 'static) -> Result<Box<dyn Model>, Buil
 pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, BuildError> {
     #[cfg(feature = "anthropic")]
     if env("ANTHROPIC_API_KEY").is_some() {
-        return Ok(Some(Box::new(super::anthropic::AnthropicBuilder::from_lookup(env).build()?)));
+        return Ok(Some(Box::new(super::anthropic::Anthropic::builder_from_lookup(env).build()?)));
     }
     #[cfg(feature = "openai")]
     if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
-        return Ok(Some(Box::new(super::openai::OpenAiBuilder::from_lookup(env).build()?)));
+        return Ok(Some(Box::new(super::openai::OpenAi::builder_from_lookup(env).build()?)));
     }
     #[cfg(feature = "gemini")]
     if env("GEMINI_API_KEY").is_some() {
-        return Ok(Some(Box::new(super::gemini::GeminiBuilder::from_lookup(env).build()?)));
+        return Ok(Some(Box::new(super::gemini::Gemini::builder_from_lookup(env).build()?)));
     }
     #[cfg(feature = "ollama")]
     if env("OLLAMA_HOST").is_some() {
-        return Ok(Some(Box::new(super::ollama::OllamaBuilder::from_lookup(env).build()?)));
+        return Ok(Some(Box::new(super::ollama::Ollama::builder_from_lookup(env).build()?)));
     }
     let _ = env;
     Ok(None)
@@ -66,6 +66,33 @@ pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Result<Option<Box<dyn Model>>, 
 #[cfg(all(test, feature = "anthropic", feature = "openai", feature = "ollama", feature = "gemini"))]
 mod tests {
     use super::from_lookup;
+    use crate::BuildError;
+    use crate::Model;
+    use crate::providers::anthropic::{self, Anthropic};
+    use crate::providers::gemini::{self, Gemini};
+    use crate::providers::ollama::Ollama;
+    use crate::providers::openai::{self, OpenAi, OpenAiResponses};
+    use crate::providers::{HttpModel, WireFormat};
+
+    fn lookup<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    /// `built` posts to `endpoint`, names `provider` and `default_model`,
+    /// switches models, and never shows `secret` in its `Debug` output.
+    fn check<W: WireFormat>(
+        built: Result<HttpModel<W>, BuildError>,
+        endpoint: &str,
+        (provider, default_model): (&str, &str),
+        secret: &str,
+    ) {
+        let model = built.unwrap();
+        assert_eq!(model.endpoint(), endpoint);
+        assert_eq!((model.provider(), model.name()), (provider, default_model));
+        let debug = format!("{model:?}");
+        assert!(!debug.contains(secret), "{debug}");
+        assert_eq!(model.with_model("other").name(), "other");
+    }
 
     fn provider(vars: &[(&str, &str)]) -> Option<String> {
         let env = |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned());
@@ -87,5 +114,56 @@ mod tests {
         assert_eq!(provider(&all[3..]).as_deref(), Some("ollama"));
         assert_eq!(provider(&[("GOOGLE_API_KEY", "g")]), None, "GOOGLE_API_KEY alone picks nothing");
         assert_eq!(provider(&[]), None);
+    }
+
+    #[test]
+    fn each_provider_is_configured_from_its_own_variables() {
+        let vars = [("ANTHROPIC_API_KEY", "sk-ant-secret"), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")];
+        let built = Anthropic::builder_from_lookup(&lookup(&vars)).build();
+        check(built, "http://127.0.0.1:9/v1/messages", ("anthropic", anthropic::DEFAULT_MODEL), "sk-ant-secret");
+        let vars = [("OPENAI_API_KEY", "sk-secret"), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")];
+        let built = OpenAi::builder_from_lookup(&lookup(&vars)).build();
+        check(built, "http://127.0.0.1:9/v1/chat/completions", ("openai", openai::DEFAULT_MODEL), "sk-secret");
+        let built = OpenAiResponses::builder_from_lookup(&lookup(&vars)).build();
+        check(built, "http://127.0.0.1:9/v1/responses", ("openai-responses", openai::DEFAULT_MODEL), "sk-secret");
+        // Gemini takes the key many Google APIs share, too.
+        let vars = [("GOOGLE_API_KEY", "AIza-google"), ("GEMINI_BASE_URL", "http://127.0.0.1:9/")];
+        let built = Gemini::builder_from_lookup(&lookup(&vars)).build();
+        check(built, "http://127.0.0.1:9/v1beta/models", ("gemini", gemini::DEFAULT_MODEL), "AIza-google");
+        let vars = [("OLLAMA_HOST", "127.0.0.1:9")];
+        let built = Ollama::builder_from_lookup(&lookup(&vars)).build();
+        check(built, "http://127.0.0.1:9/api/chat", ("ollama", crate::providers::ollama::DEFAULT_MODEL), "-");
+        let built = Ollama::builder_from_lookup(&lookup(&[])).api_key("proxy-secret").build();
+        check(built, "http://localhost:11434/api/chat", ("ollama", "llama3.2"), "proxy-secret");
+        // A compatible server given by its base URL may need no key.
+        let local = [("OPENAI_BASE_URL", "http://localhost:8000/v1")];
+        assert!(OpenAi::builder_from_lookup(&lookup(&local)).build().is_ok());
+    }
+
+    #[test]
+    fn a_missing_key_names_the_variable_to_set() {
+        let missing = |error: BuildError| match error {
+            BuildError::MissingApiKey { variable } => variable,
+            other => panic!("{other}"),
+        };
+        let none = lookup(&[]);
+        assert_eq!(missing(Anthropic::builder_from_lookup(&none).build().unwrap_err()), "ANTHROPIC_API_KEY");
+        assert_eq!(missing(OpenAi::builder_from_lookup(&none).build().unwrap_err()), "OPENAI_API_KEY");
+        assert_eq!(missing(OpenAiResponses::builder_from_lookup(&none).build().unwrap_err()), "OPENAI_API_KEY");
+        assert_eq!(missing(Gemini::builder_from_lookup(&none).build().unwrap_err()), "GEMINI_API_KEY");
+    }
+
+    #[test]
+    fn no_builder_shows_its_key_in_debug_output() {
+        let debug = [
+            format!("{:?}", Anthropic::builder().api_key("secret-1")),
+            format!("{:?}", OpenAi::builder().api_key("secret-1")),
+            format!("{:?}", OpenAi::responses().api_key("secret-1")),
+            format!("{:?}", Gemini::builder().api_key("secret-1")),
+            format!("{:?}", Ollama::builder().api_key("secret-1")),
+        ];
+        for debug in debug {
+            assert!(!debug.contains("secret-1"), "{debug}");
+        }
     }
 }

@@ -4,13 +4,16 @@
 //!
 //! Every HTTP provider is one type, [`HttpModel<W>`](HttpModel), configured
 //! by one builder, [`HttpModelBuilder<W>`](HttpModelBuilder), for its wire
-//! format `W` ([`WireFormat`]); `Anthropic`, `OpenAi`, `Ollama` and `Gemini` (and their
-//! `...Builder`s) name it for their formats. Retries, timeouts, tracing,
-//! secrets, error mapping and the reuse of already rendered messages live
-//! once in that type; a provider module holds only its wire types
-//! (`wire.rs`), the conversions between them and the neutral types
-//! (`convert.rs`), its constants and its format's own builder settings. The
-//! rest of the crate sees only [`ModelRequest`](crate::ModelRequest) and
+//! format `W` ([`WireFormat`]). Users name the model types, which fix `W`:
+//! `Anthropic`, `OpenAi`, `OpenAiResponses`, `Gemini` and `Ollama`
+//! (`Anthropic::builder()`, `Anthropic::from_env()`,
+//! `Anthropic::builder_from_env()`); the formats themselves stay out of
+//! sight. Retries, timeouts, tracing, secrets, error mapping and the reuse
+//! of already rendered messages live once in that type; a provider module
+//! holds only its wire types (`wire.rs`), the conversions between them and
+//! the neutral types (`convert.rs`), its reasoning rules (`reasoning.rs`),
+//! its constants and its format's own builder settings. The rest of the
+//! crate sees only [`ModelRequest`](crate::ModelRequest) and
 //! [`ModelResponse`](crate::ModelResponse).
 //!
 //! | provider | module | cargo feature | environment |

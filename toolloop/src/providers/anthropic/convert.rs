@@ -4,19 +4,20 @@ use std::borrow::Cow;
 
 use reqwest::header::{HeaderName, HeaderValue};
 
+use super::reasoning::{AnthropicThinking, anthropic_thinking};
 use super::wire::{
     CacheControl, ErrorResponse, InputBlock, InputMessage, MessagesRequestHead, MessagesRequestTail, MessagesResponse,
     OutputBlock, OutputConfig, OutputFormat, Role as WireRole, System, SystemBlock, ThinkingParam, Tool,
 };
-use super::{API_VERSION, AnthropicMessages, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
+use super::{API_VERSION, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, PROVIDER};
 use crate::conversation::needs_view;
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::reasoning::anthropic::{AnthropicThinking, anthropic_thinking};
 use crate::model::{
-    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
+    CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, PromptCache, ResponseSchema,
+    ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::providers::http::{ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, write_element};
 use crate::reasoning::ReasoningError;
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
@@ -24,6 +25,15 @@ use crate::usage::Usage;
 
 /// The most output tokens the official SDKs ask for without streaming.
 const NON_STREAMING_MAX_TOKENS: u32 = 21_333;
+
+/// The Anthropic Messages wire format: the `W` of
+/// [`Anthropic`](super::Anthropic), holding its settings. Users never name
+/// it (it is public only to be the alias's parameter).
+#[derive(Clone, Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct AnthropicMessages {
+    pub(super) prompt_cache: PromptCache,
+}
 
 impl Format for AnthropicMessages {
     const PROVIDER: &'static str = PROVIDER;
@@ -85,12 +95,7 @@ impl Format for AnthropicMessages {
     /// on the conversation, and the conversation's mark is written into the
     /// body after the reused message bytes are copied, so neither the prefix
     /// nor the cached messages change from call to call.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()> {
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let cache = request.prompt_cache.unwrap_or(self.prompt_cache);
         let system = request.system.filter(|s| !s.is_empty());
         let prefix = cache.prefix().map(cache_control);
@@ -173,7 +178,7 @@ fn output_config(effort: Option<&'static str>, format: Option<OutputFormat>) -> 
 
 /// The `output_config.format` for `schema` on `model`, or why there is none.
 fn output_format(model: &str, schema: &ResponseSchema) -> Result<OutputFormat, String> {
-    if crate::model::reasoning::anthropic::claude_version(model).is_some_and(|version| version < (4, 5)) {
+    if super::reasoning::claude_version(model).is_some_and(|version| version < (4, 5)) {
         return Err(
             "Anthropic gives structured outputs on Claude Opus 4.5, Sonnet 4.5, Haiku 4.5 and later models only"
                 .to_owned(),
@@ -463,9 +468,9 @@ pub(super) fn stop_reason_from(reason: &str) -> StopReason {
 mod tests {
     use serde_json::json;
 
+    use super::AnthropicMessages;
     use super::{messages, stop_reason_from};
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-    use crate::providers::anthropic::AnthropicMessages;
     use crate::providers::http::Format;
     use crate::stop_reason::StopReason;
 
@@ -667,7 +672,6 @@ mod body_tests {
     use crate::model::{CacheTtl, ModelRequest, PromptCache};
     use crate::providers::anthropic::wire::MessagesRequest;
     use crate::providers::anthropic::{Anthropic, PROVIDER};
-    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::tool::ToolDefinition;
 
     /// Models whose settings differ, as when one conversation switches
@@ -866,13 +870,5 @@ mod body_tests {
         }
     }
 
-    #[test]
-    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(&models(), &reference);
-    }
-
-    #[test]
-    fn no_change_to_the_messages_reaches_a_stale_body() {
-        check_no_stale_bytes(&models()[0], &reference);
-    }
+    crate::providers::cache_checks::body_cache_tests!(models, reference);
 }

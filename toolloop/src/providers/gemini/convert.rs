@@ -1,26 +1,30 @@
 //! Neutral types to and from the Gemini wire format.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 
 use super::output_schema::response_json_schema;
 use super::parts::Parts;
+use super::reasoning::{gemini_thinking, gemini_version};
 use super::schema::openapi_schema;
 use super::wire::{
-    Content, ErrorResponse, FunctionCall, FunctionDeclaration, FunctionResponse, GenerateContentResponse,
-    GenerationConfig, Part, PartData, RequestHead, RequestTail, ResponseValue, Role as WireRole, SystemInstruction,
-    TextPart, Tools,
+    Content, ErrorResponse, FunctionCall, FunctionDeclaration, FunctionResponse, GeminiThinking,
+    GenerateContentResponse, GenerationConfig, Part, PartData, RequestHead, RequestTail, ResponseValue,
+    Role as WireRole, SystemInstruction, TextPart, Tools,
 };
-use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiGenerateContent, PROVIDER, Token};
+use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-use crate::model::reasoning::gemini::{GeminiThinking, gemini_thinking, gemini_version};
 use crate::model::{
     ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema, ResponseSchemaSupport,
 };
 use crate::providers::common::{misplaced_call, misplaced_result, object_input};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, RequestHeaders, write_element};
+use crate::providers::http::{
+    ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, Secret, write_element,
+};
 use crate::reasoning::ReasoningError;
 use crate::reasoning::{Reasoning, ReasoningState};
 
@@ -28,6 +32,43 @@ use crate::reasoning::{Reasoning, ReasoningState};
 /// make (history from another model, calls written by hand): it skips the
 /// check of the signature, on the Gemini API and on Vertex AI alike.
 pub(super) const PLACEHOLDER_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// The Gemini `generateContent` wire format: the `W` of
+/// [`Gemini`](super::Gemini), holding its settings. Users never name it (it
+/// is public only to be the alias's parameter).
+#[derive(Clone, Debug, Default)]
+#[allow(unreachable_pub)]
+pub struct GeminiGenerateContent {
+    /// Set for Vertex AI: the project and location its models live in.
+    pub(super) vertex: Option<Vertex>,
+    /// A bearer token sent with every request (Vertex AI).
+    pub(super) token: Option<Token>,
+    /// Tool parameters as the `OpenAPI` subset (`parameters`).
+    pub(super) openapi_parameters: bool,
+}
+
+/// Where a Vertex AI endpoint's models live.
+#[derive(Clone, Debug)]
+pub(super) struct Vertex {
+    pub(super) project: String,
+    pub(super) location: String,
+}
+
+/// A Vertex AI access token: given once, or asked for on every request.
+#[derive(Clone)]
+pub(super) enum Token {
+    Fixed(Secret),
+    Source(Arc<dyn Fn() -> Result<String, String> + Send + Sync>),
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(secret) => f.debug_tuple("Fixed").field(secret).finish(),
+            Self::Source(_) => f.write_str("Source(..)"),
+        }
+    }
+}
 
 impl Format for GeminiGenerateContent {
     const PROVIDER: &'static str = PROVIDER;
@@ -98,12 +139,7 @@ impl Format for GeminiGenerateContent {
     /// `systemInstruction`, `contents`, then the tools and the generation
     /// settings: what changes from request to request is written around
     /// the contents, whose bytes the model's cache reuses.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()> {
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let system = request.system.filter(|system| !system.is_empty());
         body.open(&RequestHead {
             system_instruction: system.map(|text| SystemInstruction { parts: [TextPart { text }] }),
@@ -447,7 +483,6 @@ mod body_tests {
 
     use super::{contents, generation_config, tools};
     use crate::model::ModelRequest;
-    use crate::providers::cache_checks::{check_bodies, check_no_stale_bytes};
     use crate::providers::gemini::{Gemini, PROVIDER};
     use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 
@@ -491,13 +526,5 @@ mod body_tests {
         .into_bytes()
     }
 
-    #[test]
-    fn cached_bodies_are_byte_identical_and_render_each_settled_run_once() {
-        check_bodies(&models(), &reference);
-    }
-
-    #[test]
-    fn no_change_to_the_messages_reaches_a_stale_body() {
-        check_no_stale_bytes(&models()[0], &reference);
-    }
+    crate::providers::cache_checks::body_cache_tests!(models, reference);
 }

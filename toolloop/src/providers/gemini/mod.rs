@@ -1,6 +1,6 @@
 //! Google's Gemini API (`POST {base}/v1beta/models/{model}:generateContent`,
 //! and `:streamGenerateContent?alt=sse` for streamed calls), also on
-//! Vertex AI ([`GeminiBuilder::vertex`]).
+//! Vertex AI ([`HttpModelBuilder::vertex`]).
 //!
 //! ```no_run
 //! use toolloop::providers::gemini::Gemini;
@@ -27,13 +27,14 @@
 mod convert;
 mod output_schema;
 mod parts;
+mod reasoning;
 mod schema;
 mod stream;
 mod wire;
 
-use std::fmt;
 use std::sync::Arc;
 
+use convert::{GeminiGenerateContent, Token, Vertex};
 use stream::GeminiStreamDecoder;
 
 use super::http::{HttpModel, HttpModelBuilder, Secret};
@@ -45,53 +46,16 @@ pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 /// The model used unless another is set.
 pub const DEFAULT_MODEL: &str = "gemini-3-flash-preview";
 
-/// A Gemini model: [`Gemini::builder`], [`Gemini::from_env`], and the rest
-/// of [`HttpModel`].
+/// A Gemini model over the `generateContent` API (key in
+/// `x-goog-api-key`): [`Gemini::builder`], [`Gemini::from_env`],
+/// [`Gemini::builder_from_env`], and the rest of [`HttpModel`]. Tools go as
+/// `functionDeclarations` with full JSON Schema (`parametersJsonSchema`),
+/// calls and results as `functionCall` / `functionResponse` parts with ids,
+/// consecutive turns of one role merged into one `user` or `model` content.
 pub type Gemini = HttpModel<GeminiGenerateContent>;
 
-/// Configures a [`Gemini`] model.
-pub type GeminiBuilder = HttpModelBuilder<GeminiGenerateContent>;
-
-/// The Gemini `generateContent` wire format (key in `x-goog-api-key`):
-/// tools as `functionDeclarations` with full JSON Schema
-/// (`parametersJsonSchema`), calls and results as `functionCall` /
-/// `functionResponse` parts with ids, consecutive turns of one role merged
-/// into one `user` or `model` content.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct GeminiGenerateContent {
-    /// Set for Vertex AI: the project and location its models live in.
-    vertex: Option<Vertex>,
-    /// A bearer token sent with every request (Vertex AI).
-    token: Option<Token>,
-    /// Tool parameters as the `OpenAPI` subset (`parameters`).
-    openapi_parameters: bool,
-}
-
-/// Where a Vertex AI endpoint's models live.
-#[derive(Clone, Debug)]
-struct Vertex {
-    project: String,
-    location: String,
-}
-
-/// A Vertex AI access token: given once, or asked for on every request.
-#[derive(Clone)]
-enum Token {
-    Fixed(Secret),
-    Source(Arc<dyn Fn() -> Result<String, String> + Send + Sync>),
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Fixed(secret) => f.debug_tuple("Fixed").field(secret).finish(),
-            Self::Source(_) => f.write_str("Source(..)"),
-        }
-    }
-}
-
-impl GeminiBuilder {
+/// Settings of [`Gemini`] models only.
+impl HttpModelBuilder<GeminiGenerateContent> {
     /// Sends requests to Gemini on Vertex AI in `project` and `location`
     /// (`us-central1`, `global`, ...): `{base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`,
     /// the base being the location's endpoint
@@ -145,23 +109,7 @@ impl GeminiBuilder {
 
 #[cfg(test)]
 mod tests {
-    use super::{Gemini, GeminiBuilder};
-    use crate::BuildError;
-    use crate::Model;
-
-    #[test]
-    fn configuration_comes_from_the_environment() {
-        let env = |name: &str| match name {
-            "GOOGLE_API_KEY" => Some("AIza-google".to_owned()),
-            "GEMINI_BASE_URL" => Some("http://127.0.0.1:9/".to_owned()),
-            _ => None,
-        };
-        let model = GeminiBuilder::from_lookup(&env).build().unwrap();
-        assert_eq!(model.endpoint(), "http://127.0.0.1:9/v1beta/models");
-        assert_eq!((model.provider(), model.name()), ("gemini", super::DEFAULT_MODEL));
-        let missing = GeminiBuilder::from_lookup(&|_| None).build().unwrap_err();
-        assert!(matches!(missing, BuildError::MissingApiKey { variable: "GEMINI_API_KEY" }));
-    }
+    use super::Gemini;
 
     #[test]
     fn vertex_needs_no_key_and_names_the_project_in_the_path() {
@@ -174,12 +122,5 @@ mod tests {
         assert!(!debug.contains("ya29.secret"), "{debug}");
         let global = Gemini::builder().vertex_token_source(|| Ok("t".into())).vertex("p", "global").build().unwrap();
         assert!(global.endpoint().starts_with("https://aiplatform.googleapis.com/v1/projects/p/locations/global/"));
-    }
-
-    #[test]
-    fn the_key_never_shows_in_debug_output() {
-        let model = Gemini::builder().api_key("AIza-secret").build().unwrap();
-        let debug = format!("{model:?}");
-        assert!(!debug.contains("AIza-secret"), "{debug}");
     }
 }

@@ -7,7 +7,17 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::reasoning::gemini::GeminiThinking;
+/// The `thinkingConfig` object of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GeminiThinking {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thinking_budget: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thinking_level: Option<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) include_thoughts: bool,
+}
 
 /// The fields of the request body before `contents`.
 #[derive(Debug, Serialize)]

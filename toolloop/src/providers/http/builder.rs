@@ -15,10 +15,12 @@ use super::secret::Secret;
 use super::transport::Recorder;
 use super::{DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
 use crate::build_error::BuildError;
-use crate::model::ReasoningConfig;
+use crate::reasoning::ReasoningConfig;
 
 /// Configures an [`HttpModel`]; made by [`HttpModel::builder`] (for example
-/// `Anthropic::builder()`) or [`from_env`](Self::from_env).
+/// `Anthropic::builder()`) or [`HttpModel::builder_from_env`]. Setters for
+/// one provider's own settings (`prompt_cache`, `vertex`, `num_ctx`, ...)
+/// exist on that provider's builder only.
 ///
 /// `Debug` never shows the API key or header values.
 #[derive(Clone, Debug)]
@@ -60,24 +62,17 @@ impl<W: WireFormat> HttpModel<W> {
         HttpModelBuilder::default()
     }
 
-    /// A model for the provider's default model configured from its
-    /// environment variables ([`HttpModelBuilder::from_env`]): fails when the
-    /// API needs a key and none is set.
-    pub fn from_env() -> Result<Self, BuildError> {
-        HttpModelBuilder::from_env().build()
-    }
-}
-
-impl<W: WireFormat> HttpModelBuilder<W> {
     /// A builder with the API key and base URL from the provider's
     /// environment variables, when they are set (see
-    /// [`providers`](crate::providers) for their names).
-    pub fn from_env() -> Self {
-        Self::from_lookup(&process_env)
+    /// [`providers`](crate::providers) for their names), for settings on
+    /// top: `Anthropic::builder_from_env().model("claude-opus-4-1").build()?`.
+    pub fn builder_from_env() -> HttpModelBuilder<W> {
+        Self::builder_from_lookup(&process_env)
     }
 
-    pub(crate) fn from_lookup(env: EnvLookup<'_>) -> Self {
-        let mut builder = Self::default();
+    /// A builder configured from the environment `env` gives.
+    pub(crate) fn builder_from_lookup(env: EnvLookup<'_>) -> HttpModelBuilder<W> {
+        let mut builder = HttpModelBuilder::default();
         if let ApiKey::Required(variable) | ApiKey::RequiredUnlessBaseUrl(variable) = W::API_KEY
             && let Some(key) = std::iter::once(variable).chain(W::API_KEY_ALIASES.iter().copied()).find_map(env)
         {
@@ -89,6 +84,15 @@ impl<W: WireFormat> HttpModelBuilder<W> {
         builder
     }
 
+    /// A model for the provider's default model configured from its
+    /// environment variables ([`builder_from_env`](Self::builder_from_env)):
+    /// fails when the API needs a key and none is set.
+    pub fn from_env() -> Result<Self, BuildError> {
+        Self::builder_from_env().build()
+    }
+}
+
+impl<W: WireFormat> HttpModelBuilder<W> {
     /// Sets the API key (it is never printed: `Debug` shows `<redacted>`).
     pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
         self.http.api_key = Some(Secret::new(api_key));

@@ -37,14 +37,21 @@ use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig, Res
 
 /// One HTTP API's wire format: the `W` of [`HttpModel<W>`](super::HttpModel).
 ///
-/// Sealed: implemented by this crate's formats only
-/// ([`AnthropicMessages`](crate::providers::anthropic::AnthropicMessages),
-/// [`OpenAiChat`](crate::providers::openai::OpenAiChat),
-/// [`OllamaChat`](crate::providers::ollama::OllamaChat)). A value of it holds
+/// Sealed: implemented by this crate's formats only, which users never
+/// name: they write the model types that fix `W`
+/// ([`Anthropic`](crate::providers::anthropic::Anthropic),
+/// [`OpenAi`](crate::providers::openai::OpenAi),
+/// [`OpenAiResponses`](crate::providers::openai::OpenAiResponses),
+/// [`Gemini`](crate::providers::gemini::Gemini),
+/// [`Ollama`](crate::providers::ollama::Ollama)). A value of it holds
 /// the format's own settings, fixed when the model is built.
 pub trait WireFormat: Format {}
 
 impl<W: Format> WireFormat for W {}
+
+/// What writing a request body gives: it fails only where a value cannot be
+/// serialised.
+pub(crate) type BodyResult = serde_json::Result<()>;
 
 /// Headers one request adds to the model's.
 #[allow(unreachable_pub)] // named by the sealed `Format`
@@ -177,12 +184,7 @@ pub trait Format: Clone + fmt::Debug + Default + Send + Sync + 'static {
     }
 
     /// Writes the request body through `body`, which renders the messages.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()>;
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult;
 
     /// Appends to `out` the wire elements, each preceded by a comma, of
     /// `run`: consecutive messages of one role, which APIs merge into one

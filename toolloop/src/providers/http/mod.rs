@@ -38,7 +38,7 @@ pub(crate) use error::{ApiError, kind_for_status, stream_error};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]
 pub(crate) use format::RequestHeaders;
 pub use format::WireFormat;
-pub(crate) use format::{ApiKey, CallSettings, Format, Framing};
+pub(crate) use format::{ApiKey, BodyResult, CallSettings, Format, Framing};
 pub(crate) use secret::Secret;
 pub(crate) use transport::{BodyStream, Incoming, Network, Outgoing, Recorder, Transport};
 

@@ -9,13 +9,13 @@
 //! ```
 
 mod convert;
+mod reasoning;
 mod stream;
 
 use stream::ChatStreamDecoder;
 mod wire;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use convert::OllamaChat;
 
 use super::http::{HttpModel, HttpModelBuilder};
 
@@ -26,29 +26,18 @@ pub const DEFAULT_HOST: &str = "http://localhost:11434";
 /// The model used unless another is set.
 pub const DEFAULT_MODEL: &str = "llama3.2";
 
-/// A model served by Ollama: [`Ollama::builder`], [`Ollama::from_env`] (the
-/// host from `OLLAMA_HOST`, else [`DEFAULT_HOST`]), and the rest of
-/// [`HttpModel`]. Ollama needs no key, but one can be set for servers behind
-/// an authenticating proxy; it is sent as a bearer token.
+/// A model served by Ollama (`POST {host}/api/chat`): [`Ollama::builder`],
+/// [`Ollama::from_env`] (the host from `OLLAMA_HOST`, else
+/// [`DEFAULT_HOST`]), [`Ollama::builder_from_env`], and the rest of
+/// [`HttpModel`]. Tool calls go with object arguments, results as `tool`
+/// messages naming their tool; tool results that failed are sent as
+/// `Error: <message>`, since the format has no error flag. Ollama needs no
+/// key, but one can be set for servers behind an authenticating proxy; it
+/// is sent as a bearer token.
 pub type Ollama = HttpModel<OllamaChat>;
 
-/// Configures an [`Ollama`] model.
-pub type OllamaBuilder = HttpModelBuilder<OllamaChat>;
-
-/// Ollama's chat wire format (`POST {host}/api/chat` with `"stream": false`):
-/// tool calls with object arguments, results as `tool` messages naming
-/// their tool. Tool results that failed are sent as `Error: <message>`, since
-/// the format has no error flag.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct OllamaChat {
-    /// Numbers responses, to keep synthesised tool call ids unique.
-    sequence: Arc<AtomicU64>,
-    /// The context window asked for (`options.num_ctx`).
-    num_ctx: Option<u32>,
-}
-
-impl OllamaBuilder {
+/// Settings of [`Ollama`] models only.
+impl HttpModelBuilder<OllamaChat> {
     /// Sets the context window, in tokens, the server loads the model with
     /// (`options.num_ctx`; default: the server's, often 2048 to 4096).
     ///
@@ -79,30 +68,19 @@ fn host_url(host: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ollama, OllamaBuilder, host_url};
+    use super::host_url;
 
     #[test]
     fn ollama_host_is_completed_to_a_url() {
-        assert_eq!(host_url("127.0.0.1:11434"), "http://127.0.0.1:11434");
-        assert_eq!(host_url("gpu-box"), "http://gpu-box:11434");
-        assert_eq!(host_url("http://gpu-box/"), "http://gpu-box:11434");
-        assert_eq!(host_url("https://ollama.example.com"), "https://ollama.example.com");
-        assert_eq!(host_url("http://10.0.0.2:8080"), "http://10.0.0.2:8080");
-    }
-
-    #[test]
-    fn an_optional_key_never_shows_in_debug_output() {
-        let builder = Ollama::builder().api_key("proxy-secret");
-        assert!(!format!("{builder:?}").contains("proxy-secret"));
-        assert!(!format!("{:?}", builder.build().unwrap()).contains("proxy-secret"));
-    }
-
-    #[test]
-    fn configuration_comes_from_the_environment() {
-        let env = |name: &str| (name == "OLLAMA_HOST").then(|| "127.0.0.1:9".to_owned());
-        let model = OllamaBuilder::from_lookup(&env).build().unwrap();
-        assert_eq!(model.endpoint(), "http://127.0.0.1:9/api/chat");
-        let default = OllamaBuilder::from_lookup(&|_| None).build().unwrap();
-        assert_eq!(default.endpoint(), "http://localhost:11434/api/chat");
+        let cases = [
+            ("127.0.0.1:11434", "http://127.0.0.1:11434"),
+            ("gpu-box", "http://gpu-box:11434"),
+            ("http://gpu-box/", "http://gpu-box:11434"),
+            ("https://ollama.example.com", "https://ollama.example.com"),
+            ("http://10.0.0.2:8080", "http://10.0.0.2:8080"),
+        ];
+        for (host, url) in cases {
+            assert_eq!(host_url(host), url);
+        }
     }
 }

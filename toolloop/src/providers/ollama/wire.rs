@@ -5,8 +5,17 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::reasoning::ollama::OllamaThink;
 use crate::providers::common::FunctionTool;
+
+/// The value of `think`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum OllamaThink {
+    /// `true` or `false`.
+    Enabled(bool),
+    /// A named level.
+    Level(&'static str),
+}
 
 /// The request body, as one struct: what the body built in pieces (see
 /// `convert::body`) must equal byte for byte.

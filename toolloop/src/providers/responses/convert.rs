@@ -5,12 +5,12 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::PROVIDER;
+use super::reasoning::responses_reasoning;
 use super::wire::{
     ContentPart, FunctionTool, InputItem, MessageRole, OutputContent, OutputItem, ResponsesRequest, ResponsesResponse,
     SummaryPart, Usage as WireUsage,
 };
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-use crate::model::reasoning::openai::responses_reasoning;
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;

@@ -4,34 +4,44 @@ use serde::Serialize;
 
 use super::chain::ResponseChains;
 use super::convert::{INCLUDE_ENCRYPTED_REASONING, error_body, function_tool, input_items};
+use super::reasoning::responses_reasoning;
 use super::stream::ResponsesStreamDecoder;
-use super::wire::{FunctionTool, InputItem, ResponsesResponse};
+use super::wire::{FunctionTool, InputItem, ResponsesReasoning, ResponsesResponse};
 use super::{ENDPOINT_PATH, PROVIDER};
 use crate::message::Message;
-use crate::model::reasoning::openai::{ResponsesReasoning, responses_reasoning};
 use crate::model::{ModelError, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
-use crate::providers::http::{ApiError, ApiKey, Body, CallSettings, Format, write_element};
-use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiResponsesBuilder, PromptCacheRetention};
+use crate::providers::http::{
+    ApiError, ApiKey, Body, BodyResult, CallSettings, Format, HttpModelBuilder, write_element,
+};
+use crate::providers::openai::{DEFAULT_BASE_URL, DEFAULT_MODEL, PromptCacheSettings, PromptCaching};
 
 /// The OpenAI Responses API wire format (`POST {base}/responses`): the `W`
-/// of [`OpenAiResponses`](crate::providers::openai::OpenAiResponses).
+/// of [`OpenAiResponses`](crate::providers::openai::OpenAiResponses),
+/// holding its settings. Users never name it (it is public only to be the
+/// alias's parameter).
 ///
 /// Stateless by default: every request sends the whole conversation with
 /// `store: false` and `include: ["reasoning.encrypted_content"]`, so that
 /// reasoning items come back encrypted and go back byte for byte, each
 /// directly before the items that followed it. With
-/// [`chain_responses`](crate::providers::openai::OpenAiResponsesBuilder::chain_responses)
+/// [`chain_responses`](HttpModelBuilder::chain_responses)
 /// responses are stored and continued with `previous_response_id`.
 #[derive(Clone, Debug, Default)]
-#[non_exhaustive]
+#[allow(unreachable_pub)]
 pub struct OpenAiResponsesApi {
     /// `Some` when responses are stored and continued.
     chains: Option<ResponseChains>,
-    prompt_cache_key: Option<String>,
-    prompt_cache_retention: Option<PromptCacheRetention>,
+    prompt_cache: PromptCacheSettings,
 }
 
-impl OpenAiResponsesBuilder {
+impl PromptCaching for OpenAiResponsesApi {
+    fn prompt_cache_settings(&mut self) -> &mut PromptCacheSettings {
+        &mut self.prompt_cache
+    }
+}
+
+/// Settings of [`OpenAiResponses`](crate::providers::openai::OpenAiResponses) models only.
+impl HttpModelBuilder<OpenAiResponsesApi> {
     /// Stores each response on OpenAI's side (`store: true`) and continues
     /// it with `previous_response_id`, sending only the items that are new
     /// since (the tool results, a user message) instead of the whole
@@ -56,24 +66,6 @@ impl OpenAiResponsesBuilder {
     /// are the same (the stored input counts as input again, cached or not).
     pub fn chain_responses(mut self, chain: bool) -> Self {
         self.format.chains = chain.then(ResponseChains::default);
-        self
-    }
-
-    /// Sets `prompt_cache_key`: as for Chat Completions
-    /// ([`OpenAiBuilder::prompt_cache_key`](crate::providers::openai::OpenAiBuilder::prompt_cache_key)),
-    /// OpenAI caches prompts of 1,024 tokens or more on its own, and one
-    /// key per workload that shares a long prefix raises the hit rate.
-    /// Request bodies keep their prefixes byte-stable from call to call.
-    /// Cached input is reported as [`Usage::cache_read_tokens`](crate::Usage::cache_read_tokens).
-    pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
-        self.format.prompt_cache_key = Some(key.into());
-        self
-    }
-
-    /// Sets how long cached prompt prefixes are kept (`prompt_cache_retention`;
-    /// default: the API's).
-    pub fn prompt_cache_retention(mut self, retention: PromptCacheRetention) -> Self {
-        self.format.prompt_cache_retention = Some(retention);
         self
     }
 }
@@ -167,12 +159,7 @@ impl Format for OpenAiResponsesApi {
     /// The same bytes as [`render`](super::convert::render) of the request:
     /// the whole conversation, or only what is new since the stored
     /// response it continues.
-    fn write_body(
-        &self,
-        call: CallSettings<'_>,
-        request: &ModelRequest<'_>,
-        body: &mut Body<'_>,
-    ) -> serde_json::Result<()> {
+    fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let instructions = request.system.filter(|s| !s.is_empty());
         let continuation = self
             .chains
@@ -196,8 +183,8 @@ impl Format for OpenAiResponsesApi {
             reasoning: call.reasoning.and_then(|config| responses_reasoning(config, call.model)),
             store: self.chains.is_some(),
             include: [INCLUDE_ENCRYPTED_REASONING],
-            prompt_cache_key: self.prompt_cache_key.as_deref(),
-            prompt_cache_retention: self.prompt_cache_retention.map(PromptCacheRetention::as_str),
+            prompt_cache_key: self.prompt_cache.key(),
+            prompt_cache_retention: self.prompt_cache.retention(),
             text: request.response_schema.map(text_config),
             stream: call.stream,
         })

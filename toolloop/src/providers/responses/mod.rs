@@ -1,5 +1,5 @@
 //! The OpenAI Responses API (`POST {base}/responses`) as a wire format
-//! ([`OpenAiResponsesApi`], driven by the HTTP model core as
+//! (`OpenAiResponsesApi`, driven by the HTTP model core as
 //! [`OpenAiResponses`](crate::providers::openai::OpenAiResponses)), with
 //! pure functions from a request to a body ([`convert::render`]) and from a
 //! body to a [`ModelResponse`](crate::ModelResponse) ([`convert::parse`]),
@@ -10,7 +10,7 @@
 //! comes back encrypted and is sent again, byte for byte, directly before
 //! the items that followed it. Function calls and their outputs pair by
 //! `call_id`. With
-//! [`chain_responses`](crate::providers::openai::OpenAiResponsesBuilder::chain_responses)
+//! [`chain_responses`](crate::providers::HttpModelBuilder::chain_responses)
 //! responses are stored (`store: true`) and continued with
 //! `previous_response_id`, sending only the new items (`chain`).
 //!
@@ -21,10 +21,11 @@
 mod chain;
 pub(crate) mod convert;
 mod format;
+mod reasoning;
 mod stream;
 mod wire;
 
-pub use format::OpenAiResponsesApi;
+pub(crate) use format::OpenAiResponsesApi;
 
 /// The provider name, as [`Model::provider`](crate::Model::provider) returns
 /// it: reasoning items and tool calls made here go back only here.

@@ -5,7 +5,14 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::reasoning::openai::ResponsesReasoning;
+/// The `reasoning` object of a Responses request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct ResponsesReasoning {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) summary: Option<&'static str>,
+}
 
 /// The request body.
 #[cfg_attr(not(test), allow(dead_code))]

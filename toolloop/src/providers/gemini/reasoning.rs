@@ -14,21 +14,8 @@
 //! - `includeThoughts: true` returns thought summaries as `thought` parts.
 //! - Models before 2.5 do not think: nothing is sent for them.
 
-use serde::Serialize;
-
-use super::{ReasoningConfig, ReasoningEffort, ReasoningError};
-
-/// The `thinkingConfig` object of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct GeminiThinking {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) thinking_budget: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) thinking_level: Option<&'static str>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) include_thoughts: bool,
-}
+use super::wire::GeminiThinking;
+use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError};
 
 /// The `(major, minor)` version in a Gemini model id: `gemini-2.5-flash`,
 /// `models/gemini-3-pro-preview` (3.0), `gemini-3.1-pro-preview`. `None`
@@ -107,7 +94,7 @@ pub(crate) fn gemini_thinking(config: &ReasoningConfig, model: &str) -> Result<O
 #[cfg(test)]
 mod tests {
     use super::{GeminiThinking, gemini_thinking, gemini_version};
-    use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 
     #[test]
     fn versions_parse() {

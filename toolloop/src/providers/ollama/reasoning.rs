@@ -4,17 +4,8 @@
 //! for most thinking models; some (`gpt-oss`) take a level instead,
 //! `"low"`, `"medium"` or `"high"`, which must match exactly.
 
-use super::ReasoningEffort;
-
-/// The value of `think`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(untagged)]
-pub(crate) enum OllamaThink {
-    /// `true` or `false`.
-    Enabled(bool),
-    /// A named level.
-    Level(&'static str),
-}
+use super::wire::OllamaThink;
+use crate::reasoning::ReasoningEffort;
 
 /// The `think` value for `effort` on `model`.
 pub(crate) fn ollama_think(effort: ReasoningEffort, model: &str) -> OllamaThink {
@@ -31,7 +22,7 @@ pub(crate) fn ollama_think(effort: ReasoningEffort, model: &str) -> OllamaThink 
 #[cfg(test)]
 mod tests {
     use super::{OllamaThink, ollama_think};
-    use crate::model::reasoning::ReasoningEffort;
+    use crate::reasoning::ReasoningEffort;
 
     #[test]
     fn levels_only_for_models_that_take_them() {

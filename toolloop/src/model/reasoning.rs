@@ -1,19 +1,11 @@
-//! One reasoning setting for every provider, and the API rules it must obey.
+//! One reasoning setting for every provider, and the error for a setting an
+//! API rules out.
 //!
-//! [`ReasoningConfig`] says how hard a model should think; each wire format
-//! maps it to its own fields with a pure function in this module
-//! ([`anthropic`], [`openai`], [`ollama`], `gemini`) and checks the API's rules before
-//! anything is sent, so a request the API would reject fails here with a
-//! typed [`ReasoningError`] instead of an HTTP 400.
-
-#[cfg(feature = "anthropic")]
-pub(crate) mod anthropic;
-#[cfg(feature = "gemini")]
-pub(crate) mod gemini;
-#[cfg(feature = "ollama")]
-pub(crate) mod ollama;
-#[cfg(feature = "openai")]
-pub(crate) mod openai;
+//! [`ReasoningConfig`] says how hard a model should think. Each wire format
+//! maps it to its own fields, and checks its API's rules before anything is
+//! sent, in its provider module (`providers::<provider>::reasoning`), so a
+//! request the API would reject fails there with a typed [`ReasoningError`]
+//! instead of an HTTP 400.
 
 use serde::{Deserialize, Serialize};
 

@@ -17,7 +17,7 @@
 //! - Newer models hide their thinking unless `thinking.display` is
 //!   `"summarized"`.
 
-use super::{ReasoningConfig, ReasoningEffort, ReasoningError};
+use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError};
 
 /// The smallest `budget_tokens` the API accepts.
 pub(crate) const MIN_BUDGET_TOKENS: u32 = 1024;
@@ -149,7 +149,7 @@ mod tests {
         AnthropicThinking, INTERLEAVED_THINKING_BETA, ThinkingSupport, anthropic_thinking, claude_version,
         thinking_support,
     };
-    use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
+    use crate::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 
     #[test]
     fn versions_come_from_every_spelling_of_a_model_id() {
