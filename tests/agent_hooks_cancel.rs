@@ -19,7 +19,7 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         let log = log.clone();
         move |entry: String| log.lock().unwrap().push(entry)
     };
-    let (on_attempt, on_request, on_response) = (push(), push(), push());
+    let (on_attempt, on_response) = (push(), push());
     let (on_call, on_result, on_invalid, on_stop) = (push(), push(), push(), push());
     let model = ScriptedModel::new()
         .respond(calls([call("s", "search", json!({"query": "q"}))]))
@@ -34,7 +34,6 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         .reflection(|r: &Report| format!("preview {}", r.title))
         .validator(|r: &Report| if r.title.is_empty() { Err("empty title") } else { Ok(()) })
         .on_attempt_start(move |attempt| on_attempt(format!("attempt {attempt}")))
-        .on_model_request(move |request| on_request(format!("request ({} messages)", request.messages.len())))
         .on_model_response(move |response| {
             on_response(format!("response ({} calls)", response.tool_calls().count()));
         })
@@ -50,15 +49,12 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         *log.lock().unwrap(),
         [
             "attempt 1",
-            "request (1 messages)",
             "response (1 calls)",
             "call search",
             "result search: results for q",
-            "request (3 messages)",
             "response (1 calls)",
             "call final_output",
             "result final_output: preview ",
-            "request (5 messages)",
             "response (1 calls)",
             "call submit",
             // What the model was told: the verdict, not a placeholder.
@@ -67,11 +63,9 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
             "invalid 1: empty title",
             "attempt 2",
             // The verdict is in the submit call's result: no feedback message.
-            "request (7 messages)",
             "response (1 calls)",
             "call final_output",
             "result final_output: preview T",
-            "request (9 messages)",
             "response (1 calls)",
             "call submit",
             "result submit: Output accepted.",
@@ -100,10 +94,10 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
     assert_eq!(
         errors,
         [
-            ("tool_call", "cannot log search".to_owned()),
-            ("tool_result", "panicked: hook exploded".to_owned()),
-            ("tool_result", "panicked: hook exploded".to_owned()),
-            ("stop", "stop hook failed".to_owned()),
+            ("tool_execution_started", "cannot log search".to_owned()),
+            ("tool_execution_finished", "panicked: hook exploded".to_owned()),
+            ("tool_execution_finished", "panicked: hook exploded".to_owned()),
+            ("run_finished", "stop hook failed".to_owned()),
         ]
     );
     assert_consistent(&conversation);
@@ -111,7 +105,7 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
 
 #[tokio::test]
 async fn hook_errors_are_reported_on_failed_runs_too() {
-    let agent = Agent::builder().model(ScriptedModel::new()).on_model_request(|_| Err::<(), _>("no")).build().unwrap();
+    let agent = Agent::builder().model(ScriptedModel::new()).on_attempt_start(|_| Err::<(), _>("no")).build().unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert!(matches!(error.termination(), Termination::ModelError) && error.model_error().is_some());
     assert_eq!(error.metadata().hook_errors.len(), 1);

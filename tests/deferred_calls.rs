@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Report, Search, ask, assert_consistent, call, calls, output, results, submit};
 use serde_json::json;
+use toolloop::run::Event;
 use toolloop::run::{
     Approval, Decision, DeferralReason, Governance, LoopEnd, Resolution, ResumeError, Termination, ToolLoop,
 };
-use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolDefinition, ToolSet};
 
@@ -309,16 +309,13 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
     let agent = agent(model, &deletions);
     let mut conversation = ask("Go.");
     let mut deferred = Vec::new();
-    let mut finished = None;
     let mut stream = agent.run_stream(&mut conversation);
     while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::ToolCallDeferred { call, reason } => deferred.push((call.id, reason)),
-            RunEvent::Finished(result) => finished = Some(result),
-            _ => {}
+        if let Event::ToolCallDeferred { call, reason, .. } = event {
+            deferred.push((call.id, reason));
         }
     }
-    drop(stream);
+    let finished = Some(stream.output().await);
     assert_eq!(
         deferred,
         [
@@ -332,21 +329,18 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
     let mut names = Vec::new();
     let mut stream =
         agent.resume_stream(&mut conversation, [("d1", Resolution::Approve), ("l1", Resolution::output("Paris"))]);
-    let mut output = None;
     while let Some(event) = stream.next().await {
         names.push(event.name());
-        if let RunEvent::Finished(result) = event {
-            output = Some(result.unwrap().output);
-        }
     }
-    drop(stream);
-    assert_eq!(output.as_deref(), Some("finished"));
-    assert!(names.contains(&"tool_execution_finished") && names.ends_with(&["finished"]), "{names:?}");
+    let output = stream.output().await.unwrap().output;
+    assert_eq!(output, "finished");
+    assert!(names.contains(&"tool_execution_finished") && names.ends_with(&["run_finished"]), "{names:?}");
     assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
 
     // A refused streamed resume ends with the refusal.
     let mut stream = agent.resume_stream(&mut conversation, [("d1", Resolution::Approve)]);
-    let Some(RunEvent::Finished(Err(error))) = stream.next().await else { panic!("a refused resume finishes at once") };
+    assert!(stream.next().await.is_none(), "a refused resume reports nothing");
+    let Err(error) = stream.output().await else { panic!("a refused resume fails") };
     assert_eq!(error.resume_error(), Some(&ResumeError::NothingPending));
 }
 

@@ -15,6 +15,7 @@ use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
+use crate::run::EventSink;
 use crate::run::deferral::Checkpoint;
 use crate::run::journal::Journal;
 use crate::run::{
@@ -22,7 +23,6 @@ use crate::run::{
     deadline_passed,
 };
 use crate::stop_reason::StopReason;
-use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
 
 impl<O: AgentOutput, R> Agent<O, R> {
@@ -82,7 +82,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             Ok((_, termination)) => termination.clone(),
             Err(stop) => stop.termination.clone(),
         };
-        engine.fire(&Event::Stop { reason: &termination }, &tally);
+        engine.emit(&tally, || Event::RunFinished { termination: termination.clone() });
         let metadata = tally.finish(termination);
         spans::end_segment(&span, &metadata, carried);
         tracing::debug!(?metadata, "agent run finished");
@@ -123,7 +123,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 let resumed = engine.drive_from(conversation, tally, attempt, &mut control, cursor, Some(answers));
                 resumed.instrument(span).await?
             } else {
-                engine.fire(&Event::AttemptStart { attempt }, tally);
+                engine.emit(tally, || Event::AttemptStarted { attempt });
                 engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
             };
             // Whether the verdict already answers an output (or `submit`) call.
@@ -168,7 +168,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             };
             let errors = failure.errors();
             tracing::debug!(attempt, ?errors, "attempt failed");
-            engine.fire(&Event::ValidationFailure { attempt, errors: &errors }, tally);
+            engine.emit(tally, || Event::ValidationFailed { attempt, errors: errors.clone() });
             // A rejected output's verdict is already in its call's result;
             // only a text answer needs a message of its own.
             let proposed = control.own_tools.as_ref().is_some_and(OwnTools::has_unsubmitted_proposal);
@@ -215,7 +215,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             }
             Err(error) => return Ok(Err(vec![error])),
         };
-        engine.stream_event(|| Progress::OutputProposed { attempt, input: value.clone() });
+        engine.emit(tally, || Event::OutputProposed { attempt, input: value.clone() });
         self.checked(engine, tally, Proposal::from_input(String::new(), &value, definition)).await
     }
 
@@ -231,7 +231,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     ) -> Result<Result<O::Value, Vec<String>>, Stop> {
         let call_id = proposal.call_id.clone();
         let parsed = proposal.parsed.is_ok();
-        engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
+        engine.emit(tally, || Event::OutputProposed { attempt, input: proposal.value.clone() });
         // With reflection the verdict answers `submit`, whose
         // result event the loop left to it (`Control::settles_later`).
         let settled_here = self.typed.reflection.is_some();
@@ -362,7 +362,14 @@ fn report_result(engine: &Engine<'_>, conversation: &Conversation, tally: &Tally
     });
     if let (Some(call), Some(result)) = (call, result) {
         let (attempt, iteration) = tally.position;
-        let elapsed = std::time::Duration::ZERO;
-        engine.fire(&Event::ToolResult { attempt, iteration, call, result, elapsed }, tally);
+        let verdict = tally.settled(call_id);
+        engine.emit(tally, || Event::ToolExecutionFinished {
+            attempt,
+            iteration,
+            call: call.clone(),
+            result: result.clone(),
+            verdict,
+            elapsed: std::time::Duration::ZERO,
+        });
     }
 }

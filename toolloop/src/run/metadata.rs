@@ -8,6 +8,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::context::ContextView;
+use super::governance::Verdict;
 use super::hooks::HookError;
 use super::sub_runs::{SubRun, SubRuns};
 use super::termination::Termination;
@@ -124,6 +125,9 @@ pub(crate) struct Tally {
     pub(crate) position: (u32, u32),
     pub(crate) stop_reason: Option<StopReason>,
     pub(crate) hook_errors: Mutex<Vec<HookError>>,
+    /// The verdicts on calls whose results are settled later (the agent's
+    /// `submit`), by call id, for their `ToolExecutionFinished` events.
+    pub(crate) settling: Mutex<Vec<(String, Verdict)>>,
     /// The view of the conversation the model is sent.
     pub(crate) context: ContextView,
     pub(crate) compactions: Vec<Compaction>,
@@ -151,6 +155,7 @@ impl Tally {
             position: (0, 0),
             stop_reason: None,
             hook_errors: Mutex::new(Vec::new()),
+            settling: Mutex::new(Vec::new()),
             context: ContextView::default(),
             compactions: Vec::new(),
             rewrite_scan: crate::conversation::RewriteScan::default(),
@@ -174,6 +179,20 @@ impl Tally {
                 *self.tools_used.entry(tool.clone()).or_default() += count;
             }
             self.sub_runs.push(run);
+        }
+    }
+
+    /// Keeps governance's `verdict` on call `call_id`, whose result is settled later.
+    pub(crate) fn settling(&self, call_id: &str, verdict: Verdict) {
+        self.settling.lock().unwrap_or_else(PoisonError::into_inner).push((call_id.to_owned(), verdict));
+    }
+
+    /// The verdict kept for call `call_id` (allowed, when none was kept).
+    pub(crate) fn settled(&self, call_id: &str) -> Verdict {
+        let mut settling = self.settling.lock().unwrap_or_else(PoisonError::into_inner);
+        match settling.iter().position(|(id, _)| id == call_id) {
+            Some(index) => settling.remove(index).1,
+            None => Verdict::Allowed,
         }
     }
 

@@ -18,7 +18,7 @@ mod context;
 mod control;
 pub(crate) mod deferral;
 mod engine;
-pub(crate) mod event;
+mod event;
 mod governance;
 mod hooks;
 mod iteration;
@@ -43,8 +43,9 @@ pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estim
 pub use context::{ContextPolicy, Summariser};
 pub use control::{ExecutedCall, LimitDecision, LimitReached};
 pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
+pub use event::Event;
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
-pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};
+pub use hooks::{AuditRecord, HookError, HookOutcome, Hooks};
 pub use iteration::LoopEnd;
 pub use journal::Journal;
 pub use metadata::{AnsweredBy, RunMetadata, ViewRewrite};
@@ -55,7 +56,6 @@ pub use tool_loop::ToolLoop;
 
 pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};
-pub(crate) use event::Progress;
 pub(crate) use link::RunLink;
 pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};

@@ -9,8 +9,9 @@ use tracing::Instrument as _;
 use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
 use super::deferral::Resolution;
 use super::engine::Engine;
+use super::event::Event;
 use super::governance::Governance;
-use super::hooks::{Event, Hooks};
+use super::hooks::Hooks;
 use super::iteration::LoopEnd;
 use super::journal::{InProcess, Journal};
 use super::metadata::Tally;
@@ -319,7 +320,7 @@ impl<S: Send> ToolLoop<S> {
             Ok(LoopEnd::Signal(_)) => Termination::Signal,
             Err(stop) => stop.termination.clone(),
         };
-        engine.fire(&Event::Stop { reason: &termination }, &tally);
+        engine.emit(&tally, || Event::RunFinished { termination: termination.clone() });
         let metadata = tally.finish(termination);
         spans::end_segment(&span, &metadata, carried);
         match outcome {
