@@ -84,7 +84,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         };
         engine.emit(&tally, || Event::RunFinished { termination: termination.clone() });
         let metadata = tally.finish(termination);
-        spans::end_segment(&span, &metadata, carried);
+        crate::run::trace_end(&span, &metadata, carried);
         tracing::debug!(?metadata, "agent run finished");
         match outcome {
             Ok((output, _)) => Ok(RunOutput { output, metadata }),
@@ -259,7 +259,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         Ok(checked)
     }
 
-    /// [`validate`](Self::validate), cancellable and bounded by the deadline.
+    /// [`validate`](Self::validate), cancellable and bounded by the run's `max_duration`.
     async fn checked(
         &self,
         engine: &Engine<'_>,

@@ -27,7 +27,7 @@ pub(super) struct Setup {
     pub(super) agent: String,
     /// A child of the parent run's token.
     pub(super) cancel: CancellationToken,
-    /// Time left before the parent's deadline or the call's timeout.
+    /// Time left of the parent's `max_duration` or the call's timeout.
     remaining_time: Option<Duration>,
     /// Tokens left in the parent's budget.
     remaining_tokens: Option<u64>,

@@ -15,7 +15,7 @@ use super::event::Event;
 use super::governance::Verdict;
 use super::journal::Step;
 use super::link::RunLink;
-use super::metadata::Tally;
+use super::tally::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
 use super::pending::not_executed;
@@ -80,6 +80,15 @@ pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ExecutedCall>> {
             })
         })
         .collect()
+}
+
+/// Why a call waits, in one word, as its span records it.
+fn deferral_kind(reason: &DeferralReason) -> &'static str {
+    match reason {
+        DeferralReason::Approval(_) => "approval",
+        DeferralReason::External => "external",
+        DeferralReason::Held => "held",
+    }
 }
 
 /// Where a call stands: which attempt and iteration it belongs to.
@@ -416,7 +425,7 @@ impl Engine<'_> {
         match &outcome {
             CallOutcome::Done(done, _) => spans::tool_result(&span, &done.result),
             CallOutcome::Interrupted(stop) => spans::tool_interrupted(&span, &stop.termination.name()),
-            CallOutcome::Deferred(reason) => spans::tool_deferred(&span, reason),
+            CallOutcome::Deferred(reason) => spans::tool_deferred(&span, deferral_kind(reason)),
             // The control answers its own calls later, and they cannot fail.
             CallOutcome::Owned(_) | CallOutcome::Skipped | CallOutcome::Held => {}
         }

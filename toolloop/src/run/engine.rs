@@ -12,7 +12,8 @@ use super::event::Event;
 use super::governance::Governance;
 use super::hooks::{HookError, Hooks};
 use super::journal::{Journal, Journaled, Step};
-use super::metadata::{AnsweredBy, Tally, ViewRewrite};
+use super::metadata::{AnsweredBy, ViewRewrite};
+use super::tally::Tally;
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::output_stream::{OutputSource, OutputStream};
@@ -57,7 +58,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) journal: &'a dyn Journal,
 }
 
-/// Waits for the deadline, or forever when there is none.
+/// Waits until the run's `max_duration` has passed (its deadline: the
+/// instant it ends), or forever when there is none.
 pub(crate) async fn deadline_passed(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -127,12 +129,12 @@ impl Engine<'_> {
         }
     }
 
-    /// The stop of a run past its deadline.
+    /// The stop of a run past its `max_duration`.
     pub(crate) fn deadline_stop(&self) -> Stop {
         Stop::new(Termination::MaxDuration { limit: self.options.max_duration.unwrap_or_default() })
     }
 
-    /// One model call, cancellable and bounded by the deadline.
+    /// One model call, cancellable and bounded by the run's `max_duration`.
     pub(super) async fn call_model(
         &self,
         conversation: &Conversation,
@@ -208,7 +210,7 @@ impl Engine<'_> {
         }
     }
 
-    /// Sends `messages` once, cancellable and bounded by the deadline: the
+    /// Sends `messages` once, cancellable and bounded by `max_duration`: the
     /// model's answer, or the stop that cut it short.
     async fn send(
         &self,

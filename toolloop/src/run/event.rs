@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::deferral::DeferralReason;
+use crate::conversation::pending::DeferralReason;
 use super::governance::Verdict;
 use super::termination::Termination;
 use crate::conversation::Compaction;

@@ -59,7 +59,7 @@ pub enum Verdict {
     Denied(String),
     /// The approver denied it.
     ApprovalDenied(String),
-    /// The run stopped (cancellation, deadline) before governance decided.
+    /// The run stopped (cancellation, `max_duration`) before governance decided.
     Interrupted,
     /// The policy deferred it for approval (see [`Decision::Defer`]); the
     /// run pauses with the call pending.
@@ -76,7 +76,7 @@ impl Verdict {
 /// Asks someone (a person, a service) whether a tool call may run.
 pub trait Approver: Send + Sync {
     /// Decides about `call`; may take as long as it needs (the run's
-    /// cancellation and deadline still apply).
+    /// cancellation and `max_duration` still apply).
     fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Approval>;
 }
 

@@ -9,7 +9,7 @@ use super::batch::incomplete;
 use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
 use super::deferral::{Answer, Checkpoint, Cursor, PendingBatch};
 use super::engine::Engine;
-use super::metadata::Tally;
+use super::tally::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
 use super::pending::{append_batch, append_results};

@@ -45,8 +45,9 @@ pub struct LoopOptions {
     /// the rest are answered with a [`FailureKind::TooManyCalls`](crate::FailureKind::TooManyCalls)
     /// error result saying why, and the run goes on. Off by default.
     pub max_tool_calls_per_iteration: Option<u32>,
-    /// How long the whole run may take, from its start (a time limit for
-    /// the run; tools and HTTP requests have timeouts of their own).
+    /// How long the whole run may take, from its start; past it the run
+    /// ends with [`Termination::MaxDuration`](super::Termination::MaxDuration)
+    /// (tools and HTTP requests have timeouts of their own).
     pub max_duration: Option<Duration>,
     /// Tokens (all kinds, see [`Usage::total`](crate::Usage::total)) the run may consume.
     pub token_budget: Option<u64>,

@@ -14,7 +14,7 @@ use super::governance::Governance;
 use super::hooks::Hooks;
 use super::iteration::LoopEnd;
 use super::journal::{InProcess, Journal};
-use super::metadata::Tally;
+use super::tally::Tally;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions};
 use super::outcome::{RunError, RunOutput};
 use super::resume::Resume;
@@ -322,7 +322,7 @@ impl<S: Send> ToolLoop<S> {
         };
         engine.emit(&tally, || Event::RunFinished { termination: termination.clone() });
         let metadata = tally.finish(termination);
-        spans::end_segment(&span, &metadata, carried);
+        crate::run::trace_end(&span, &metadata, carried);
         match outcome {
             Ok(output) => Ok(RunOutput { output, metadata }),
             Err(stop) => Err(RunError::new(stop, metadata)),
@@ -330,6 +330,8 @@ impl<S: Send> ToolLoop<S> {
     }
 }
 
+/// The steering of a bare [`ToolLoop`] run: its terminal check and
+/// iteration-limit closures, seen as a [`Control`].
 struct Closures<'a, S> {
     terminal: Option<&'a mut TerminalCheck<S>>,
     on_limit: Option<&'a mut LimitHook<S>>,
