@@ -13,7 +13,7 @@
 use std::convert::Infallible;
 
 use serde_json::json;
-use toolloop::run::ExecutedCall;
+use toolloop::ToolExecution;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall, Usage};
 
@@ -57,7 +57,7 @@ impl SubmitReply {
 }
 
 /// The terminal check: a successful `submit_reply` ends the run; its result is the output.
-fn submitted_reply(batch: &[ExecutedCall]) -> Option<String> {
+fn submitted_reply(batch: &[ToolExecution]) -> Option<String> {
     let submitted = batch.iter().find(|done| done.call.name == "submit_reply" && !done.result.is_error())?;
     Some(submitted.result.content.clone())
 }

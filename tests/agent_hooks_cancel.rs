@@ -222,7 +222,7 @@ async fn a_text_agent_with_double_confirmation_and_an_iteration_limit_hook() {
         .max_iterations(2)
         .double_confirmation()
         .on_iteration_limit(|reached| {
-            if reached.limit == 2 { LimitDecision::Extend(1) } else { LimitDecision::End("out of budget".into()) }
+            if reached.limit == 2 { LimitDecision::Extend(1) } else { LimitDecision::Signal("out of budget".into()) }
         })
         .build()
         .unwrap();
@@ -289,4 +289,43 @@ async fn a_tool_past_its_timeout_fails_and_the_model_sees_it() {
     let mut conversation = ask("go");
     agent.run(&mut conversation).await.unwrap();
     assert_eq!(failures(&conversation)[0], Some(FailureKind::TimedOut));
+}
+
+#[tokio::test]
+async fn a_denied_call_never_reports_that_it_started_and_its_end_carries_the_verdict() {
+    use toolloop::run::{Decision, Event, Governance, Verdict};
+    let model = ScriptedModel::new()
+        .respond(calls([call("s1", "search", json!({"query": "a"})), call("s2", "search", json!({"query": "b"}))]))
+        .respond(ModelResponse::from_text("done"));
+    let governance = Governance::new().policy(|call: &toolloop::ToolCall| {
+        if call.input["query"] == "a" { Decision::Deny("not this one".into()) } else { Decision::Allow }
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .governance(governance)
+        .on_event(move |event: &Event| {
+            let entry = match event {
+                Event::ToolExecutionStarted { call, .. } => format!("started {}", call.id),
+                Event::ToolExecutionFinished { call, verdict, result, .. } => {
+                    format!("finished {} {verdict:?} {:?}", call.id, result.failure)
+                }
+                _ => return,
+            };
+            log.lock().unwrap().push(entry);
+        })
+        .build()
+        .unwrap();
+    let done = agent.run(&mut ask("go")).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            format!("finished s1 {:?} Some(Denied)", Verdict::Denied("not this one".into())),
+            "started s2".to_owned(),
+            format!("finished s2 {:?} None", Verdict::Allowed),
+        ]
+    );
+    assert_eq!(done.metadata.tool_calls, 1);
 }

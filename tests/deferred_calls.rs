@@ -14,7 +14,7 @@ use common::{Report, Search, ask, assert_consistent, call, calls, output, result
 use serde_json::json;
 use toolloop::run::Event;
 use toolloop::run::{
-    Approval, Decision, DeferralReason, Governance, LoopEnd, Resolution, ResumeError, Termination, ToolLoop,
+    Approval, Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop,
 };
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolDefinition, ToolSet};
@@ -269,7 +269,7 @@ async fn a_policy_defers_and_held_calls_run_on_resume_through_governance() {
     let error = tool_loop.resume(&mut conversation, [("s2", Resolution::Approve)]).await.unwrap_err();
     assert_eq!(error.resume_error(), Some(&ResumeError::NotDeferred { id: "s2".into() }));
     let done = tool_loop.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopOutput::Answer("done".into()));
     assert_eq!(searched.load(Ordering::SeqCst), 2);
     assert_eq!(done.metadata.tool_calls, 3);
     assert_consistent(&conversation);

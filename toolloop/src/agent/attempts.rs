@@ -19,8 +19,8 @@ use crate::run::EventSink;
 use crate::run::deferral::Checkpoint;
 use crate::run::journal::Journal;
 use crate::run::{
-    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally, Termination,
-    deadline_passed,
+    AttemptFailure, Engine, Event, LoopOutput, OutputSource, Phase, Resume, RunError, RunOutput, Stop, Tally,
+    Termination, deadline_passed,
 };
 use crate::stop_reason::StopReason;
 use crate::telemetry::spans;
@@ -130,11 +130,11 @@ impl<O: AgentOutput, R> Agent<O, R> {
             let mut verdict_in_result = false;
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.
-                LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
+                LoopOutput::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, Termination::Signal)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
-                LoopEnd::Answer(text)
+                LoopOutput::Answer(text)
                     if self.output_definition.is_some()
                         && matches!(tally.stop_reason, Some(StopReason::Refusal | StopReason::ContentFilter)) =>
                 {
@@ -145,20 +145,20 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     };
                     return Err(Stop::new(Termination::Refused { attempt, message }));
                 }
-                LoopEnd::Answer(text) if self.output_mode.reads_text() => {
+                LoopOutput::Answer(text) if self.output_mode.reads_text() => {
                     match self.read_answer(engine, tally, attempt, &text).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
                     }
                 }
-                LoopEnd::Answer(text) => match O::from_text(text.clone()) {
+                LoopOutput::Answer(text) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, Termination::Answer)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
-                LoopEnd::Signal(AgentSignal::SubmitBeforeOutput) => {
+                LoopOutput::Signal(AgentSignal::SubmitBeforeOutput) => {
                     return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
-                LoopEnd::Signal(AgentSignal::Output(proposal)) => {
+                LoopOutput::Signal(AgentSignal::Output(proposal)) => {
                     verdict_in_result = true;
                     match self.settle(engine, conversation, tally, attempt, proposal).await? {
                         Ok(output) => return Ok((output, Termination::Output)),

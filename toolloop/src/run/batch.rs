@@ -8,27 +8,27 @@ use futures_util::StreamExt as _;
 use futures_util::stream;
 use tracing::Instrument as _;
 
-use super::control::{Control, ExecutedCall};
+use super::control::Control;
 use super::deferral::{Answer, DeferralReason, DeferredCall};
 use super::engine::{Engine, deadline_passed};
 use super::event::Event;
 use super::governance::Verdict;
 use super::journal::Step;
 use super::link::RunLink;
-use super::tally::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
 use super::pending::not_executed;
+use super::tally::Tally;
 use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
-use crate::tool::CallScope;
+use crate::tool::{CallScope, ToolExecution};
 
 /// How one call of a batch went.
 enum CallOutcome {
     /// It has a result (success, error or denial); the flag says whether
     /// the tool ran (and so whether it counts in the metadata).
-    Done(ExecutedCall, bool),
+    Done(ToolExecution, bool),
     /// Governance let through a call the control answers itself; the
     /// control answers it when the batch's outcomes are collected, in order.
     Owned(Verdict),
@@ -67,17 +67,13 @@ struct BatchState {
 
 /// Error results for the calls of a truncated response: they may be cut
 /// off, so they are not executed.
-pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ExecutedCall>> {
+pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ToolExecution>> {
     calls
         .iter()
         .map(|call| {
             let message = "the response was cut off at the token limit, so this call may be incomplete and was \
                            not executed; call it again";
-            Some(ExecutedCall {
-                call: call.clone(),
-                result: ToolResult::failure(&call.id, FailureKind::Incomplete, message),
-                output: None,
-            })
+            Some(ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::Incomplete, message)))
         })
         .collect()
 }
@@ -114,7 +110,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         at: (u32, u32),
-    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+    ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
         let presets = vec![Preset::Decide; calls.len()];
         self.execute_presets(calls, &presets, control, tally, consecutive_failures, at).await
     }
@@ -131,7 +127,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         at: (u32, u32),
-    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+    ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
         let (open, presets): (Vec<ToolCall>, Vec<Preset<'_>>) = calls
             .iter()
             .zip(answers)
@@ -151,9 +147,7 @@ impl Engine<'_> {
             .iter()
             .zip(answers)
             .map(|(call, answer)| match answer {
-                Answer::Answered(result) => {
-                    Some(ExecutedCall { call: call.clone(), result: result.clone(), output: None })
-                }
+                Answer::Answered(result) => Some(ToolExecution::answered(call, result.clone())),
                 _ => ran.next().flatten(),
             })
             .collect();
@@ -168,7 +162,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         (attempt, iteration): (u32, u32),
-    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+    ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
         let at = At { attempt, iteration };
         let state = BatchState {
             stopping: AtomicBool::new(false),
@@ -290,7 +284,7 @@ impl Engine<'_> {
     fn defer<S>(
         &self,
         calls: &[ToolCall],
-        results: &mut [Option<ExecutedCall>],
+        results: &mut [Option<ToolExecution>],
         mut waiting: Vec<Option<DeferralReason>>,
         control: &mut dyn Control<S>,
         At { attempt, iteration }: At,
@@ -327,7 +321,7 @@ impl Engine<'_> {
         verdict: Verdict,
         tally: &Tally,
         at: At,
-    ) -> ExecutedCall {
+    ) -> ToolExecution {
         let At { attempt, iteration } = at;
         self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
         let result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
@@ -340,7 +334,7 @@ impl Engine<'_> {
         } else {
             self.report(call, &result, verdict, Duration::ZERO, tally, at);
         }
-        ExecutedCall { call: call.clone(), result, output: None }
+        ToolExecution::answered(call, result)
     }
 
     /// Reports that a call has its result.
@@ -366,7 +360,7 @@ impl Engine<'_> {
         at: At,
     ) -> ToolResult {
         let result = not_executed(call, stop);
-        self.report(call, &result, verdict.unwrap_or(Verdict::Interrupted), Duration::ZERO, tally, at);
+        self.report(call, &result, verdict.unwrap_or(Verdict::Undecided), Duration::ZERO, tally, at);
         result
     }
 
@@ -378,7 +372,7 @@ impl Engine<'_> {
     }
 
     /// The stop a finished call causes under the stop policies, if any.
-    fn policy_stop(&self, done: &ExecutedCall, consecutive_failures: &mut u32) -> Option<Stop> {
+    fn policy_stop(&self, done: &ToolExecution, consecutive_failures: &mut u32) -> Option<Stop> {
         let Some(kind) = done.result.failure else {
             *consecutive_failures = 0;
             return None;
@@ -459,7 +453,7 @@ impl Engine<'_> {
             Preset::Approved => Verdict::Approved,
             Preset::Given(result, verdict) => {
                 self.report(call, result, verdict.clone(), Duration::ZERO, tally, at);
-                let done = ExecutedCall { call: call.clone(), result: result.clone(), output: None };
+                let done = ToolExecution::answered(call, result.clone());
                 return CallOutcome::Done(done, verdict.allows());
             }
         };
@@ -477,7 +471,7 @@ impl Engine<'_> {
                 (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
             }
             // `decide` never answers this; it marks audit records of stopped calls.
-            Verdict::Interrupted => {
+            Verdict::Undecided => {
                 let message = "not executed: governance did not decide";
                 (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
             }
@@ -515,6 +509,6 @@ impl Engine<'_> {
         };
         tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
         self.report(call, &result, verdict, elapsed, tally, at);
-        CallOutcome::Done(ExecutedCall { call: call.clone(), result, output }, executed)
+        CallOutcome::Done(ToolExecution { call: call.clone(), result, output, elapsed }, executed)
     }
 }

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::conversation::pending::DeferralReason;
 use super::governance::Verdict;
 use super::termination::Termination;
 use crate::conversation::Compaction;
+use crate::conversation::pending::DeferralReason;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::ModelResponse;
 use crate::usage::Usage;
@@ -142,7 +142,7 @@ pub enum Event {
         call: ToolCall,
         /// What the model is told.
         result: ToolResult,
-        /// What governance decided ([`Verdict::Interrupted`] when the run
+        /// What governance decided ([`Verdict::Undecided`] when the run
         /// stopped before it decided).
         verdict: Verdict,
         /// How long the call ran (zero when it did not run).

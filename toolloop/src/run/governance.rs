@@ -59,8 +59,9 @@ pub enum Verdict {
     Denied(String),
     /// The approver denied it.
     ApprovalDenied(String),
-    /// The run stopped (cancellation, `max_duration`) before governance decided.
-    Interrupted,
+    /// Governance did not decide: the run stopped (cancellation,
+    /// `max_duration`, a limit) before it did, or before the call ran.
+    Undecided,
     /// The policy deferred it for approval (see [`Decision::Defer`]); the
     /// run pauses with the call pending.
     Deferred(String),

@@ -127,4 +127,3 @@ impl SubRun {
         self.metadata.usage
     }
 }
-

@@ -2,8 +2,8 @@
 //! resolutions before anything runs, and where the run goes on from.
 
 use super::deferral::{Answer, Checkpoint, Resolution, ResumeError, plan};
-use super::tally::Tally;
 use super::outcome::RunError;
+use super::tally::Tally;
 use crate::conversation::Conversation;
 use crate::message::{Message, Role, ToolCall};
 use crate::usage::Usage;

@@ -11,7 +11,7 @@ use futures_util::Stream;
 use crate::cancel::BoxFuture;
 use crate::conversation::Conversation;
 use crate::run::journal::InProcess;
-use crate::run::{Event, EventSink, LoopEnd, Resolution, Resume, RunError, RunOutput, ToolLoop};
+use crate::run::{Event, EventSink, LoopOutput, Resolution, Resume, RunError, RunOutput, ToolLoop};
 
 /// A streamed run: a [`Stream`] of the run's [`Event`]s, the last one
 /// [`Event::RunFinished`], then `None`; [`output`](Self::output) gives the
@@ -53,7 +53,7 @@ impl<S: Send> ToolLoop<S> {
     /// the model's deltas as they arrive, tool calls forming and running;
     /// [`RunStream::output`] then gives what `run` would return. See
     /// [`stream`](crate::stream).
-    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopEnd<S>> {
+    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopOutput<S>> {
         RunStream::new(move |sink| self.execute(conversation, Some(sink), None, &InProcess))
     }
 
@@ -62,7 +62,7 @@ impl<S: Send> ToolLoop<S> {
         &'a mut self,
         conversation: &'a mut Conversation,
         resolutions: I,
-    ) -> RunStream<'a, LoopEnd<S>>
+    ) -> RunStream<'a, LoopOutput<S>>
     where
         I: IntoIterator<Item = (K, Resolution)>,
         K: Into<String>,
