@@ -315,7 +315,7 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
             deferred.push((call.id, reason));
         }
     }
-    let finished = Some(stream.output().await);
+    let finished = stream.output().await;
     assert_eq!(
         deferred,
         [
@@ -323,7 +323,7 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
             ("l1".to_owned(), DeferralReason::External)
         ]
     );
-    assert!(finished.unwrap().unwrap_err().is_deferred());
+    assert!(finished.unwrap_err().is_deferred());
 
     let mut conversation = reload(&conversation);
     let mut names = Vec::new();

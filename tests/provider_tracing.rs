@@ -179,6 +179,7 @@ struct Define {
 }
 
 impl Define {
+    #[allow(clippy::unused_async)] // tool handlers are async by contract
     async fn run(self) -> Result<String, std::convert::Infallible> {
         Ok(format!("{} means a secret-free definition", self.word))
     }

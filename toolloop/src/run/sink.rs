@@ -40,7 +40,7 @@ impl EventSink {
         match &self.0 {
             Destination::Stream(queue) => queue.lock().unwrap_or_else(PoisonError::into_inner).push_back(event),
             Destination::SubRun { parent, call_id, agent } => {
-                parent.send(Event::SubRun { call_id: call_id.clone(), agent: agent.clone(), event: Box::new(event) })
+                parent.send(Event::SubRun { call_id: call_id.clone(), agent: agent.clone(), event: Box::new(event) });
             }
         }
     }
