@@ -14,8 +14,8 @@ use std::convert::Infallible;
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::run::ExecutedCall;
 use toolloop::testing::ScriptedModel;
+use toolloop::tool::ToolExecution;
 
 /// The design notes of the system's components.
 const COMPONENTS: &[(&str, &str)] = &[
@@ -57,7 +57,7 @@ impl SubmitReply {
 }
 
 /// The terminal check: a successful `submit_reply` ends the run; its result is the output.
-fn submitted_reply(batch: &[ExecutedCall]) -> Option<String> {
+fn submitted_reply(batch: &[ToolExecution]) -> Option<String> {
     let submitted = batch.iter().find(|done| done.call.name == "submit_reply" && !done.result.is_error())?;
     Some(submitted.result.content.clone())
 }

@@ -87,8 +87,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One progress line per iteration, printed as the model answers.
     let started = Instant::now();
     let tokens = AtomicU64::new(0);
-    let progress = move |event: &Event<'_>| match event {
-        Event::ModelResponse { attempt, iteration, response } => {
+    let progress = move |event: &Event| match event {
+        Event::IterationFinished { attempt, iteration, response } => {
             let total = tokens.fetch_add(response.usage.total(), Ordering::Relaxed) + response.usage.total();
             let calls: Vec<&str> = response.tool_calls().map(|call| call.name.as_str()).collect();
             let next = if calls.is_empty() { "answers".to_owned() } else { format!("calls {}", calls.join(", ")) };
@@ -97,7 +97,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 started.elapsed()
             );
         }
-        Event::Stop { reason } => println!("[stop] {reason:?} after {:.0?}", started.elapsed()),
+        Event::RunFinished { termination } => println!("[stop] {termination:?} after {:.0?}", started.elapsed()),
         _ => {}
     };
 

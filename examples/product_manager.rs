@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::run::{ExecutedCall, Hooks, LimitDecision, LimitReached, LoopEnd, ToolLoop};
+use toolloop::run::{Hooks, LimitDecision, LimitReached, LoopOutput, ToolLoop};
 use toolloop::testing::ScriptedModel;
+use toolloop::tool::ToolExecution;
 
 /// The product backlog, as the agent can search it.
 struct Backlog {
@@ -84,7 +85,7 @@ impl SpecSubmit {
 }
 
 /// The terminal check: a batch holding a successful `spec_submit` ends the run with its spec id.
-fn submitted_spec(batch: &[ExecutedCall]) -> Option<String> {
+fn submitted_spec(batch: &[ToolExecution]) -> Option<String> {
     batch
         .iter()
         .filter(|done| done.call.name == "spec_submit")
@@ -153,7 +154,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ask_for_budget = move |reached: &LimitReached| {
         if budget == 0 {
             println!("  iteration limit ({}): no budget left, stopping", reached.limit);
-            return LimitDecision::Stop;
+            return LimitDecision::MaxIterations;
         }
         let more = budget.min(2);
         budget -= more;
@@ -190,8 +191,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         match product_manager.run(&mut conversation).await {
             Ok(done) => {
                 match done.output {
-                    LoopEnd::Answer(text) => println!("  agent asks: {text}"),
-                    LoopEnd::Signal(spec_id) => println!("  ended by the terminal check with signal {spec_id}"),
+                    LoopOutput::Answer(text) => println!("  agent asks: {text}"),
+                    LoopOutput::Signal(spec_id) => println!("  ended by the terminal check with signal {spec_id}"),
                 }
                 usage += done.metadata.usage;
                 println!(

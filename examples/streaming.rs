@@ -19,7 +19,7 @@ use std::io::Write;
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::testing::ScriptedModel;
 
 /// Look up today's weather in a city.
@@ -75,34 +75,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Each delta reaches the terminal (or the client) as it arrives.
         out.flush()?;
     }
+    // What `agent.run` would have returned.
+    let result = stream.output().await;
+    if sse {
+        write!(out, "{}", sse_result(&result))?;
+    } else {
+        match result {
+            Ok(done) => writeln!(out, "\nanswer: {}\n(ended: {:?})", done.output, done.metadata.termination)?,
+            Err(error) => writeln!(out, "\nthe run failed: {error}")?,
+        }
+    }
     Ok(())
 }
 
 /// Prints `event` for a person watching the run.
-fn show(event: &RunEvent<String>, out: &mut impl Write) -> std::io::Result<()> {
+fn show(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
     match event {
-        RunEvent::IterationStarted { iteration, .. } => writeln!(out, "\n— iteration {iteration}"),
-        RunEvent::TextDelta { text } => write!(out, "{text}"),
-        RunEvent::ReasoningDelta { text } => write!(out, "\x1b[2m{text}\x1b[0m"),
-        RunEvent::ToolCallStarted { name, id, .. } => writeln!(out, "\n[tool call {name} ({id})]"),
-        RunEvent::ToolCallArgumentsDelta { fragment, partial, .. } => {
+        Event::IterationStarted { iteration, .. } => writeln!(out, "\n— iteration {iteration}"),
+        Event::TextDelta { text } => write!(out, "{text}"),
+        Event::ReasoningDelta { text } => write!(out, "\x1b[2m{text}\x1b[0m"),
+        Event::ToolCallStarted { name, id, .. } => writeln!(out, "\n[tool call {name} ({id})]"),
+        Event::ToolCallArgumentsDelta { fragment, partial, .. } => {
             let so_far = partial.as_ref().map_or_else(|| "…".to_owned(), ToString::to_string);
             writeln!(out, "  + {:<12} arguments so far: {so_far}", format!("{fragment:?}"))
         }
-        RunEvent::ToolCallComplete { call, .. } => writeln!(out, "  = {}({})", call.name, call.input),
-        RunEvent::ModelCallDiscarded { error, .. } => {
+        Event::ToolCallWritten { call, .. } => writeln!(out, "  = {}({})", call.name, call.input),
+        Event::ModelCallDiscarded { error, .. } => {
             writeln!(out, "\n[model call failed, output above discarded: {error}]")
         }
-        RunEvent::ToolExecutionFinished { call, result } => {
+        Event::ToolExecutionFinished { call, result, .. } => {
             writeln!(out, "[{} answered: {}]", call.name, result.content)
         }
-        RunEvent::IterationFinished { usage, stop_reason, .. } => {
+        Event::IterationFinished { response, .. } => {
+            let (usage, stop_reason) = (response.usage, &response.stop_reason);
             writeln!(out, "\n[{stop_reason:?}; {} in / {} out tokens]", usage.input_tokens, usage.output_tokens)
         }
-        RunEvent::Finished(Ok(done)) => {
-            writeln!(out, "\nanswer: {}\n(ended: {:?})", done.output, done.metadata.termination)
-        }
-        RunEvent::Finished(Err(error)) => writeln!(out, "\nthe run failed: {error}"),
         _ => Ok(()),
     }
 }
@@ -113,32 +120,41 @@ fn show(event: &RunEvent<String>, out: &mut impl Write) -> std::io::Result<()> {
 /// `text/event-stream` response (with axum: map the run stream to
 /// `Event::default().event(name).data(json)` items of an `Sse` response);
 /// a browser reads them with `EventSource`.
-fn sse_frame(event: &RunEvent<String>) -> String {
+fn sse_frame(event: &Event) -> String {
     let data = match event {
-        RunEvent::AttemptStarted { attempt } => json!({ "attempt": attempt }),
-        RunEvent::IterationStarted { attempt, iteration } => json!({ "attempt": attempt, "iteration": iteration }),
-        RunEvent::TextDelta { text } | RunEvent::ReasoningDelta { text } => json!({ "text": text }),
-        RunEvent::ToolCallStarted { index, id, name } => json!({ "index": index, "id": id, "name": name }),
-        RunEvent::ToolCallArgumentsDelta { index, fragment, partial } => {
+        Event::AttemptStarted { attempt } => json!({ "attempt": attempt }),
+        Event::IterationStarted { attempt, iteration } => json!({ "attempt": attempt, "iteration": iteration }),
+        Event::TextDelta { text } | Event::ReasoningDelta { text } => json!({ "text": text }),
+        Event::ToolCallStarted { index, id, name } => json!({ "index": index, "id": id, "name": name }),
+        Event::ToolCallArgumentsDelta { index, fragment, partial } => {
             json!({ "index": index, "fragment": fragment, "arguments": partial })
         }
-        RunEvent::ToolCallComplete { index, call } => json!({ "index": index, "call": call }),
-        RunEvent::ModelCallDiscarded { attempt, iteration, error, usage } => {
+        Event::ToolCallWritten { index, call } => json!({ "index": index, "call": call }),
+        Event::ModelCallDiscarded { attempt, iteration, error, usage } => {
             json!({ "attempt": attempt, "iteration": iteration, "error": error, "usage": usage })
         }
-        RunEvent::IterationFinished { attempt, iteration, usage, stop_reason } => {
+        Event::IterationFinished { attempt, iteration, response } => {
+            let (usage, stop_reason) = (response.usage, &response.stop_reason);
             json!({ "attempt": attempt, "iteration": iteration, "usage": usage, "stop_reason": stop_reason })
         }
-        RunEvent::ToolExecutionStarted { call } => json!({ "call": call }),
-        RunEvent::ToolExecutionFinished { call, result } => json!({ "call": call, "result": result }),
-        RunEvent::OutputProposed { attempt, input } => json!({ "attempt": attempt, "input": input }),
-        RunEvent::ValidationFailed { attempt, errors } => json!({ "attempt": attempt, "errors": errors }),
-        RunEvent::Finished(Ok(done)) => json!({ "output": done.output, "metadata": done.metadata }),
-        RunEvent::Finished(Err(error)) => {
-            json!({ "error": error.to_string(), "metadata": error.metadata() })
+        Event::ToolExecutionStarted { call, .. } => json!({ "call": call }),
+        Event::ToolExecutionFinished { call, result, verdict, .. } => {
+            json!({ "call": call, "result": result, "verdict": verdict })
         }
+        Event::OutputProposed { attempt, input } => json!({ "attempt": attempt, "input": input }),
+        Event::ValidationFailed { attempt, errors } => json!({ "attempt": attempt, "errors": errors }),
+        Event::RunFinished { termination } => json!({ "termination": termination }),
         // Kinds added later: their name is enough to skip them.
         _ => json!({}),
     };
     format!("event: {}\ndata: {data}\n\n", event.name())
+}
+
+/// The run's result as a last server-sent event, `output` or `error`.
+fn sse_result(result: &Result<toolloop::RunOutput<String>, toolloop::RunError>) -> String {
+    let (name, data) = match result {
+        Ok(done) => ("output", json!({ "output": done.output, "metadata": done.metadata })),
+        Err(error) => ("error", json!({ "error": error.to_string(), "metadata": error.metadata() })),
+    };
+    format!("event: {name}\ndata: {data}\n\n")
 }

@@ -17,7 +17,7 @@ use serde_json::json;
 use toolloop::AgentBuilder;
 use toolloop::agent::OutputMode;
 use toolloop::prelude::*;
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::testing::ScriptedModel;
 
 /// Look up the population of a city, in millions.
@@ -103,23 +103,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut forming = 0;
         while let Some(event) = stream.next().await {
             match event {
-                RunEvent::ToolExecutionFinished { call, result } => {
+                Event::ToolExecutionFinished { call, result, .. } => {
                     println!("{mode:?}: {} -> {}", call.name, result.content);
                 }
-                RunEvent::OutputDelta { .. } => forming += 1,
-                RunEvent::Finished(done) => {
-                    let done = done?;
-                    let Comparison { larger, confidence } = &done.output;
-                    println!("{mode:?}: {larger} (confidence {confidence}/5), seen forming in {forming} deltas");
-                    println!(
-                        "{mode:?}: {} model calls, {} tokens\n",
-                        done.metadata.model_calls,
-                        done.metadata.usage.total()
-                    );
-                }
+                Event::OutputDelta { .. } => forming += 1,
                 _ => {}
             }
         }
+        let done = stream.output().await?;
+        let Comparison { larger, confidence } = &done.output;
+        println!("{mode:?}: {larger} (confidence {confidence}/5), seen forming in {forming} deltas");
+        println!("{mode:?}: {} model calls, {} tokens\n", done.metadata.model_calls, done.metadata.usage.total());
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::testing::ScriptedModel;
 
 /// Look up the population of a city, in millions.
@@ -123,42 +123,40 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut stream = orchestrator.run_stream(&mut conversation);
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::ToolExecutionStarted { call } => println!("orchestrator -> {}({})", call.name, call.input),
-            RunEvent::ToolExecutionFinished { call, result } => {
+            Event::ToolExecutionStarted { call, .. } => println!("orchestrator -> {}({})", call.name, call.input),
+            Event::ToolExecutionFinished { call, result, .. } => {
                 let mark = if result.is_error() { "error" } else { "ok" };
                 println!("orchestrator <- {} [{mark}] {}", call.name, result.content);
             }
-            RunEvent::SubRun { call_id, agent, event } => match *event {
-                RunEvent::ToolExecutionFinished { call, result } => {
+            Event::SubRun { call_id, agent, event } => match *event {
+                Event::ToolExecutionFinished { call, result, .. } => {
                     println!("    {agent} ({call_id}): {}({}) = {}", call.name, call.input, result.content);
                 }
-                RunEvent::IterationFinished { iteration, usage, .. } => {
-                    println!("    {agent} ({call_id}): iteration {iteration}, {} tokens", usage.total());
+                Event::IterationFinished { iteration, response, .. } => {
+                    println!("    {agent} ({call_id}): iteration {iteration}, {} tokens", response.usage.total());
                 }
                 _ => {}
             },
-            RunEvent::Finished(result) => {
-                let done = result?;
-                println!("\n{}", done.output);
-                let meta = &done.metadata;
-                for sub_run in &meta.sub_runs {
-                    println!(
-                        "  sub-run {} ({}): {}, {} tokens",
-                        sub_run.agent,
-                        sub_run.call_id,
-                        sub_run.termination(),
-                        sub_run.usage().total()
-                    );
-                }
-                println!(
-                    "usage: {} tokens over {} model calls and {} tool calls, sub-runs included",
-                    meta.usage.total(),
-                    meta.model_calls,
-                    meta.tool_calls
-                );
-            }
             _ => {}
         }
     }
+    let done = stream.output().await?;
+    println!("\n{}", done.output);
+    let meta = &done.metadata;
+    for sub_run in &meta.sub_runs {
+        println!(
+            "  sub-run {} ({}): {}, {} tokens",
+            sub_run.agent,
+            sub_run.call_id,
+            sub_run.termination(),
+            sub_run.usage().total()
+        );
+    }
+    println!(
+        "usage: {} tokens over {} model calls and {} tool calls, sub-runs included",
+        meta.usage.total(),
+        meta.model_calls,
+        meta.tool_calls
+    );
     Ok(())
 }

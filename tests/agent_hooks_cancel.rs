@@ -19,7 +19,7 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         let log = log.clone();
         move |entry: String| log.lock().unwrap().push(entry)
     };
-    let (on_attempt, on_request, on_response) = (push(), push(), push());
+    let (on_attempt, on_response) = (push(), push());
     let (on_call, on_result, on_invalid, on_stop) = (push(), push(), push(), push());
     let model = ScriptedModel::new()
         .respond(calls([call("s", "search", json!({"query": "q"}))]))
@@ -34,7 +34,6 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         .reflection(|r: &Report| format!("preview {}", r.title))
         .validator(|r: &Report| if r.title.is_empty() { Err("empty title") } else { Ok(()) })
         .on_attempt_start(move |attempt| on_attempt(format!("attempt {attempt}")))
-        .on_model_request(move |request| on_request(format!("request ({} messages)", request.messages.len())))
         .on_model_response(move |response| {
             on_response(format!("response ({} calls)", response.tool_calls().count()));
         })
@@ -50,15 +49,12 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         *log.lock().unwrap(),
         [
             "attempt 1",
-            "request (1 messages)",
             "response (1 calls)",
             "call search",
             "result search: results for q",
-            "request (3 messages)",
             "response (1 calls)",
             "call final_output",
             "result final_output: preview ",
-            "request (5 messages)",
             "response (1 calls)",
             "call submit",
             // What the model was told: the verdict, not a placeholder.
@@ -67,11 +63,9 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
             "invalid 1: empty title",
             "attempt 2",
             // The verdict is in the submit call's result: no feedback message.
-            "request (7 messages)",
             "response (1 calls)",
             "call final_output",
             "result final_output: preview T",
-            "request (9 messages)",
             "response (1 calls)",
             "call submit",
             "result submit: Output accepted.",
@@ -100,10 +94,10 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
     assert_eq!(
         errors,
         [
-            ("tool_call", "cannot log search".to_owned()),
-            ("tool_result", "panicked: hook exploded".to_owned()),
-            ("tool_result", "panicked: hook exploded".to_owned()),
-            ("stop", "stop hook failed".to_owned()),
+            ("tool_execution_started", "cannot log search".to_owned()),
+            ("tool_execution_finished", "panicked: hook exploded".to_owned()),
+            ("tool_execution_finished", "panicked: hook exploded".to_owned()),
+            ("run_finished", "stop hook failed".to_owned()),
         ]
     );
     assert_consistent(&conversation);
@@ -111,7 +105,7 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
 
 #[tokio::test]
 async fn hook_errors_are_reported_on_failed_runs_too() {
-    let agent = Agent::builder().model(ScriptedModel::new()).on_model_request(|_| Err::<(), _>("no")).build().unwrap();
+    let agent = Agent::builder().model(ScriptedModel::new()).on_attempt_start(|_| Err::<(), _>("no")).build().unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert!(matches!(error.termination(), Termination::ModelError) && error.model_error().is_some());
     assert_eq!(error.metadata().hook_errors.len(), 1);
@@ -228,7 +222,7 @@ async fn a_text_agent_with_double_confirmation_and_an_iteration_limit_hook() {
         .max_iterations(2)
         .double_confirmation()
         .on_iteration_limit(|reached| {
-            if reached.limit == 2 { LimitDecision::Extend(1) } else { LimitDecision::End("out of budget".into()) }
+            if reached.limit == 2 { LimitDecision::Extend(1) } else { LimitDecision::Signal("out of budget".into()) }
         })
         .build()
         .unwrap();
@@ -295,4 +289,43 @@ async fn a_tool_past_its_timeout_fails_and_the_model_sees_it() {
     let mut conversation = ask("go");
     agent.run(&mut conversation).await.unwrap();
     assert_eq!(failures(&conversation)[0], Some(FailureKind::TimedOut));
+}
+
+#[tokio::test]
+async fn a_denied_call_never_reports_that_it_started_and_its_end_carries_the_verdict() {
+    use toolloop::run::{Decision, Event, Governance, Verdict};
+    let model = ScriptedModel::new()
+        .respond(calls([call("s1", "search", json!({"query": "a"})), call("s2", "search", json!({"query": "b"}))]))
+        .respond(ModelResponse::from_text("done"));
+    let governance = Governance::new().policy(|call: &toolloop::ToolCall| {
+        if call.input["query"] == "a" { Decision::Deny("not this one".into()) } else { Decision::Allow }
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .governance(governance)
+        .on_event(move |event: &Event| {
+            let entry = match event {
+                Event::ToolExecutionStarted { call, .. } => format!("started {}", call.id),
+                Event::ToolExecutionFinished { call, verdict, result, .. } => {
+                    format!("finished {} {verdict:?} {:?}", call.id, result.failure)
+                }
+                _ => return,
+            };
+            log.lock().unwrap().push(entry);
+        })
+        .build()
+        .unwrap();
+    let done = agent.run(&mut ask("go")).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            format!("finished s1 {:?} Some(Denied)", Verdict::Denied("not this one".into())),
+            "started s2".to_owned(),
+            format!("finished s2 {:?} None", Verdict::Allowed),
+        ]
+    );
+    assert_eq!(done.metadata.tool_calls, 1);
 }

@@ -23,7 +23,7 @@ use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::testing::{Cassette, CassetteError, CassetteMode};
 use toolloop::{Conversation, Model};
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
@@ -62,16 +62,12 @@ async fn run_agent(model: impl Model + 'static, streamed: bool) -> Run {
     conversation.push_user(QUESTION);
     let largest = if streamed {
         let mut events = agent.run_stream(&mut conversation);
-        let mut output = None;
         while let Some(event) = events.next().await {
-            match event {
-                RunEvent::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
-                RunEvent::Finished(result) => output = Some(result.unwrap().output.largest),
-                _ => {}
+            if let Event::ModelCallDiscarded { error, .. } = event {
+                panic!("a model call failed: {error}");
             }
         }
-        drop(events);
-        output.expect("the stream ended with `Finished`")
+        events.output().await.unwrap().output.largest
     } else {
         agent.run(&mut conversation).await.unwrap().output.largest
     };

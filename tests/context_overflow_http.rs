@@ -15,8 +15,8 @@ use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::run::Event;
 use toolloop::run::{ContextPolicy, ELIDED_RESULT};
-use toolloop::stream::RunEvent;
 use toolloop::{Agent, ContentBlock, Conversation, Message, Model, Role, ToolCall, ToolResult};
 use toolloop_workspace::{Reply, TestServer, replies, streamed};
 
@@ -323,16 +323,12 @@ async fn a_streamed_ollama_answer_to_a_truncated_prompt_is_caught_too() {
     let mut conversation = history("ollama");
     let mut stream = agent.run_stream(&mut conversation);
     let mut discarded = false;
-    let mut result = None;
     while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::ModelCallDiscarded { .. } => discarded = true,
-            RunEvent::Finished(finished) => result = Some(finished),
-            _ => {}
+        if let Event::ModelCallDiscarded { .. } = event {
+            discarded = true;
         }
     }
-    drop(stream);
-    let error = result.expect("a final event").unwrap_err();
+    let error = stream.output().await.unwrap_err();
     assert_eq!(error.model_error().unwrap().kind(), ModelErrorKind::ContextOverflow);
     assert!(discarded, "the deltas shown are to be dropped");
     assert_eq!(server.requests()[0].json()["stream"], json!(true));
@@ -363,15 +359,9 @@ async fn a_streamed_overflow_is_typed_then_compacted() {
             None => builder.build().unwrap(),
         };
         let mut conversation = history("openai-responses");
-        let mut stream = agent.run_stream(&mut conversation);
-        let mut result = None;
-        while let Some(event) = stream.next().await {
-            if let RunEvent::Finished(done) = event {
-                result = Some(done.map(|done| done.output));
-            }
-        }
-        drop(stream);
-        (conversation, result.expect("a final event"))
+        let stream = agent.run_stream(&mut conversation);
+        let result = stream.output().await.map(|done| done.output);
+        (conversation, result)
     };
 
     let server = TestServer::start([overflow()]).await;

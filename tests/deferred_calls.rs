@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Report, Search, ask, assert_consistent, call, calls, output, results, submit};
 use serde_json::json;
+use toolloop::run::Event;
 use toolloop::run::{
-    Approval, Decision, DeferralReason, Governance, LoopEnd, Resolution, ResumeError, Termination, ToolLoop,
+    Approval, Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop,
 };
-use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet};
@@ -268,7 +268,7 @@ async fn a_policy_defers_and_held_calls_run_on_resume_through_governance() {
     let error = tool_loop.resume(&mut conversation, [("s2", Resolution::Approve)]).await.unwrap_err();
     assert_eq!(error.resume_error(), Some(&ResumeError::NotDeferred { id: "s2".into() }));
     let done = tool_loop.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopOutput::Answer("done".into()));
     assert_eq!(searched.load(Ordering::SeqCst), 2);
     assert_eq!(done.metadata.tool_calls, 3);
     assert_consistent(&conversation);
@@ -308,16 +308,13 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
     let agent = agent(model, &deletions);
     let mut conversation = ask("Go.");
     let mut deferred = Vec::new();
-    let mut finished = None;
     let mut stream = agent.run_stream(&mut conversation);
     while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::ToolCallDeferred { call, reason } => deferred.push((call.id, reason)),
-            RunEvent::Finished(result) => finished = Some(result),
-            _ => {}
+        if let Event::ToolCallDeferred { call, reason, .. } = event {
+            deferred.push((call.id, reason));
         }
     }
-    drop(stream);
+    let finished = stream.output().await;
     assert_eq!(
         deferred,
         [
@@ -325,27 +322,24 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
             ("l1".to_owned(), DeferralReason::External)
         ]
     );
-    assert!(finished.unwrap().unwrap_err().is_deferred());
+    assert!(finished.unwrap_err().is_deferred());
 
     let mut conversation = reload(&conversation);
     let mut names = Vec::new();
     let mut stream =
         agent.resume_stream(&mut conversation, [("d1", Resolution::Approve), ("l1", Resolution::output("Paris"))]);
-    let mut output = None;
     while let Some(event) = stream.next().await {
         names.push(event.name());
-        if let RunEvent::Finished(result) = event {
-            output = Some(result.unwrap().output);
-        }
     }
-    drop(stream);
-    assert_eq!(output.as_deref(), Some("finished"));
-    assert!(names.contains(&"tool_execution_finished") && names.ends_with(&["finished"]), "{names:?}");
+    let output = stream.output().await.unwrap().output;
+    assert_eq!(output, "finished");
+    assert!(names.contains(&"tool_execution_finished") && names.ends_with(&["run_finished"]), "{names:?}");
     assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
 
     // A refused streamed resume ends with the refusal.
     let mut stream = agent.resume_stream(&mut conversation, [("d1", Resolution::Approve)]);
-    let Some(RunEvent::Finished(Err(error))) = stream.next().await else { panic!("a refused resume finishes at once") };
+    assert!(stream.next().await.is_none(), "a refused resume reports nothing");
+    let Err(error) = stream.output().await else { panic!("a refused resume fails") };
     assert_eq!(error.resume_error(), Some(&ResumeError::NothingPending));
 }
 

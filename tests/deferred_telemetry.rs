@@ -91,11 +91,11 @@ async fn hooks_see_each_deferred_call_and_the_audit_records_the_decision() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
     let mut hooks = Hooks::new();
-    hooks.on_event(move |event: &Event<'_>| {
+    hooks.on_event(move |event: &Event| {
         let entry = match event {
-            Event::ToolCallDeferred { deferred, .. } => format!("deferred {}", deferred.call.id),
-            Event::Audit(record) => format!("audit {} {:?}", record.call_id, record.verdict),
-            Event::Stop { reason } => format!("stop {}", reason.is_deferred()),
+            Event::ToolCallDeferred { call, .. } => format!("deferred {}", call.id),
+            Event::ToolExecutionFinished { call, verdict, .. } => format!("audit {} {verdict:?}", call.id),
+            Event::RunFinished { termination } => format!("stop {}", termination.is_deferred()),
             _ => return,
         };
         log.lock().unwrap().push(entry);

@@ -13,7 +13,7 @@ use common::{Search, ask};
 use serde_json::json;
 use toolloop::model::{BoxFuture, ModelErrorKind};
 use toolloop::providers::Fallback;
-use toolloop::run::{LoopEnd, ToolLoop};
+use toolloop::run::{LoopOutput, ToolLoop};
 use toolloop::{Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolSet};
 
 /// A primary that is always overloaded, counting its calls.
@@ -72,7 +72,7 @@ async fn the_model_that_answers_sees_its_own_tool_calls_natively() {
     let mut tool_loop = ToolLoop::new(model, tools());
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopOutput::Answer("done".into()));
     let seen = seen.lock().unwrap();
     let second = &seen[1];
     assert_eq!(second[1].tool_calls().next().map(|call| call.id.as_str()), Some("call_1"), "{second:#?}");

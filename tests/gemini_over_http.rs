@@ -19,7 +19,7 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::openai::OpenAi;
 use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningState, ReasoningSummary};
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::tool::ToolDefinition;
 use toolloop::{Conversation, Message, Model, ModelRequest};
 mod cities;
@@ -153,16 +153,14 @@ async fn the_same_loop_streamed_shows_thoughts_and_replays_signatures() {
     let agent = agent(model, None);
     let mut stream = agent.run_stream(&mut conversation);
     let mut reasoning = String::new();
-    let mut report = None;
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::ReasoningDelta { text } => reasoning.push_str(&text),
-            RunEvent::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
-            RunEvent::Finished(result) => report = Some(result.unwrap().output),
+            Event::ReasoningDelta { text } => reasoning.push_str(&text),
+            Event::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
             _ => {}
         }
     }
-    drop(stream);
+    let report = Some(stream.output().await.unwrap().output);
     assert_eq!(report.map(|report: Report| report.largest).as_deref(), Some("Berlin"));
     assert!(reasoning.contains("look both up at once") && reasoning.contains("Berlin."), "{reasoning}");
     let requests = server.requests();
@@ -607,16 +605,15 @@ async fn a_fault_mid_stream_is_discarded_by_the_run() {
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger, Paris or Berlin?");
     let mut stream = agent.run_stream(&mut conversation);
-    let (mut deltas, mut discarded, mut failed) = (0, false, None);
+    let (mut deltas, mut discarded) = (0, false);
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::TextDelta { .. } => deltas += 1,
-            RunEvent::ModelCallDiscarded { error, .. } => discarded = error.contains("Internal error."),
-            RunEvent::Finished(result) => failed = result.err(),
+            Event::TextDelta { .. } => deltas += 1,
+            Event::ModelCallDiscarded { error, .. } => discarded = error.contains("Internal error."),
             _ => {}
         }
     }
-    drop(stream);
+    let failed = stream.output().await.err();
     assert!(deltas > 0 && discarded, "the partial answer was shown, then discarded");
     assert!(failed.is_some());
     assert_eq!(conversation.messages().len(), 1, "nothing provisional reached the conversation");

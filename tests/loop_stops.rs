@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::{Approval, Decision, Governance, Hooks, LimitDecision, LoopEnd, Termination, ToolLoop, Verdict};
+use toolloop::run::{Approval, Decision, Governance, Hooks, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Conversation, FailureKind, ModelError, ModelResponse, RunError, StopReason, ToolSet};
 
@@ -128,7 +128,7 @@ async fn a_success_resets_the_consecutive_failure_count() {
         .respond(ModelResponse::from_text("done"));
     let mut tool_loop = looped(&model).max_consecutive_tool_failures(2);
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopOutput::Answer("done".into()));
 }
 
 #[tokio::test]
@@ -194,7 +194,7 @@ async fn a_paused_turn_is_sent_back_to_continue() {
         .respond(ModelResponse::from_text("thinking").with_stop_reason(StopReason::PauseTurn))
         .respond(ModelResponse::from_text("done"));
     let done = looped(&model).run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("done".into()));
+    assert_eq!(done.output, LoopOutput::Answer("done".into()));
     assert_eq!(done.metadata.iterations, 2);
 }
 
@@ -212,7 +212,7 @@ async fn a_terminal_check_ends_the_loop_with_a_signal_from_a_tool_result() {
     });
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Signal("spec-4".to_owned()));
+    assert_eq!(done.output, LoopOutput::Signal("spec-4".to_owned()));
     assert_eq!(done.metadata.termination, Termination::Signal);
     assert_eq!(model.remaining(), 1);
     assert_consistent(&conversation);
@@ -226,10 +226,10 @@ async fn the_iteration_limit_hook_grants_more_iterations_then_ends_with_a_signal
     let mut tool_loop =
         looped(&model).terminal_check(|_| None::<&'static str>).max_iterations(1).on_iteration_limit(move |reached| {
             seen.lock().unwrap().push((reached.iterations, reached.limit));
-            if reached.limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::End("request budget") }
+            if reached.limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::Signal("request budget") }
         });
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Signal("request budget"));
+    assert_eq!(done.output, LoopOutput::Signal("request budget"));
     assert_eq!(*asked.lock().unwrap(), [(1, 1), (2, 2), (3, 3)]);
     assert_eq!(done.metadata.iterations, 3);
     model.assert_consumed();
@@ -244,14 +244,14 @@ async fn double_confirmation_asks_once_and_the_model_may_continue_with_tools() {
     let mut tool_loop = looped(&model).double_confirmation_prompt("Are you sure?");
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("now done".into()));
+    assert_eq!(done.output, LoopOutput::Answer("now done".into()));
     assert_eq!(model.requests()[1].last_text(), "Are you sure?");
     assert_eq!(user_texts(&conversation), ["go", "Are you sure?"]);
 
     let model =
         ScriptedModel::new().respond(ModelResponse::from_text("a")).respond(ModelResponse::from_text("confirmed"));
     let done = looped(&model).double_confirmation().run(&mut ask("go")).await.unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("confirmed".into()));
+    assert_eq!(done.output, LoopOutput::Answer("confirmed".into()));
     model.assert_consumed();
 }
 
@@ -349,5 +349,5 @@ async fn a_loop_run_can_be_spawned() {
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(ModelResponse::from_text("done"));
     let mut tool_loop = looped(&model).terminal_check(|_| None::<String>);
     let handle = tokio::spawn(async move { tool_loop.run(&mut ask("go")).await.map(|done| done.output) });
-    assert_eq!(handle.await.unwrap().unwrap(), LoopEnd::Answer("done".into()));
+    assert_eq!(handle.await.unwrap().unwrap(), LoopOutput::Answer("done".into()));
 }

@@ -284,10 +284,11 @@ async fn a_streamed_run_is_the_same_trace() {
         while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
             last = Some(event);
         }
-        last
+        assert!(matches!(last, Some(toolloop::run::Event::RunFinished { .. })));
+        stream.output().await
     })
     .await;
-    assert!(matches!(done, Some(toolloop::stream::RunEvent::Finished(Ok(_)))));
+    assert!(done.is_ok());
 
     let run = trace.one("invoke_agent streamer");
     assert_eq!(int(run, "gen_ai.usage.input_tokens"), 30);

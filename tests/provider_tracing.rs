@@ -1,6 +1,8 @@
 //! Model calls are traced: a `model_call` span with provider, model, usage
 //! and latency, and at debug level a dump of the messages sent (roles, block
-//! kinds, call ids, names) that never holds the API key or message contents.
+//! kinds, call ids, names) that never holds the API key or message contents;
+//! at trace level, the engine dumps what every model (the test models too) is
+//! sent and every event of the run with its contents, never keys.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -167,4 +169,102 @@ async fn a_streamed_model_call_is_traced_with_its_usage_and_stop_reason() {
     for secret in ["sk-ant-very-secret", "top secret question"] {
         assert!(!logs.contains(secret), "{secret:?} leaked into:\n{logs}");
     }
+}
+
+/// Look a word up.
+#[derive(toolloop::Tool)]
+struct Define {
+    /// The word.
+    word: String,
+}
+
+impl Define {
+    #[allow(clippy::unused_async)] // tool handlers are async by contract
+    async fn run(self) -> Result<String, std::convert::Infallible> {
+        Ok(format!("{} means a secret-free definition", self.word))
+    }
+}
+
+/// What an agent run on `model` logs with `filter`, and its answer.
+async fn agent_logs(model: impl Model + 'static, filter: &str) -> (String, String) {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let agent = toolloop::Agent::builder().model(model).system("Define words.").tool::<Define>().build().unwrap();
+    let mut conversation = toolloop::Conversation::new();
+    conversation.push_user("what does quokka mean?");
+    let done = agent.run(&mut conversation).await.unwrap();
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    (logs, done.output)
+}
+
+fn scripted_define() -> toolloop::testing::ScriptedModel {
+    toolloop::testing::ScriptedModel::new()
+        .respond(toolloop::ModelResponse::from_tool_calls([ToolCall::new("d1", "define", json!({"word": "quokka"}))]))
+        .respond(toolloop::ModelResponse::from_text("A quokka is a small wallaby."))
+}
+
+/// The engine dumps what every model is sent and every event of the run
+/// with its contents, the test models included: requests, responses, tool
+/// arguments and results.
+#[tokio::test]
+async fn at_trace_level_the_engine_dumps_every_models_requests_responses_and_tool_calls() {
+    let (logs, answer) = agent_logs(scripted_define(), "toolloop=trace").await;
+    assert_eq!(answer, "A quokka is a small wallaby.");
+    for expected in [
+        // The request: system prompt, the user's message, the tools offered.
+        "model request",
+        "Define words.",
+        "what does quokka mean?",
+        "tools=[\"define\"]",
+        // The tool call's arguments, its start and result, with governance's verdict.
+        "iteration_finished",
+        "tool_execution_started",
+        "tool_execution_finished",
+        "quokka means a secret-free definition",
+        "Allowed",
+        // The second request carries the tool result; the answer comes back.
+        "A quokka is a small wallaby.",
+        "run_finished",
+    ] {
+        assert!(logs.contains(expected), "missing {expected:?} in:\n{logs}");
+    }
+    // A governance-free call reports its start once, after the verdict.
+    assert_eq!(logs.matches("tool_execution_started").count(), 1, "{logs}");
+
+    // Below trace level, no contents.
+    let (logs, _) = agent_logs(scripted_define(), "toolloop=debug").await;
+    for content in ["what does quokka mean?", "secret-free definition", "small wallaby"] {
+        assert!(!logs.contains(content), "{content:?} logged at debug level:\n{logs}");
+    }
+}
+
+/// The engine's dumps of an HTTP model's run show contents, never the key.
+#[tokio::test]
+async fn the_engine_dump_of_an_http_run_never_holds_the_key() {
+    let server = TestServer::start([
+        Reply::json(
+            200,
+            &json!({"model": "claude-test", "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 2},
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "define", "input": {"word": "quokka"}}]}),
+        ),
+        Reply::json(
+            200,
+            &json!({"model": "claude-test", "stop_reason": "end_turn", "usage": {"input_tokens": 9, "output_tokens": 4},
+                    "content": [{"type": "text", "text": "A quokka is a small wallaby."}]}),
+        ),
+    ])
+    .await;
+    let model = Anthropic::builder().api_key("sk-ant-very-secret").base_url(server.url()).model("claude-test").build();
+    let (logs, answer) = agent_logs(model.unwrap(), "toolloop=trace").await;
+    assert_eq!(answer, "A quokka is a small wallaby.");
+    for expected in ["what does quokka mean?", "quokka means a secret-free definition", "run_finished"] {
+        assert!(logs.contains(expected), "missing {expected:?} in:\n{logs}");
+    }
+    assert!(!logs.contains("sk-ant-very-secret"), "the key leaked into:\n{logs}");
 }

@@ -17,7 +17,7 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::{Agent, Conversation, Model, ModelRequest};
 mod cities;
 
@@ -83,13 +83,12 @@ async fn run_streamed(agent: &Agent<Report>, conversation: &mut Conversation) ->
     let mut reasoning = String::new();
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::ReasoningDelta { text } => reasoning.push_str(&text),
-            RunEvent::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
-            RunEvent::Finished(result) => return (reasoning, result.unwrap().output),
+            Event::ReasoningDelta { text } => reasoning.push_str(&text),
+            Event::ModelCallDiscarded { error, .. } => panic!("a model call failed: {error}"),
             _ => {}
         }
     }
-    panic!("the stream ended without `Finished`")
+    (reasoning, stream.output().await.unwrap().output)
 }
 
 fn anthropic_answers(rules: &Arc<AnthropicRules>) -> Vec<Answer> {

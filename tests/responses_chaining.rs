@@ -19,7 +19,6 @@ use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
 use toolloop::reasoning::ReasoningEffort;
-use toolloop::stream::RunEvent;
 use toolloop::{Conversation, Model, ModelRequest};
 mod cities;
 
@@ -132,15 +131,9 @@ async fn a_streamed_chained_loop_sends_only_new_items() {
     let agent = agent(chained(&server), None);
     let mut conversation = Conversation::new();
     conversation.push_user("Which is larger, Paris or Berlin?");
-    let mut stream = agent.run_stream(&mut conversation);
-    let mut result = None;
-    while let Some(event) = stream.next().await {
-        if let RunEvent::Finished(done) = event {
-            result = Some(done);
-        }
-    }
-    drop(stream);
-    assert_eq!(result.expect("finished").unwrap().output.largest, "Berlin");
+    let stream = agent.run_stream(&mut conversation);
+    let result = stream.output().await;
+    assert_eq!(result.unwrap().output.largest, "Berlin");
 
     let requests: Vec<Value> = server.requests().iter().map(RecordedRequest::json).collect();
     assert_eq!(requests.len(), 4, "every request passed the fake's rules");

@@ -5,9 +5,7 @@
 mod common;
 
 use common::*;
-use futures_util::StreamExt as _;
 use toolloop::run::{Termination, ToolLoop};
-use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, Message, ModelResponse, ToolSet};
 
@@ -63,9 +61,13 @@ async fn a_streamed_run_ends_with_the_same_error_and_streams_nothing_else() {
     let model = ScriptedModel::new().respond(ModelResponse::from_text("hello"));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     let mut conversation = Conversation::new();
-    let events: Vec<_> = agent.run_stream(&mut conversation).collect().await;
-    assert_eq!(events.len(), 1, "only `Finished`: {events:?}");
-    let RunEvent::Finished(Err(error)) = &events[0] else { panic!("expected a failed `Finished`: {events:?}") };
+    let mut stream = agent.run_stream(&mut conversation);
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        events.push(event);
+    }
+    assert!(events.is_empty(), "a run that cannot start reports nothing: {events:?}");
+    let Err(error) = stream.output().await else { panic!("expected a failed run") };
     assert_eq!(error.termination(), &Termination::NothingToAnswer);
     assert!(model.requests().is_empty());
 }

@@ -9,27 +9,30 @@ use futures_util::StreamExt as _;
 use proptest::prelude::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
+use toolloop::stream::RunStream;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, ModelError, ModelResponse, RunError, RunOutput, StopReason, ToolCall, Usage};
 
-/// Every event of a streamed run, and its result.
-async fn collect<T>(
-    mut stream: impl futures_util::Stream<Item = RunEvent<T>> + Unpin,
-) -> (Vec<RunEvent<T>>, Result<RunOutput<T>, RunError>) {
+/// Every event of a streamed run but the last (`RunFinished`, with the
+/// result's termination), and its result.
+async fn collect<T>(mut stream: RunStream<'_, T>) -> (Vec<Event>, Result<RunOutput<T>, RunError>) {
     let mut events = Vec::new();
     while let Some(event) = stream.next().await {
-        if let RunEvent::Finished(result) = event {
-            assert!(stream.next().await.is_none(), "nothing after `Finished`");
-            return (events, result);
-        }
         events.push(event);
     }
-    panic!("the stream ended without `Finished`");
+    let Some(Event::RunFinished { termination }) = events.pop() else { panic!("the last event is `RunFinished`") };
+    let result = stream.output().await;
+    let ended = match &result {
+        Ok(done) => &done.metadata.termination,
+        Err(error) => error.termination(),
+    };
+    assert_eq!(&termination, ended);
+    (events, result)
 }
 
-fn names<T>(events: &[RunEvent<T>]) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = events.iter().map(RunEvent::name).collect();
+fn names(events: &[Event]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = events.iter().map(Event::name).collect();
     names.dedup();
     names
 }
@@ -51,7 +54,7 @@ async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
     let outputs: Vec<_> = events
         .iter()
         .filter_map(|event| match event {
-            RunEvent::OutputDelta { attempt: 1, partial } => Some(partial.clone()),
+            Event::OutputDelta { attempt: 1, partial } => Some(partial.clone()),
             _ => None,
         })
         .collect();
@@ -67,14 +70,14 @@ async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
             "iteration_started",
             "tool_call_started",
             "tool_call_arguments_delta",
-            "tool_call_complete",
+            "tool_call_written",
             "iteration_finished",
             "tool_execution_started",
             "tool_execution_finished",
             "iteration_started",
             "tool_call_started",
             "tool_call_arguments_delta",
-            "tool_call_complete",
+            "tool_call_written",
             "iteration_finished",
             // The output tool's call is answered by the agent, then proposed.
             "tool_execution_started",
@@ -86,7 +89,7 @@ async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
     let partials: Vec<_> = events
         .iter()
         .filter_map(|event| match event {
-            RunEvent::ToolCallArgumentsDelta { partial: Some(partial), .. } => Some(partial.clone()),
+            Event::ToolCallArgumentsDelta { partial: Some(partial), .. } => Some(partial.clone()),
             _ => None,
         })
         .collect();
@@ -94,9 +97,9 @@ async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
     assert!(partials.contains(&json!({"title": "Stream"})), "the output forming: {partials:?}");
     assert!(partials.contains(&json!({"query": "rust streams"})));
     assert!(events.iter().any(|event| matches!(event,
-        RunEvent::ToolExecutionFinished { result, .. } if result.call_id == "s1" && result.failure.is_none())));
+        Event::ToolExecutionFinished { result, .. } if result.call_id == "s1" && result.failure.is_none())));
     assert!(events.iter().any(|event| matches!(event,
-        RunEvent::OutputProposed { attempt: 1, input } if input["title"] == "Streams")));
+        Event::OutputProposed { attempt: 1, input } if input["title"] == "Streams")));
     assert_consistent(&conversation);
 }
 
@@ -124,7 +127,7 @@ async fn a_failure_mid_stream_discards_the_deltas_and_ends_the_run_with_the_erro
     let agent = Agent::builder().model(model).build().unwrap();
     let (events, _) = collect(agent.run_stream(&mut ask("hi"))).await;
     let discarded = events.iter().find_map(|event| match event {
-        RunEvent::ModelCallDiscarded { usage, .. } => Some(*usage),
+        Event::ModelCallDiscarded { usage, .. } => Some(*usage),
         _ => None,
     });
     assert_eq!(discarded, Some(usage(12, 3)));
@@ -153,7 +156,7 @@ async fn the_submit_result_event_carries_the_verdict_the_model_was_told() {
     let streamed: Vec<_> = events
         .iter()
         .filter_map(|event| match event {
-            RunEvent::ToolExecutionFinished { result, .. } => Some(result.clone()),
+            Event::ToolExecutionFinished { result, .. } => Some(result.clone()),
             _ => None,
         })
         .collect();
@@ -163,10 +166,10 @@ async fn the_submit_result_event_carries_the_verdict_the_model_was_told() {
     assert!(submits[0].content.starts_with("Your output was rejected:"), "{:?}", submits[0]);
     assert_eq!(submits[1].content, "Output accepted.");
     // The verdict comes after the output was proposed.
-    let position = |wanted: &dyn Fn(&RunEvent<Report>) -> bool| events.iter().position(wanted);
-    let proposed = position(&|event| matches!(event, RunEvent::OutputProposed { .. })).unwrap();
+    let position = |wanted: &dyn Fn(&Event) -> bool| events.iter().position(wanted);
+    let proposed = position(&|event| matches!(event, Event::OutputProposed { .. })).unwrap();
     let verdict =
-        position(&|event| matches!(event, RunEvent::ToolExecutionFinished { call, .. } if call.id == "x1")).unwrap();
+        position(&|event| matches!(event, Event::ToolExecutionFinished { call, .. } if call.id == "x1")).unwrap();
     assert!(proposed < verdict);
 }
 
@@ -305,19 +308,17 @@ async fn cancelling_mid_delta_ends_the_run_cancelled_with_nothing_provisional_ke
     let agent = Agent::builder().model(StallsAfterDelta).cancel_token(cancel.clone()).build().unwrap();
     let mut conversation = ask("hi");
     let mut stream = agent.run_stream(&mut conversation);
-    let mut result = None;
     let mut discarded = false;
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::TextDelta { .. } => cancel.cancel(),
-            RunEvent::ModelCallDiscarded { .. } => discarded = true,
-            RunEvent::Finished(done) => result = Some(done),
+            Event::TextDelta { .. } => cancel.cancel(),
+            Event::ModelCallDiscarded { .. } => discarded = true,
             _ => {}
         }
     }
-    drop(stream);
+    let result = stream.output().await;
     assert!(discarded, "the delta shown is to be dropped");
-    let error = result.expect("finished").unwrap_err();
+    let error = result.unwrap_err();
     assert!(matches!(error.termination(), toolloop::run::Termination::Cancelled { .. }), "{error}");
     assert_eq!(conversation.messages().len(), 1);
 }
@@ -336,15 +337,13 @@ async fn cancelling_mid_tool_answers_every_call() {
     let (events, result) = {
         let mut stream = agent.run_stream(&mut conversation);
         let mut events = Vec::new();
-        let mut result = None;
         while let Some(event) = stream.next().await {
             match event {
-                RunEvent::ToolExecutionStarted { .. } => cancel.cancel(),
-                RunEvent::Finished(done) => result = Some(done),
+                Event::ToolExecutionStarted { .. } => cancel.cancel(),
                 other => events.push(other.name()),
             }
         }
-        (events, result.expect("finished"))
+        (events, stream.output().await)
     };
     assert!(events.contains(&"tool_execution_finished"), "{events:?}");
     assert!(result.is_err());
@@ -359,7 +358,7 @@ async fn dropping_the_stream_mid_tool_stops_the_run() {
     let mut conversation = ask("wait");
     let mut stream = agent.run_stream(&mut conversation);
     while let Some(event) = stream.next().await {
-        if matches!(event, RunEvent::ToolExecutionStarted { .. }) {
+        if matches!(event, Event::ToolExecutionStarted { .. }) {
             break;
         }
     }
@@ -394,7 +393,7 @@ async fn a_submit_cut_by_a_stop_in_its_batch_still_gets_its_result_event() {
     let streamed: Vec<_> = events
         .iter()
         .filter_map(|event| match event {
-            RunEvent::ToolExecutionFinished { result, .. } => Some(result.clone()),
+            Event::ToolExecutionFinished { result, .. } => Some(result.clone()),
             _ => None,
         })
         .collect();

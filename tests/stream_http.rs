@@ -698,16 +698,12 @@ async fn a_failure_before_content_keeps_the_usage_reported_for_the_call() {
     conversation.push(Message::user("hi"));
     let mut events = agent.run_stream(&mut conversation);
     let mut discarded = None;
-    let mut finished = None;
     while let Some(event) = events.next().await {
-        match event {
-            toolloop::stream::RunEvent::ModelCallDiscarded { usage, .. } => discarded = Some(usage),
-            toolloop::stream::RunEvent::Finished(result) => finished = Some(result),
-            _ => {}
+        if let toolloop::run::Event::ModelCallDiscarded { usage, .. } = event {
+            discarded = Some(usage);
         }
     }
-    drop(events);
-    let error = finished.expect("a finished event").expect_err("the call failed");
+    let error = events.output().await.expect_err("the call failed");
     assert_eq!(discarded, Some(Usage::new(10, 1)));
     assert_eq!(error.metadata().usage, Usage::new(10, 1));
 }

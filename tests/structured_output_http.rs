@@ -13,8 +13,8 @@ use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::{OpenAi, OpenAiResponses};
+use toolloop::run::Event;
 use toolloop::run::Termination;
-use toolloop::stream::RunEvent;
 use toolloop::{Agent, BuildError, Conversation, Model, ModelRequest};
 use toolloop_workspace::output_rules::{Api, Turn, fake};
 use toolloop_workspace::{RecordedRequest, TestServer};
@@ -381,15 +381,12 @@ async fn streamed_deltas(agent: &Agent<Report>) -> (Vec<Value>, Report) {
     let mut conversation = question();
     let mut stream = agent.run_stream(&mut conversation);
     let mut deltas = Vec::new();
-    let mut output = None;
     while let Some(event) = stream.next().await {
-        match event {
-            RunEvent::OutputDelta { attempt: 1, partial } => deltas.push(partial),
-            RunEvent::Finished(done) => output = Some(done.unwrap().output),
-            _ => {}
+        if let Event::OutputDelta { attempt: 1, partial } = event {
+            deltas.push(partial);
         }
     }
-    (deltas, output.unwrap())
+    (deltas, stream.output().await.unwrap().output)
 }
 
 #[tokio::test]

@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::*;
 use serde_json::{Value, json};
 use toolloop::model::{BoxFuture, ModelErrorKind};
+use toolloop::run::Event;
 use toolloop::run::{Decision, Governance, Phase, Termination};
-use toolloop::stream::RunEvent;
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::{DynTool, ToolDefinition};
 use toolloop::{Agent, CancellationToken, FailureKind, ModelError, ModelResponse, ToolContext, ToolError, ToolOutput};
@@ -267,8 +267,8 @@ async fn cancelling_the_parent_cancels_the_sub_run_and_keeps_its_usage() {
         .name("researcher")
         .model(researcher_model)
         .tool::<Search>()
-        .on_model_request(move |request: &toolloop::ModelRequest<'_>| {
-            if request.messages.len() > 1
+        .on_event(move |event: &Event| {
+            if let Event::IterationStarted { iteration: 2, .. } = event
                 && let Some(sender) = second_call.lock().unwrap().take()
             {
                 sender.send(()).unwrap();
@@ -508,17 +508,15 @@ async fn a_streamed_parent_carries_the_sub_runs_events_tagged_with_the_call() {
     let mut stream = orchestrator.run_stream(&mut conversation);
     let mut names = Vec::new();
     let mut sub_text = String::new();
-    let mut finished = None;
     while let Some(event) = stream.next().await {
         match event {
-            RunEvent::SubRun { call_id, agent, event } => {
+            Event::SubRun { call_id, agent, event } => {
                 assert_eq!((call_id.as_str(), agent.as_str()), ("r1", "researcher"));
-                if let RunEvent::TextDelta { text } = &*event {
+                if let Event::TextDelta { text } = &*event {
                     sub_text.push_str(text);
                 }
                 names.push(format!("sub_run/{}", event.name()));
             }
-            RunEvent::Finished(result) => finished = Some(result),
             other => names.push(other.name().to_owned()),
         }
     }
@@ -532,8 +530,9 @@ async fn a_streamed_parent_carries_the_sub_runs_events_tagged_with_the_call() {
     for expected in ["sub_run/attempt_started", "sub_run/tool_execution_started", "sub_run/tool_execution_finished"] {
         assert!(inside.contains(&expected), "{expected} in {inside:?}");
     }
-    assert!(!names.iter().any(|name| name == "sub_run/finished"));
-    let done = finished.unwrap().unwrap();
+    // The sub-run's end is its own fact, inside the call that ran it.
+    assert_eq!(inside.last(), Some(&"sub_run/run_finished"));
+    let done = stream.output().await.unwrap();
     assert_eq!(done.output, "All done.");
     assert_eq!(done.metadata.sub_runs.len(), 1);
 }

@@ -9,12 +9,36 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use toolloop::model::{BoxFuture, ModelStream};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
-use toolloop::run::{Hooks, ToolLoop};
-use toolloop::{Conversation, Message, Model, ModelRequest, ToolSet};
+use toolloop::run::ToolLoop;
+use toolloop::{Conversation, Message, Model, ModelError, ModelRequest, ModelResponse, ToolSet};
 use toolloop_workspace::{Reply, TestServer, replies};
+
+/// `M`, recording the messages of every request it is sent.
+struct Recording<M> {
+    inner: M,
+    sent: Arc<Mutex<Vec<Vec<Message>>>>,
+}
+
+impl<M: Model> Model for Recording<M> {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.sent.lock().unwrap().push(request.messages.to_vec());
+        self.inner.complete(request)
+    }
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+        self.sent.lock().unwrap().push(request.messages.to_vec());
+        self.inner.stream(request)
+    }
+}
 
 /// Look a key up.
 #[derive(toolloop::Tool)]
@@ -39,10 +63,8 @@ async fn check<M: Model + 'static>(model: impl Fn(String) -> M, script: Vec<Repl
     let mut tools = ToolSet::new();
     tools.add::<Lookup>().unwrap();
     let sent: Arc<Mutex<Vec<Vec<Message>>>> = Arc::default();
-    let mut hooks = Hooks::new();
-    let record = Arc::clone(&sent);
-    hooks.on_model_request(move |request: &ModelRequest<'_>| record.lock().unwrap().push(request.messages.to_vec()));
-    let mut tool_loop = ToolLoop::new(model(server.url()), tools).system(SYSTEM).hooks(hooks);
+    let recording = Recording { inner: model(server.url()), sent: Arc::clone(&sent) };
+    let mut tool_loop = ToolLoop::new(recording, tools).system(SYSTEM);
 
     let mut conversation = Conversation::new();
     conversation.push_user("Look up every key.");

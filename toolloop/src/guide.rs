@@ -85,7 +85,7 @@
 //! output: a terminal check over each executed batch returns your signal
 //! (say, the id in a `spec_submit` result), and an iteration-limit hook may
 //! grant more iterations or end with a signal. It returns the same
-//! `RunOutput` (its output a `LoopEnd`: the answer or your signal) and
+//! `RunOutput` (its output a `LoopOutput`: the answer or your signal) and
 //! `RunError` as an agent.
 //!
 //! ## Migrating from a hand-written loop
@@ -129,14 +129,14 @@
 //! | tool schemas written by hand, `match call.name { .. }` | `#[derive(Tool)]` on a struct of arguments, [`.tool::<T>()`](crate::AgentBuilder::tool) or a [`ToolSet`](crate::ToolSet); tools with state via `#[tool(state = ..)]`. |
 //! | `parse(call.arguments)` | Generated: argument errors name the field and reach the model as an error result it can correct. |
 //! | `catch e { "Error: " + e }` | Your handler's error type's `Display` is the error result's text; panics, timeouts and unknown tools become error results too, each with a [`FailureKind`](crate::FailureKind). |
-//! | `check_terminal(calls)` (`CheckTerminal`) | [`terminal_check`](crate::AgentBuilder::terminal_check) over the executed batch ([`ExecutedCall`](crate::run::ExecutedCall): call, result, structured output); its signal ends the run. [`ToolLoop`](crate::run::ToolLoop) takes any signal type. |
-//! | `on_iteration_limit()` (`OnIterationLimit`) | [`on_iteration_limit`](crate::AgentBuilder::on_iteration_limit): [`LimitDecision`](crate::run::LimitDecision)`::Extend(n)`, `End(signal)` or `Stop`. |
+//! | `check_terminal(calls)` (`CheckTerminal`) | [`terminal_check`](crate::AgentBuilder::terminal_check) over the executed batch ([`ToolExecution`](crate::tool::ToolExecution): call, result, structured output); its signal ends the run. [`ToolLoop`](crate::run::ToolLoop) takes any signal type. |
+//! | `on_iteration_limit()` (`OnIterationLimit`) | [`on_iteration_limit`](crate::AgentBuilder::on_iteration_limit): [`LimitDecision`](crate::run::LimitDecision)`::Extend(n)`, `Signal(signal)` or `MaxIterations`. |
 //! | "are you sure you are done?" | [`double_confirmation`](crate::AgentBuilder::double_confirmation). |
 //! | `total_tokens += usage` | [`RunMetadata::usage`](crate::run::RunMetadata), summed over iterations and attempts, on success and on [`RunError::metadata`](crate::RunError::metadata); [`token_budget`](crate::AgentBuilder::token_budget) stops a run. |
 //! | `abort_signal` | A [`CancellationToken`](crate::CancellationToken) ([`run_with_cancel`](crate::Agent::run_with_cancel) or [`cancel_token`](crate::AgentBuilder::cancel_token)), or dropping the run future; the error says which [`Phase`](crate::run::Phase) was interrupted. |
 //! | `break` out of the loop | Every stop answers the pending tool calls with `not_executed` results, so the conversation can be sent again ([`Conversation::unanswered_tool_calls`](crate::Conversation::unanswered_tool_calls)). |
 //! | parse JSON, validate, "fix these errors", run again | [`output::<T>()`](crate::AgentBuilder::output), [`validator`](crate::AgentBuilder::validator), [`async_validator`](crate::AgentBuilder::async_validator), [`max_attempts`](crate::AgentBuilder::max_attempts): each failure is fed back and the next attempt starts in the same conversation. |
-//! | `if DEBUG_LLM { print(messages) }` | `tracing`: `RUST_LOG=toolloop=debug` logs a summary of every request and response (roles, block kinds, tool call ids and names; never contents or keys). Hooks ([`on_event`](crate::AgentBuilder::on_event), [`on_model_request`](crate::AgentBuilder::on_model_request), ...) for your own output. |
+//! | `if DEBUG_LLM { print(messages) }` | `tracing`: `RUST_LOG=toolloop=debug` logs a summary of every request and response (roles, block kinds, tool call ids and names; never contents or keys), `RUST_LOG=toolloop=trace` every request, response, tool call and result with contents (never keys). Hooks ([`on_event`](crate::AgentBuilder::on_event), [`on_tool_result`](crate::AgentBuilder::on_tool_result), ...) for your own output. |
 //! | `if name == "drop_table" { refuse }` | [`Governance`](crate::run::Governance): a policy per call (allow, deny, ask an async approver), and an [audit record](crate::run::AuditRecord) for every call. |
 //! | "stop when tools keep failing" | [`max_consecutive_tool_failures`](crate::AgentBuilder::max_consecutive_tool_failures), [`stop_on_failed_tool`](crate::AgentBuilder::stop_on_failed_tool), [`stop_on_denied_tool`](crate::AgentBuilder::stop_on_denied_tool). |
 //! | `join_all(calls)` | [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls): bounded, results kept in call order. |
@@ -185,7 +185,7 @@
 //!     })
 //!     // OnIterationLimit: five more iterations, once.
 //!     .on_iteration_limit(|reached| {
-//!         if reached.limit < 15 { LimitDecision::Extend(5) } else { LimitDecision::Stop }
+//!         if reached.limit < 15 { LimitDecision::Extend(5) } else { LimitDecision::MaxIterations }
 //!     })
 //!     .build()?;
 //!
@@ -278,7 +278,7 @@
 //! terminal check, repeat. Its terminal signal can be any type.
 //!
 //! ```
-//! use toolloop::run::{LoopEnd, ToolLoop};
+//! use toolloop::run::{LoopOutput, ToolLoop};
 //! use toolloop::testing::ScriptedModel;
 //! use toolloop::prelude::*;
 //!
@@ -291,7 +291,7 @@
 //! let mut conversation = Conversation::new();
 //! conversation.push_user("Go.");
 //! let done = tool_loop.run(&mut conversation).await?;
-//! assert_eq!(done.output, LoopEnd::Answer("done".to_owned()));
+//! assert_eq!(done.output, LoopOutput::Answer("done".to_owned()));
 //! # Ok(())
 //! # }
 //! ```

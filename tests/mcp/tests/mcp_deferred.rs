@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
 use toolloop::mcp::{McpClient, StreamableHttp, ToolSelection};
-use toolloop::run::{Governance, LoopEnd, Resolution, ToolLoop};
+use toolloop::run::{Governance, LoopOutput, Resolution, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::{CancellationToken, Conversation, FailureKind, ModelResponse, ToolCall};
 
@@ -45,7 +45,7 @@ async fn an_approved_mcp_call_runs_on_the_server_after_the_resume() {
     let mut conversation: Conversation = serde_json::from_str(&json).unwrap();
     let resolutions = [("a1", Resolution::Approve), ("f1", Resolution::deny("not needed"))];
     let done = timeout(PATIENCE, tool_loop.resume(&mut conversation, resolutions)).await.unwrap().unwrap();
-    assert_eq!(done.output, LoopEnd::Answer("2 + 3 = 5".into()));
+    assert_eq!(done.output, LoopOutput::Answer("2 + 3 = 5".into()));
     let results: Vec<_> = conversation.messages().iter().flat_map(|message| message.tool_results().cloned()).collect();
     assert_eq!((results[0].content.as_str(), results[0].failure), ("5", None));
     assert_eq!(results[1].failure, Some(FailureKind::ApprovalDenied));

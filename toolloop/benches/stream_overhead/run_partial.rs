@@ -1,12 +1,12 @@
 //! What a streamed run adds over a non-streamed one when a tool call's
-//! arguments are long: every argument delta becomes a `RunEvent` with the
+//! arguments are long: every argument delta becomes an `Event` with the
 //! arguments so far completed to a value. Offline (a scripted model that
 //! streams in 8-byte deltas), so only the run's own work is measured.
 
 use std::time::Duration;
 
 use serde_json::json;
-use toolloop::stream::RunEvent;
+use toolloop::run::Event;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, ModelResponse, ToolCall};
 
@@ -44,15 +44,12 @@ pub(crate) fn cpu_per_run(bytes: usize, streamed: bool, runs: usize) -> (Duratio
             if streamed {
                 let mut stream = agent.run_stream(&mut conversation);
                 while let Some(event) = stream.next().await {
-                    match event {
-                        RunEvent::ToolCallArgumentsDelta { partial, .. } => {
-                            deltas += 1;
-                            std::hint::black_box(partial);
-                        }
-                        RunEvent::Finished(done) => assert_eq!(done.unwrap().output, "Done."),
-                        _ => {}
+                    if let Event::ToolCallArgumentsDelta { partial, .. } = event {
+                        deltas += 1;
+                        std::hint::black_box(partial);
                     }
                 }
+                assert_eq!(stream.output().await.unwrap().output, "Done.");
             } else {
                 assert_eq!(agent.run(&mut conversation).await.unwrap().output, "Done.");
             }

@@ -51,12 +51,9 @@ pub(crate) async fn streamed(agent: &Agent) -> usize {
     let mut conversation = Conversation::new();
     conversation.push_user("Look up every key.");
     let mut stream = agent.run_stream(&mut conversation);
-    let mut finished = None;
     while let Some(event) = stream.next().await {
-        if let toolloop::stream::RunEvent::Finished(result) = event {
-            finished = Some(result);
-        }
+        std::hint::black_box(event);
     }
-    let done = finished.expect("the stream ends with Finished").expect("the scripted conversation completes");
+    let done = stream.output().await.expect("the scripted conversation completes");
     done.metadata.model_calls as usize
 }

@@ -247,9 +247,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
 
     /// Runs the agent as [`run`](Self::run) does, streaming what happens:
     /// the model's deltas as they arrive (a tool call's arguments forming,
-    /// the output being written), tool calls running, validation, and last
-    /// [`RunEvent::Finished`](crate::stream::RunEvent::Finished) with what
-    /// `run` would return. See [`stream`](crate::stream).
+    /// the output being written), tool calls running, validation, the end;
+    /// [`RunStream::output`] then gives what `run` would return. See
+    /// [`stream`](crate::stream).
     pub fn run_stream<'a>(&'a self, conversation: &'a mut Conversation) -> RunStream<'a, O::Value>
     where
         O::Value: Send,

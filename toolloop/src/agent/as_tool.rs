@@ -65,7 +65,7 @@ pub struct Prompt {
 ///   refused, so an agent that calls itself, directly or not, stops. The
 ///   parent's governance and hooks see the call as any tool call.
 /// - **Streaming and traces.** A streamed parent carries the sub-run's
-///   events as [`RunEvent::SubRun`](crate::stream::RunEvent::SubRun), tagged
+///   events as [`Event::SubRun`](crate::run::Event::SubRun), tagged
 ///   with the call id and the agent's name; the sub-run's `invoke_agent`
 ///   span nests under the call's `execute_tool` span.
 ///

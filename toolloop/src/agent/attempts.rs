@@ -15,14 +15,14 @@ use super::spec::Check;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
+use crate::run::EventSink;
 use crate::run::deferral::Checkpoint;
 use crate::run::journal::Journal;
 use crate::run::{
-    AttemptFailure, Engine, Event, LoopEnd, OutputSource, Phase, Resume, RunError, RunOutput, Segment, Setup, Stop,
+    AttemptFailure, Engine, Event, LoopOutput, OutputSource, Phase, Resume, RunError, RunOutput, Segment, Setup, Stop,
     Tally, Termination, deadline_passed,
 };
 use crate::stop_reason::StopReason;
-use crate::stream::{EventSink, Progress};
 use crate::telemetry::spans;
 
 impl<O: AgentOutput, R> Agent<O, R> {
@@ -99,18 +99,18 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 let resumed = engine.drive_from(conversation, tally, attempt, &mut control, cursor, Some(answers));
                 resumed.instrument(span).await?
             } else {
-                engine.fire(&Event::AttemptStart { attempt }, tally);
+                engine.emit(tally, || Event::AttemptStarted { attempt });
                 engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
             };
             // Whether the verdict already answers an output (or `submit`) call.
             let mut verdict_in_result = false;
             let failure = match end {
                 // Only text agents have terminal checks, so a typed agent never gets here.
-                LoopEnd::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
+                LoopOutput::Signal(AgentSignal::Text(text)) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, Termination::Signal)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
-                LoopEnd::Answer(text)
+                LoopOutput::Answer(text)
                     if self.output_definition.is_some()
                         && matches!(tally.stop_reason, Some(StopReason::Refusal | StopReason::ContentFilter)) =>
                 {
@@ -121,20 +121,20 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     };
                     return Err(Stop::new(Termination::Refused { attempt, message }));
                 }
-                LoopEnd::Answer(text) if self.output_mode.reads_text() => {
+                LoopOutput::Answer(text) if self.output_mode.reads_text() => {
                     match self.read_answer(engine, tally, attempt, &text).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
                     }
                 }
-                LoopEnd::Answer(text) => match O::from_text(text.clone()) {
+                LoopOutput::Answer(text) => match O::from_text(text.clone()) {
                     Some(output) => return Ok((output, Termination::Answer)),
                     None => AttemptFailure::NoOutputCall { attempt, text },
                 },
-                LoopEnd::Signal(AgentSignal::SubmitBeforeOutput) => {
+                LoopOutput::Signal(AgentSignal::SubmitBeforeOutput) => {
                     return Err(Stop::new(Termination::SubmitBeforeOutput { attempt }));
                 }
-                LoopEnd::Signal(AgentSignal::Output(proposal)) => {
+                LoopOutput::Signal(AgentSignal::Output(proposal)) => {
                     verdict_in_result = true;
                     match self.settle(engine, conversation, tally, attempt, proposal).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
@@ -144,7 +144,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             };
             let errors = failure.errors();
             tracing::debug!(attempt, ?errors, "attempt failed");
-            engine.fire(&Event::ValidationFailure { attempt, errors: &errors }, tally);
+            engine.emit(tally, || Event::ValidationFailed { attempt, errors: errors.clone() });
             // A rejected output's verdict is already in its call's result;
             // only a text answer needs a message of its own.
             let proposed = control.own_tools.as_ref().is_some_and(OwnTools::has_unsubmitted_proposal);
@@ -191,7 +191,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             }
             Err(error) => return Ok(Err(vec![error])),
         };
-        engine.stream_event(|| Progress::OutputProposed { attempt, input: value.clone() });
+        engine.emit(tally, || Event::OutputProposed { attempt, input: value.clone() });
         self.checked(engine, tally, Proposal::from_input(String::new(), &value, definition)).await
     }
 
@@ -207,7 +207,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     ) -> Result<Result<O::Value, Vec<String>>, Stop> {
         let call_id = proposal.call_id.clone();
         let parsed = proposal.parsed.is_ok();
-        engine.stream_event(|| Progress::OutputProposed { attempt, input: proposal.value.clone() });
+        engine.emit(tally, || Event::OutputProposed { attempt, input: proposal.value.clone() });
         // With reflection the verdict answers `submit`, whose
         // result event the loop left to it (`Control::settles_later`).
         let settled_here = self.typed.reflection.is_some();
@@ -235,7 +235,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         Ok(checked)
     }
 
-    /// [`validate`](Self::validate), cancellable and bounded by the deadline.
+    /// [`validate`](Self::validate), cancellable and bounded by the run's `max_duration`.
     async fn checked(
         &self,
         engine: &Engine<'_>,
@@ -338,7 +338,14 @@ fn report_result(engine: &Engine<'_>, conversation: &Conversation, tally: &Tally
     });
     if let (Some(call), Some(result)) = (call, result) {
         let (attempt, iteration) = tally.position;
-        let elapsed = std::time::Duration::ZERO;
-        engine.fire(&Event::ToolResult { attempt, iteration, call, result, elapsed }, tally);
+        let verdict = tally.settled(call_id);
+        engine.emit(tally, || Event::ToolExecutionFinished {
+            attempt,
+            iteration,
+            call: call.clone(),
+            result: result.clone(),
+            verdict,
+            elapsed: std::time::Duration::ZERO,
+        });
     }
 }

@@ -21,7 +21,8 @@ use crate::build_error::BuildError;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
-use crate::run::{ExecutedCall, Governance, Hooks, LimitDecision, LimitReached, LoopOptions, loop_settings, setters};
+use crate::run::{Governance, Hooks, LimitDecision, LimitReached, LoopOptions, loop_settings, setters};
+use crate::tool::ToolExecution;
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
 /// The type states a builder carries only in its type.
@@ -464,7 +465,7 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// a signal; the signal is the run's output.
     pub fn terminal_check(
         mut self,
-        check: impl Fn(&[ExecutedCall]) -> Option<String> + Send + Sync + 'static,
+        check: impl Fn(&[ToolExecution]) -> Option<String> + Send + Sync + 'static,
     ) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,

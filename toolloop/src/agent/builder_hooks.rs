@@ -2,7 +2,7 @@
 
 use super::builder::AgentBuilder;
 use crate::run::{AuditRecord, Event, HookOutcome, Hooks, Termination};
-use crate::{ModelRequest, ModelResponse, ToolCall, ToolResult};
+use crate::{ModelResponse, ToolCall, ToolResult};
 
 impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Adds every hook of `hooks`, after the ones already set (a set of
@@ -12,8 +12,8 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
         self
     }
 
-    /// Adds a hook that sees every [`Event`].
-    pub fn on_event<H: HookOutcome>(mut self, hook: impl Fn(&Event<'_>) -> H + Send + Sync + 'static) -> Self {
+    /// Adds a hook that sees every [`Event`] of a run, in order.
+    pub fn on_event<H: HookOutcome>(mut self, hook: impl Fn(&Event) -> H + Send + Sync + 'static) -> Self {
         self.hooks.on_event(hook);
         self
     }
@@ -21,15 +21,6 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     /// Adds a hook called when an attempt starts.
     pub fn on_attempt_start<H: HookOutcome>(mut self, hook: impl Fn(u32) -> H + Send + Sync + 'static) -> Self {
         self.hooks.on_attempt_start(hook);
-        self
-    }
-
-    /// Adds a hook called before each model call.
-    pub fn on_model_request<H: HookOutcome>(
-        mut self,
-        hook: impl Fn(&ModelRequest<'_>) -> H + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.on_model_request(hook);
         self
     }
 
@@ -42,13 +33,15 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
         self
     }
 
-    /// Adds a hook called before each tool call (helpers, the output tool, `submit`).
+    /// Adds a hook called when a tool call starts running, after governance
+    /// allowed it (helpers, the output tool, `submit`).
     pub fn on_tool_call<H: HookOutcome>(mut self, hook: impl Fn(&ToolCall) -> H + Send + Sync + 'static) -> Self {
         self.hooks.on_tool_call(hook);
         self
     }
 
-    /// Adds a hook called after each tool call, also when it failed or was denied.
+    /// Adds a hook called when each tool call has its result, also when it
+    /// failed, was denied or was not executed.
     pub fn on_tool_result<H: HookOutcome>(
         mut self,
         hook: impl Fn(&ToolCall, &ToolResult) -> H + Send + Sync + 'static,

@@ -220,14 +220,6 @@ impl<O, R> Agent<O, R> {
     }
 
     #[doc(hidden)]
-    pub fn on_model_request(&self, _hook: impl Sized) -> Self
-    where
-        Self: Configurable,
-    {
-        unreachable!()
-    }
-
-    #[doc(hidden)]
     pub fn on_model_response(&self, _hook: impl Sized) -> Self
     where
         Self: Configurable,

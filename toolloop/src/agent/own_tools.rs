@@ -14,8 +14,9 @@ use super::output::AgentOutput;
 use super::spec::TextSpec;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolCall, ToolResult};
-use crate::run::{Control, ExecutedCall, LimitDecision, LimitReached};
+use crate::run::{Control, LimitDecision, LimitReached};
 use crate::stop_reason::StopReason;
+use crate::tool::ToolExecution;
 use crate::tool::{ToolDefinition, arguments};
 
 /// The name of the tool injected with reflection.
@@ -241,7 +242,7 @@ impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
         self.own_tools.as_ref().is_some_and(|tools| tools.settles_later(call))
     }
 
-    fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<AgentSignal<O>> {
+    fn terminal(&mut self, batch: &[ToolExecution]) -> Option<AgentSignal<O>> {
         match &mut self.own_tools {
             Some(tools) => tools.ending(),
             None => self.text.terminal.as_ref().and_then(|check| check(batch)).map(AgentSignal::Text),
@@ -251,7 +252,7 @@ impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
     fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<AgentSignal<O>> {
         match &self.text.on_limit {
             Some(hook) => hook(reached).map(AgentSignal::Text),
-            None => LimitDecision::Stop,
+            None => LimitDecision::MaxIterations,
         }
     }
 }

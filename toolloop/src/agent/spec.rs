@@ -6,7 +6,8 @@ use std::sync::Arc;
 use super::handlers::{AsyncValidator, ReflectionHandler, Validator};
 use super::output::DEFAULT_OUTPUT_TOOL;
 use super::output_mode::OutputMode;
-use crate::run::{ExecutedCall, LimitDecision, LimitReached};
+use crate::run::{LimitDecision, LimitReached};
+use crate::tool::ToolExecution;
 
 /// One user check of a typed output.
 pub(crate) enum Check<T> {
@@ -62,7 +63,7 @@ impl<T> Clone for TypedSpec<T> {
     }
 }
 
-type TerminalCheck = dyn Fn(&[ExecutedCall]) -> Option<String> + Send + Sync;
+type TerminalCheck = dyn Fn(&[ToolExecution]) -> Option<String> + Send + Sync;
 type LimitHook = dyn Fn(&LimitReached) -> LimitDecision<String> + Send + Sync;
 
 /// The text-only settings of an agent.

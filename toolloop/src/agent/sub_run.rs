@@ -8,9 +8,9 @@ use tokio::time::Instant;
 
 use crate::cancel::CancellationToken;
 use crate::message::FailureKind;
+use crate::run::EventSink;
 use crate::run::RunLink;
 use crate::run::{Event, Hooks, LoopOptions, Phase, RunMetadata, SubRun, Tally, Termination, Verdict};
-use crate::stream::EventSink;
 use crate::tool::ToolContext;
 use crate::usage::Usage;
 
@@ -27,13 +27,13 @@ pub(super) struct Setup {
     pub(super) agent: String,
     /// A child of the parent run's token.
     pub(super) cancel: CancellationToken,
-    /// Time left before the parent's deadline or the call's timeout.
+    /// Time left of the parent's `max_duration` or the call's timeout.
     remaining_time: Option<Duration>,
     /// Tokens left in the parent's budget.
     remaining_tokens: Option<u64>,
     /// The parent's events, when it is streamed, tagged with the call.
     pub(super) events: Option<EventSink>,
-    progress: Arc<Mutex<Progress>>,
+    progress: Arc<Mutex<SoFar>>,
 }
 
 impl Setup {
@@ -48,7 +48,7 @@ impl Setup {
             remaining_time: context.and_then(ToolContext::remaining_time),
             remaining_tokens: context.and_then(ToolContext::remaining_tokens),
             events,
-            progress: Arc::new(Mutex::new(Progress::new())),
+            progress: Arc::new(Mutex::new(SoFar::new())),
         }
     }
 
@@ -68,7 +68,7 @@ impl Setup {
 
 /// What a sub-run has done so far, seen through its events.
 #[derive(Debug)]
-struct Progress {
+struct SoFar {
     started: Instant,
     usage: Usage,
     attempts: u32,
@@ -79,7 +79,7 @@ struct Progress {
     phase: Phase,
 }
 
-impl Progress {
+impl SoFar {
     fn new() -> Self {
         Self {
             started: Instant::now(),
@@ -93,10 +93,10 @@ impl Progress {
         }
     }
 
-    fn see(&mut self, event: &Event<'_>) {
+    fn see(&mut self, event: &Event) {
         match event {
-            Event::AttemptStart { attempt } => self.attempts = *attempt,
-            Event::ModelRequest { attempt, iteration, .. } => {
+            Event::AttemptStarted { attempt } => self.attempts = *attempt,
+            Event::IterationStarted { attempt, iteration } => {
                 self.model_calls += 1;
                 if self.position != (*attempt, *iteration) {
                     self.iterations += 1;
@@ -104,14 +104,14 @@ impl Progress {
                 }
                 self.phase = Phase::ModelCall;
             }
-            Event::ModelResponse { response, .. } => {
+            Event::IterationFinished { response, .. } => {
                 self.usage += response.usage;
                 self.phase = Phase::ToolExecution;
             }
             // As the engine counts executions: calls governance let through that ran.
-            Event::Audit(record)
-                if matches!(record.verdict, Verdict::Allowed | Verdict::Approved)
-                    && record.failure != Some(FailureKind::NotExecuted) =>
+            Event::ToolExecutionFinished { result, verdict, .. }
+                if matches!(verdict, Verdict::Allowed | Verdict::Approved)
+                    && result.failure != Some(FailureKind::NotExecuted) =>
             {
                 self.tool_calls += 1;
             }
@@ -128,7 +128,7 @@ pub(super) struct Watch {
     agent: String,
     cancel: Option<CancellationToken>,
     limit: Option<Duration>,
-    progress: Arc<Mutex<Progress>>,
+    progress: Arc<Mutex<SoFar>>,
     reported: bool,
 }
 

@@ -116,7 +116,7 @@
 //! agent the same way in the process that resumes. Streaming works the
 //! same ([`Agent::resume_stream`](crate::Agent::resume_stream)); a streamed
 //! run reports each deferred call as
-//! [`RunEvent::ToolCallDeferred`](crate::stream::RunEvent::ToolCallDeferred).
+//! [`Event::ToolCallDeferred`](crate::run::Event::ToolCallDeferred).
 //!
 //! ## What cannot go wrong
 //!

@@ -1,13 +1,21 @@
 //! # Observability: hooks, logs and OpenTelemetry
 //!
-//! Hooks see the run as it happens: attempt start, model request and
-//! response, tool call, tool result, validation failure and the end of the
-//! run ([`on_event`](crate::AgentBuilder::on_event),
-//! [`on_model_request`](crate::AgentBuilder::on_model_request), ...). A
-//! hook that fails or panics never breaks the run; its error lands in the
-//! metadata. `RUST_LOG=toolloop=debug` logs a summary of every request and
-//! response through `tracing`, never API keys; `examples/observability.rs`
-//! shows both, with a live progress line per iteration.
+//! A run reports each fact once, as a [`run::Event`](crate::run::Event):
+//! an attempt or iteration starting, the model's answer, a compaction, a
+//! tool call starting (after governance allowed it) and its result with
+//! governance's verdict, validation failing, the run's end. Hooks see them
+//! as they happen ([`on_event`](crate::AgentBuilder::on_event), or the
+//! typed [`on_tool_result`](crate::AgentBuilder::on_tool_result), ...); a
+//! streamed run yields the same events. A hook that fails or panics never
+//! breaks the run; its error lands in the metadata.
+//!
+//! `RUST_LOG=toolloop=debug` logs a summary of every request and response
+//! through `tracing` (roles, block kinds, tool call ids and names);
+//! `RUST_LOG=toolloop=trace` (or `toolloop::dump=trace` alone) also dumps
+//! what every model call is sent and every event with its contents
+//! (responses, tool arguments and results), whatever the model, the test
+//! models included; never API keys. `examples/observability.rs` shows
+//! hooks and logs, with a live progress line per iteration.
 //!
 //! ## See your runs in your tracing backend
 //!

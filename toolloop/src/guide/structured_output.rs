@@ -133,7 +133,7 @@
 //!
 //! A streamed run ([`Agent::run_stream`](crate::Agent::run_stream)) reports
 //! the output as it forms with
-//! [`RunEvent::OutputDelta`](crate::stream::RunEvent::OutputDelta): the
+//! [`Event::OutputDelta`](crate::run::Event::OutputDelta): the
 //! partial value completed to valid JSON, from the output tool's arguments
 //! in tool mode and from the answer's text in the others.
 //!

@@ -126,7 +126,7 @@
 //!
 //! A streamed parent ([`run_stream`](crate::Agent::run_stream)) streams its
 //! sub-runs too: their events arrive as
-//! [`RunEvent::SubRun`](crate::stream::RunEvent::SubRun) `{ call_id, agent,
+//! [`Event::SubRun`](crate::run::Event::SubRun) `{ call_id, agent,
 //! event }` between the call's `ToolExecutionStarted` and
 //! `ToolExecutionFinished`, so a UI can show nested progress (a sub-run's
 //! own sub-runs nest one level deeper). In traces, the sub-run's

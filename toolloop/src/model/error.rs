@@ -290,3 +290,31 @@ mod tests {
         assert_eq!(error.to_string(), "anthropic error (overloaded, 3 attempts): Overloaded");
     }
 }
+
+impl crate::reasoning::ReasoningError {
+    /// The error as a model call's error: an invalid request from `provider`
+    /// that was never sent.
+    pub fn into_model_error(self, provider: &'static str) -> ModelError {
+        ModelError::new(ModelErrorKind::InvalidRequest, provider, self.to_string())
+    }
+}
+
+#[cfg(test)]
+mod reasoning_tests {
+    use super::ModelErrorKind;
+    use crate::reasoning::ReasoningError;
+
+    #[test]
+    fn errors_become_invalid_requests_that_say_what_to_do() {
+        let error = ReasoningError::MaxTokensTooSmall { max_tokens: 1000, minimum: 1024, needed: 1366 };
+        assert_eq!(
+            error.to_string(),
+            "max_tokens (1000) leaves no room for a thinking budget of 1024 tokens; raise it to at least 1366"
+        );
+        let model_error = error.into_model_error("anthropic");
+        assert_eq!(
+            (model_error.kind(), model_error.provider(), model_error.status()),
+            (ModelErrorKind::InvalidRequest, "anthropic", None)
+        );
+    }
+}

@@ -15,7 +15,6 @@
 mod error;
 mod partial_json;
 mod prompt_cache;
-pub(crate) mod reasoning;
 mod request;
 mod response;
 mod response_schema;
@@ -23,10 +22,10 @@ pub(crate) mod stream;
 
 use std::sync::Arc;
 
+pub(crate) use crate::reasoning::ReasoningConfig;
 pub use error::{ContextOverflow, ModelError, ModelErrorKind};
 pub use partial_json::parse_partial_json;
 pub use prompt_cache::{CacheTtl, PromptCache};
-pub(crate) use reasoning::ReasoningConfig;
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 pub use response_schema::{ResponseSchema, ResponseSchemaSupport};

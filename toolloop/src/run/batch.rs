@@ -1,7 +1,6 @@
 //! Executing the tool calls of one response: governance, limits, hooks, order.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -9,27 +8,27 @@ use futures_util::StreamExt as _;
 use futures_util::stream;
 use tracing::Instrument as _;
 
-use super::control::{Control, ExecutedCall};
+use super::control::Control;
 use super::deferral::{Answer, DeferralReason, DeferredCall};
 use super::engine::{Engine, deadline_passed};
+use super::event::Event;
 use super::governance::Verdict;
-use super::hooks::{AuditRecord, Event, HookError};
 use super::journal::Step;
 use super::link::RunLink;
-use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
 use super::pending::not_executed;
+use super::tally::Tally;
 use super::termination::{Phase, Termination};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
-use crate::tool::CallScope;
+use crate::tool::{CallScope, ToolExecution};
 
 /// How one call of a batch went.
 enum CallOutcome {
     /// It has a result (success, error or denial); the flag says whether
     /// the tool ran (and so whether it counts in the metadata).
-    Done(ExecutedCall, bool),
+    Done(ToolExecution, bool),
     /// Governance let through a call the control answers itself; the
     /// control answers it when the batch's outcomes are collected, in order.
     Owned(Verdict),
@@ -68,19 +67,24 @@ struct BatchState {
 
 /// Error results for the calls of a truncated response: they may be cut
 /// off, so they are not executed.
-pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ExecutedCall>> {
+pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ToolExecution>> {
     calls
         .iter()
         .map(|call| {
             let message = "the response was cut off at the token limit, so this call may be incomplete and was \
                            not executed; call it again";
-            Some(ExecutedCall {
-                call: call.clone(),
-                result: ToolResult::failure(&call.id, FailureKind::Incomplete, message),
-                output: None,
-            })
+            Some(ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::Incomplete, message)))
         })
         .collect()
+}
+
+/// Why a call waits, in one word, as its span records it.
+fn deferral_kind(reason: &DeferralReason) -> &'static str {
+    match reason {
+        DeferralReason::Approval(_) => "approval",
+        DeferralReason::External => "external",
+        DeferralReason::Held => "held",
+    }
 }
 
 /// Where a call stands: which attempt and iteration it belongs to.
@@ -106,7 +110,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         at: (u32, u32),
-    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+    ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
         let presets = vec![Preset::Decide; calls.len()];
         self.execute_presets(calls, &presets, control, tally, consecutive_failures, at).await
     }
@@ -123,7 +127,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         at: (u32, u32),
-    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+    ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
         let (open, presets): (Vec<ToolCall>, Vec<Preset<'_>>) = calls
             .iter()
             .zip(answers)
@@ -143,9 +147,7 @@ impl Engine<'_> {
             .iter()
             .zip(answers)
             .map(|(call, answer)| match answer {
-                Answer::Answered(result) => {
-                    Some(ExecutedCall { call: call.clone(), result: result.clone(), output: None })
-                }
+                Answer::Answered(result) => Some(ToolExecution::answered(call, result.clone())),
                 _ => ran.next().flatten(),
             })
             .collect();
@@ -160,7 +162,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         consecutive_failures: &mut u32,
         (attempt, iteration): (u32, u32),
-    ) -> (Vec<Option<ExecutedCall>>, Option<Stop>) {
+    ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
         let at = At { attempt, iteration };
         let state = BatchState {
             stopping: AtomicBool::new(false),
@@ -168,13 +170,13 @@ impl Engine<'_> {
             executions: AtomicU32::new(tally.limited_tool_calls),
             scope: self.call_scope(tally),
         };
-        let hook_errors = &tally.hook_errors;
+        let shared: &Tally = tally;
         // The futures are made up front (they start only when polled): a
         // closure inside the stream would make the run future not `Send`.
         let pending: Vec<_> = calls
             .iter()
             .zip(presets)
-            .map(|(call, preset)| self.run_call(call, *preset, control.owns(&call.name), &state, hook_errors, at))
+            .map(|(call, preset)| self.run_call(call, *preset, control.owns(&call.name), &state, shared, at))
             .collect();
         let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
 
@@ -195,14 +197,14 @@ impl Engine<'_> {
             let outcome = match outcome {
                 CallOutcome::Owned(verdict) => match &stop {
                     Some(stopped) => {
-                        self.report_interrupted(call, stopped, Some(verdict), hook_errors, at);
+                        self.report_interrupted(call, stopped, Some(verdict), shared, at);
                         results.push(None);
                         continue;
                     }
                     // A deferral ends the run here: the control answers
                     // its calls when the run is resumed (see below).
                     None if waiting.iter().any(Option::is_some) => CallOutcome::Held,
-                    None => CallOutcome::Done(self.answer_owned(call, control, verdict, hook_errors, at), true),
+                    None => CallOutcome::Done(self.answer_owned(call, control, verdict, shared, at), true),
                 },
                 other => other,
             };
@@ -245,18 +247,19 @@ impl Engine<'_> {
             // whose result event the control left for later (`submit`), so
             // its event goes out now, with the result the conversation keeps.
             for done in results.iter().flatten().filter(|done| control.settles_later(&done.call)) {
-                let event = Event::ToolResult {
+                let verdict = shared.settled(&done.call.id);
+                self.emit(shared, || Event::ToolExecutionFinished {
                     attempt,
                     iteration,
-                    call: &done.call,
-                    result: &done.result,
+                    call: done.call.clone(),
+                    result: done.result.clone(),
+                    verdict,
                     elapsed: Duration::ZERO,
-                };
-                self.fire_into(&event, hook_errors);
+                });
             }
         }
         if stop.is_none() && waiting.iter().any(Option::is_some) {
-            stop = Some(self.defer(calls, &mut results, waiting, control, at, hook_errors));
+            stop = Some(self.defer(calls, &mut results, waiting, control, at, shared));
         }
         tally.tool_calls += executed_count;
         tally.count_sub_runs(calls);
@@ -281,11 +284,11 @@ impl Engine<'_> {
     fn defer<S>(
         &self,
         calls: &[ToolCall],
-        results: &mut [Option<ExecutedCall>],
+        results: &mut [Option<ToolExecution>],
         mut waiting: Vec<Option<DeferralReason>>,
         control: &mut dyn Control<S>,
         At { attempt, iteration }: At,
-        hook_errors: &Mutex<Vec<HookError>>,
+        tally: &Tally,
     ) -> Stop {
         for ((call, result), reason) in calls.iter().zip(results.iter_mut()).zip(&mut waiting) {
             if control.owns(&call.name) && result.is_some() {
@@ -300,7 +303,12 @@ impl Engine<'_> {
             .collect();
         for call in &deferred {
             tracing::debug!(tool = %call.call.name, id = %call.call.id, reason = %call.reason, "tool call deferred");
-            self.fire_into(&Event::ToolCallDeferred { attempt, iteration, deferred: call }, hook_errors);
+            self.emit(tally, || Event::ToolCallDeferred {
+                attempt,
+                iteration,
+                call: call.call.clone(),
+                reason: call.reason.clone(),
+            });
         }
         Stop::deferred(deferred)
     }
@@ -311,53 +319,35 @@ impl Engine<'_> {
         call: &ToolCall,
         control: &mut dyn Control<S>,
         verdict: Verdict,
-        hook_errors: &Mutex<Vec<HookError>>,
+        tally: &Tally,
         at: At,
-    ) -> ExecutedCall {
+    ) -> ToolExecution {
+        let At { attempt, iteration } = at;
+        self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
         let result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
             let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
             ToolResult::failure(&call.id, FailureKind::Panicked, message)
         });
         if control.settles_later(call) {
-            self.audit(call, &result, verdict, Duration::ZERO, hook_errors);
+            // Reported by whoever settles it, with this verdict.
+            tally.settling(&call.id, verdict);
         } else {
-            self.report(call, &result, verdict, Duration::ZERO, hook_errors, at);
+            self.report(call, &result, verdict, Duration::ZERO, tally, at);
         }
-        ExecutedCall { call: call.clone(), result, output: None }
+        ToolExecution::answered(call, result)
     }
 
-    /// Fires the result event and the audit record of a call.
-    fn report(
-        &self,
-        call: &ToolCall,
-        result: &ToolResult,
-        verdict: Verdict,
-        elapsed: Duration,
-        hook_errors: &Mutex<Vec<HookError>>,
-        At { attempt, iteration }: At,
-    ) {
-        self.fire_into(&Event::ToolResult { attempt, iteration, call, result, elapsed }, hook_errors);
-        self.audit(call, result, verdict, elapsed, hook_errors);
-    }
-
-    /// Fires the audit record of a call.
-    fn audit(
-        &self,
-        call: &ToolCall,
-        result: &ToolResult,
-        verdict: Verdict,
-        elapsed: Duration,
-        hook_errors: &Mutex<Vec<HookError>>,
-    ) {
-        let record = AuditRecord {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            input: call.input.clone(),
+    /// Reports that a call has its result.
+    fn report(&self, call: &ToolCall, result: &ToolResult, verdict: Verdict, elapsed: Duration, tally: &Tally, at: At) {
+        let At { attempt, iteration } = at;
+        self.emit(tally, || Event::ToolExecutionFinished {
+            attempt,
+            iteration,
+            call: call.clone(),
+            result: result.clone(),
             verdict,
-            failure: result.failure,
-            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        };
-        self.fire_into(&Event::Audit(&record), hook_errors);
+            elapsed,
+        });
     }
 
     /// Reports a call the run stopped before it ran; returns its synthetic result.
@@ -366,11 +356,11 @@ impl Engine<'_> {
         call: &ToolCall,
         stop: &Stop,
         verdict: Option<Verdict>,
-        hook_errors: &Mutex<Vec<HookError>>,
+        tally: &Tally,
         at: At,
     ) -> ToolResult {
         let result = not_executed(call, stop);
-        self.report(call, &result, verdict.unwrap_or(Verdict::Interrupted), Duration::ZERO, hook_errors, at);
+        self.report(call, &result, verdict.unwrap_or(Verdict::Undecided), Duration::ZERO, tally, at);
         result
     }
 
@@ -382,7 +372,7 @@ impl Engine<'_> {
     }
 
     /// The stop a finished call causes under the stop policies, if any.
-    fn policy_stop(&self, done: &ExecutedCall, consecutive_failures: &mut u32) -> Option<Stop> {
+    fn policy_stop(&self, done: &ToolExecution, consecutive_failures: &mut u32) -> Option<Stop> {
         let Some(kind) = done.result.failure else {
             *consecutive_failures = 0;
             return None;
@@ -411,7 +401,7 @@ impl Engine<'_> {
         preset: Preset<'_>,
         owned: bool,
         state: &BatchState,
-        hook_errors: &Mutex<Vec<HookError>>,
+        tally: &Tally,
         at: At,
     ) -> CallOutcome {
         if state.stopping.load(Ordering::SeqCst) {
@@ -425,11 +415,11 @@ impl Engine<'_> {
             definition.map(|definition| definition.description.to_string())
         };
         let span = spans::execute_tool(call, description);
-        let outcome = self.run_call_traced(call, preset, owned, state, hook_errors, at).instrument(span.clone()).await;
+        let outcome = self.run_call_traced(call, preset, owned, state, tally, at).instrument(span.clone()).await;
         match &outcome {
             CallOutcome::Done(done, _) => spans::tool_result(&span, &done.result),
             CallOutcome::Interrupted(stop) => spans::tool_interrupted(&span, &stop.termination.name()),
-            CallOutcome::Deferred(reason) => spans::tool_deferred(&span, reason),
+            CallOutcome::Deferred(reason) => spans::tool_deferred(&span, deferral_kind(reason)),
             // The control answers its own calls later, and they cannot fail.
             CallOutcome::Owned(_) | CallOutcome::Skipped | CallOutcome::Held => {}
         }
@@ -442,15 +432,13 @@ impl Engine<'_> {
         preset: Preset<'_>,
         owned: bool,
         state: &BatchState,
-        hook_errors: &Mutex<Vec<HookError>>,
+        tally: &Tally,
         at: At,
     ) -> CallOutcome {
         let At { attempt, iteration } = at;
-        self.fire_into(&Event::ToolCall { attempt, iteration, call }, hook_errors);
-        // Once the tool-call hook has fired, every way out reports a result
-        // and an audit record, interrupted calls included.
+        // Every way out reports a result, interrupted calls included.
         let interrupted = |stop: Stop, verdict: Option<Verdict>| {
-            self.report_interrupted(call, &stop, verdict, hook_errors, at);
+            self.report_interrupted(call, &stop, verdict, tally, at);
             state.stopping.store(true, Ordering::SeqCst);
             CallOutcome::Interrupted(stop)
         };
@@ -464,8 +452,8 @@ impl Engine<'_> {
             },
             Preset::Approved => Verdict::Approved,
             Preset::Given(result, verdict) => {
-                self.report(call, result, verdict.clone(), Duration::ZERO, hook_errors, at);
-                let done = ExecutedCall { call: call.clone(), result: result.clone(), output: None };
+                self.report(call, result, verdict.clone(), Duration::ZERO, tally, at);
+                let done = ToolExecution::answered(call, result.clone());
                 return CallOutcome::Done(done, verdict.allows());
             }
         };
@@ -483,7 +471,7 @@ impl Engine<'_> {
                 (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
             }
             // `decide` never answers this; it marks audit records of stopped calls.
-            Verdict::Interrupted => {
+            Verdict::Undecided => {
                 let message = "not executed: governance did not decide";
                 (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
             }
@@ -494,6 +482,7 @@ impl Engine<'_> {
                 {
                     return interrupted(Stop::new(Termination::MaxToolExecutions { limit }), Some(verdict));
                 }
+                self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
                 if self.tools.get(&call.name).is_none() {
                     // The tool set knows only its own tools; the model is
                     // told every tool of the run, the control's included.
@@ -519,7 +508,7 @@ impl Engine<'_> {
             }
         };
         tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
-        self.report(call, &result, verdict, elapsed, hook_errors, at);
-        CallOutcome::Done(ExecutedCall { call: call.clone(), result, output }, executed)
+        self.report(call, &result, verdict, elapsed, tally, at);
+        CallOutcome::Done(ToolExecution { call: call.clone(), result, output, elapsed }, executed)
     }
 }

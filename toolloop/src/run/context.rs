@@ -74,7 +74,7 @@ where
 /// turn) is always kept; the raw conversation is never rewritten (see
 /// [`Conversation::compact`] for that). Each compaction is recorded in
 /// [`RunMetadata::compactions`](crate::run::RunMetadata::compactions) and
-/// handed to hooks as [`Event::Compaction`](crate::run::Event::Compaction).
+/// reported as [`Event::Compacted`](crate::run::Event::Compacted).
 ///
 /// ```
 /// use toolloop::run::ContextPolicy;

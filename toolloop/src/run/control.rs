@@ -2,19 +2,7 @@
 //! and tools the caller answers itself.
 
 use crate::message::{ToolCall, ToolResult};
-use crate::tool::ToolOutput;
-
-/// One tool call of a batch together with its result.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ExecutedCall {
-    /// The call.
-    pub call: ToolCall,
-    /// Its result, as the model sees it.
-    pub result: ToolResult,
-    /// The tool's structured output, when it succeeded.
-    pub output: Option<ToolOutput>,
-}
+use crate::tool::ToolExecution;
 
 /// The iteration limit of an attempt was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,26 +16,28 @@ pub struct LimitReached {
     pub limit: u32,
 }
 
-/// What the iteration-limit hook decides.
+/// What the iteration-limit hook decides. The two ways to end are named
+/// for the [`Termination`](super::Termination) they end the run with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LimitDecision<S> {
-    /// Stop: the run ends with [`Termination::MaxIterations`](super::Termination::MaxIterations)
+    /// The run ends with [`Termination::MaxIterations`](super::Termination::MaxIterations)
     /// (the default).
-    Stop,
+    MaxIterations,
     /// Allow this many more iterations.
     Extend(u32),
-    /// End the loop successfully with this signal.
-    End(S),
+    /// The loop ends successfully with this signal:
+    /// [`Termination::Signal`](super::Termination::Signal).
+    Signal(S),
 }
 
 impl<S> LimitDecision<S> {
     /// The same decision, with the signal (if any) converted by `f`.
     pub fn map<T>(self, f: impl FnOnce(S) -> T) -> LimitDecision<T> {
         match self {
-            Self::Stop => LimitDecision::Stop,
+            Self::MaxIterations => LimitDecision::MaxIterations,
             Self::Extend(more) => LimitDecision::Extend(more),
-            Self::End(signal) => LimitDecision::End(f(signal)),
+            Self::Signal(signal) => LimitDecision::Signal(f(signal)),
         }
     }
 }
@@ -90,7 +80,7 @@ pub(crate) trait Control<S>: Send {
     }
 
     /// Looks at an executed batch; a signal ends the loop.
-    fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<S>;
+    fn terminal(&mut self, batch: &[ToolExecution]) -> Option<S>;
 
     /// Decides what happens at the iteration limit.
     fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S>;

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::metadata::{AnsweredBy, Tally};
+use super::metadata::AnsweredBy;
+use super::tally::Tally;
 use super::termination::AttemptFailure;
 pub(crate) use crate::conversation::pending::PendingBatch;
 pub use crate::conversation::pending::{DeferralReason, DeferredCall};

@@ -1,22 +1,24 @@
 //! What one loop run reads, and the model call of an iteration.
 
 use std::future::pending;
+use std::sync::{Mutex, PoisonError};
 
 use futures_util::StreamExt as _;
 use tokio::time::Instant;
-use tracing::Instrument as _;
+use tracing::{Instrument as _, Level};
 
 use super::context::{ContextPolicy, ContextView};
-use super::event::Progress;
+use super::event::Event;
 use super::governance::Governance;
-use super::hooks::{Event, HookError, Hooks};
+use super::hooks::{HookError, Hooks};
 use super::journal::{Journal, Journaled, Step};
-use super::metadata::{AnsweredBy, Tally, ViewRewrite};
+use super::metadata::{AnsweredBy, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::output_stream::{OutputSource, OutputStream};
 use super::partial::PartialArguments;
 use super::sink::EventSink;
+use super::tally::Tally;
 use super::termination::{Phase, Termination};
 use crate::cancel::CancellationToken;
 use crate::conversation::{CompactionReason, Conversation};
@@ -56,7 +58,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) journal: &'a dyn Journal,
 }
 
-/// Waits for the deadline, or forever when there is none.
+/// Waits until the run's `max_duration` has passed (its deadline: the
+/// instant it ends), or forever when there is none.
 pub(crate) async fn deadline_passed(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -64,27 +67,38 @@ pub(crate) async fn deadline_passed(deadline: Option<Instant>) {
     }
 }
 
+/// The `tracing` target of the content dumps (requests, and every event
+/// with its contents), at trace level: `RUST_LOG=toolloop=trace`, or
+/// `RUST_LOG=toolloop::dump=trace` for the dumps alone. The HTTP models
+/// dump their request bodies on the same target.
+pub(crate) const DUMP_TARGET: &str = "toolloop::dump";
+
 impl Engine<'_> {
-    /// Fires `event` at every hook.
-    pub(crate) fn fire(&self, event: &Event<'_>, tally: &Tally) {
-        self.fire_into(event, &tally.hook_errors);
+    /// Whether anything observes the run's events: a hook, a stream, or the
+    /// trace-level dump.
+    fn observed(&self) -> bool {
+        self.events.is_some() || !self.hooks.is_empty() || tracing::enabled!(target: DUMP_TARGET, Level::TRACE)
     }
 
-    /// Fires `event` at every hook, recording their failures in `errors`,
-    /// and reports it to a streamed run's consumer.
-    pub(crate) fn fire_into(&self, event: &Event<'_>, errors: &std::sync::Mutex<Vec<HookError>>) {
-        self.hooks.fire(event, errors);
-        if let Some(sink) = &self.events
-            && let Some(progress) = progress(event)
-        {
-            sink.send(progress);
+    /// Reports the fact `event` builds to every subscriber (see
+    /// [`emit_to`](Self::emit_to)).
+    pub(crate) fn emit(&self, tally: &Tally, event: impl FnOnce() -> Event) {
+        self.emit_to(&tally.hook_errors, event);
+    }
+
+    /// Reports the fact `event` builds, once, to every subscriber: the
+    /// trace-level dump, the hooks (their failures recorded in `errors`),
+    /// and a streamed run's consumer. The event is built only when one of
+    /// them is there: an unobserved run allocates nothing for its events.
+    pub(crate) fn emit_to(&self, errors: &Mutex<Vec<HookError>>, event: impl FnOnce() -> Event) {
+        if !self.observed() {
+            return;
         }
-    }
-
-    /// Reports `event` to a streamed run's consumer.
-    pub(crate) fn stream_event(&self, event: impl FnOnce() -> Progress) {
+        let event = event();
+        tracing::trace!(target: DUMP_TARGET, ?event, "{}", event.name());
+        self.hooks.fire(&event, errors);
         if let Some(sink) = &self.events {
-            sink.send(event());
+            sink.send(event);
         }
     }
 
@@ -115,12 +129,12 @@ impl Engine<'_> {
         }
     }
 
-    /// The stop of a run past its deadline.
+    /// The stop of a run past its `max_duration`.
     pub(crate) fn deadline_stop(&self) -> Stop {
         Stop::new(Termination::MaxDuration { limit: self.options.max_duration.unwrap_or_default() })
     }
 
-    /// One model call, cancellable and bounded by the deadline.
+    /// One model call, cancellable and bounded by the run's `max_duration`.
     pub(super) async fn call_model(
         &self,
         conversation: &Conversation,
@@ -145,7 +159,7 @@ impl Engine<'_> {
             content = %summarize(&response.content),
             "model response"
         );
-        self.fire(&Event::ModelResponse { attempt, iteration, response: &response }, tally);
+        self.emit(tally, || Event::IterationFinished { attempt, iteration, response: Box::new(response.clone()) });
         Ok(response)
     }
 }
@@ -196,7 +210,7 @@ impl Engine<'_> {
         }
     }
 
-    /// Sends `messages` once, cancellable and bounded by the deadline: the
+    /// Sends `messages` once, cancellable and bounded by `max_duration`: the
     /// model's answer, or the stop that cut it short.
     async fn send(
         &self,
@@ -213,15 +227,16 @@ impl Engine<'_> {
         request.temperature = self.options.temperature;
         request.response_schema = self.response_schema;
         tracing::debug!(model = self.model.name(), messages = %summarize_messages(request.messages), "model request");
-        self.fire(&Event::ModelRequest { attempt, iteration, request: &request }, tally);
+        dump_request(self.model.name(), &request);
+        self.emit(tally, || Event::IterationStarted { attempt, iteration });
         tally.model_calls += 1;
         self.note_view_rewrites(&request, tally);
         let chat = spans::Chat::start(self.model, &request);
         // The usage a streamed call cut short had reported, for its
         // `ModelCallDiscarded` event. The run's usage counts a failed call's
         // reported usage (its error carries it), as a non-streamed run's does.
-        let partial = std::sync::Mutex::new(Usage::default());
-        let call = self.request(request, attempt, iteration, &partial).instrument(chat.span());
+        let partial = Mutex::new(Usage::default());
+        let call = self.request(request, (attempt, iteration), &partial, &tally.hook_errors).instrument(chat.span());
         let call = self.journal.model_call(Step::ModelCall { number: tally.model_calls }, Box::pin(call));
         let outcome = tokio::select! {
             biased;
@@ -243,12 +258,14 @@ impl Engine<'_> {
             Err(stop) => {
                 chat.fail(&stop.termination.name());
                 // A streamed call cut short may have shown deltas.
-                self.stream_event(|| Progress::ModelCallDiscarded {
-                    attempt,
-                    iteration,
-                    error: stop.termination.to_string(),
-                    usage: partial.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner),
-                });
+                if self.events.is_some() {
+                    self.emit(tally, || Event::ModelCallDiscarded {
+                        attempt,
+                        iteration,
+                        error: stop.termination.to_string(),
+                        usage: partial.into_inner().unwrap_or_else(PoisonError::into_inner),
+                    });
+                }
                 Err(stop)
             }
         }
@@ -275,7 +292,7 @@ impl Engine<'_> {
         };
         let Some(compaction) = compacted else { return Ok(false) };
         tracing::debug!(?compaction, "compacted the view sent to the model");
-        self.fire(&Event::Compaction { attempt, iteration, compaction: &compaction }, tally);
+        self.emit(tally, || Event::Compacted { attempt, iteration, compaction: compaction.clone() });
         tally.compactions.push(compaction);
         Ok(true)
     }
@@ -307,13 +324,13 @@ impl Engine<'_> {
     async fn request(
         &self,
         request: ModelRequest<'_>,
-        attempt: u32,
-        iteration: u32,
-        partial: &std::sync::Mutex<Usage>,
+        (attempt, iteration): (u32, u32),
+        partial: &Mutex<Usage>,
+        errors: &Mutex<Vec<HookError>>,
     ) -> Result<ModelResponse, ModelError> {
-        let Some(sink) = &self.events else {
+        if self.events.is_none() {
             return self.model.complete(request).await;
-        };
+        }
         let mut accumulator = ResponseAccumulator::new();
         let mut arguments = PartialArguments::default();
         let mut output = self.output.map(|source| OutputStream::new(source, attempt));
@@ -326,13 +343,15 @@ impl Engine<'_> {
             });
             match pushed {
                 Ok(StreamEvent::Usage(usage)) => {
-                    *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
+                    *partial.lock().unwrap_or_else(PoisonError::into_inner) = usage;
                 }
                 Ok(event) => {
                     let formed = output.as_mut().and_then(|output| output.see(&event, &accumulator));
-                    report_delta(sink, &accumulator, &mut arguments, event);
-                    if let Some(progress) = formed {
-                        sink.send(progress);
+                    if let Some(delta) = delta(&accumulator, &mut arguments, event) {
+                        self.emit_to(errors, || delta);
+                    }
+                    if let Some(formed) = formed {
+                        self.emit_to(errors, || formed);
                     }
                 }
                 Err(error) => {
@@ -347,63 +366,40 @@ impl Engine<'_> {
         };
         if let Err(error) = &outcome {
             let usage = error.usage().unwrap_or_default();
-            *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = usage;
-            sink.send(Progress::ModelCallDiscarded { attempt, iteration, error: error.to_string(), usage });
+            *partial.lock().unwrap_or_else(PoisonError::into_inner) = usage;
+            self.emit_to(errors, || Event::ModelCallDiscarded { attempt, iteration, error: error.to_string(), usage });
         }
         outcome
     }
 }
 
 /// The run event for a model stream event, when there is one.
-fn report_delta(
-    sink: &EventSink,
-    accumulator: &ResponseAccumulator,
-    arguments: &mut PartialArguments,
-    event: StreamEvent,
-) {
-    let progress = match event {
-        StreamEvent::TextDelta { text, .. } => Progress::TextDelta { text },
-        StreamEvent::ReasoningDelta { text, .. } => Progress::ReasoningDelta { text },
-        StreamEvent::ToolCallStarted { index, id, name } => Progress::ToolCallStarted { index, id, name },
+fn delta(accumulator: &ResponseAccumulator, arguments: &mut PartialArguments, event: StreamEvent) -> Option<Event> {
+    Some(match event {
+        StreamEvent::TextDelta { text, .. } => Event::TextDelta { text },
+        StreamEvent::ReasoningDelta { text, .. } => Event::ReasoningDelta { text },
+        StreamEvent::ToolCallStarted { index, id, name } => Event::ToolCallStarted { index, id, name },
         StreamEvent::ToolCallArgumentsDelta { index, fragment } => {
             let length = accumulator.arguments_len(index);
             let partial = if arguments.due(index, length) { accumulator.partial_input(index) } else { None };
-            Progress::ToolCallArgumentsDelta { index, fragment, partial }
+            Event::ToolCallArgumentsDelta { index, fragment, partial }
         }
-        StreamEvent::ToolCallFinished { index, .. } => match accumulator.tool_call(index) {
-            Some(call) => Progress::ToolCallComplete { index, call },
-            None => return,
-        },
-        _ => return,
-    };
-    sink.send(progress);
+        StreamEvent::ToolCallFinished { index, .. } => {
+            Event::ToolCallWritten { index, call: accumulator.tool_call(index)? }
+        }
+        _ => return None,
+    })
 }
 
-/// The run event a hook event stands for, when there is one.
-fn progress(event: &Event<'_>) -> Option<Progress> {
-    Some(match event {
-        Event::AttemptStart { attempt } => Progress::AttemptStarted { attempt: *attempt },
-        Event::ModelRequest { attempt, iteration, .. } => {
-            Progress::IterationStarted { attempt: *attempt, iteration: *iteration }
-        }
-        Event::ModelResponse { attempt, iteration, response } => Progress::IterationFinished {
-            attempt: *attempt,
-            iteration: *iteration,
-            usage: response.usage,
-            stop_reason: response.stop_reason.clone(),
-        },
-        Event::ToolCall { call, .. } => Progress::ToolExecutionStarted { call: (*call).clone() },
-        Event::ToolResult { call, result, .. } => {
-            Progress::ToolExecutionFinished { call: (*call).clone(), result: (*result).clone() }
-        }
-        Event::ToolCallDeferred { deferred, .. } => {
-            Progress::ToolCallDeferred { call: deferred.call.clone(), reason: deferred.reason.clone() }
-        }
-        Event::ValidationFailure { attempt, errors } => {
-            Progress::ValidationFailed { attempt: *attempt, errors: errors.to_vec() }
-        }
-        Event::Compaction { .. } | Event::Audit(_) | Event::Stop { .. } => return None,
-    })
+/// At trace level on [`DUMP_TARGET`], what a model call is sent, whatever
+/// the model: the system prompt, the messages with their contents, the
+/// tools' names. Never keys: a request holds none.
+fn dump_request(model: &str, request: &ModelRequest<'_>) {
+    if tracing::enabled!(target: DUMP_TARGET, Level::TRACE) {
+        let messages = serde_json::to_string(request.messages).unwrap_or_default();
+        let tools: Vec<&str> = request.tools.iter().map(|tool| &*tool.name).collect();
+        tracing::trace!(target: DUMP_TARGET, model, system = request.system, %messages, ?tools, "model request");
+    }
 }
 
 #[cfg(test)]

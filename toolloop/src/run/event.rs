@@ -1,49 +1,60 @@
-//! What a streamed run reports, in order.
+//! What a run reports: one event per fact, in the order the facts became true.
 
-use std::convert::Infallible;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::outcome::{RunError, RunOutput};
+use super::governance::Verdict;
+use super::termination::Termination;
+use crate::conversation::Compaction;
+use crate::conversation::pending::DeferralReason;
 use crate::message::{ToolCall, ToolResult};
-use crate::run::DeferralReason;
-use crate::stop_reason::StopReason;
+use crate::model::ModelResponse;
 use crate::usage::Usage;
 
-/// One event of a streamed run ([`Agent::run_stream`](crate::Agent::run_stream),
-/// [`ToolLoop::run_stream`](crate::run::ToolLoop::run_stream)), in the order
-/// it happened. The last event is always [`Finished`](Self::Finished), with
-/// exactly what the non-streamed run returns.
+/// One fact of a run, reported once, when it becomes true. Every observer
+/// of a run sees the same events: hooks
+/// ([`Hooks::on_event`](super::Hooks::on_event) and the typed
+/// conveniences, which filter them), a streamed run's
+/// [`RunStream`](crate::stream::RunStream), and the trace-level dump
+/// (`RUST_LOG=toolloop=trace`).
 ///
-/// Deltas are provisional until their iteration finishes: when a model call
-/// fails part-way, [`ModelCallDiscarded`](Self::ModelCallDiscarded) tells a
-/// consumer to drop the deltas it showed since the iteration started.
-#[derive(Debug)]
+/// The engine builds an event only when something observes it (a hook, a
+/// stream, or the trace level): an unobserved run pays nothing for them.
+///
+/// Deltas ([`TextDelta`](Self::TextDelta), ...) come only from streamed
+/// runs, and are provisional until their iteration finishes: when a model
+/// call fails part-way, [`ModelCallDiscarded`](Self::ModelCallDiscarded)
+/// tells a consumer to drop the deltas it showed since the iteration
+/// started.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
-pub enum RunEvent<T> {
-    /// An attempt starts (1-based).
+pub enum Event {
+    /// An attempt started (1-based).
     AttemptStarted {
         /// The attempt.
         attempt: u32,
     },
-    /// An iteration starts: its model call is being sent.
+    /// A model call is being sent: the first of an iteration, or the same
+    /// iteration's call again after a [compaction](Self::Compacted).
     IterationStarted {
         /// The attempt.
         attempt: u32,
         /// The iteration within the attempt (1-based).
         iteration: u32,
     },
-    /// Text the model is writing.
+    /// Text the model is writing (streamed runs).
     TextDelta {
         /// The new text.
         text: String,
     },
-    /// Reasoning the model is writing.
+    /// Reasoning the model is writing (streamed runs).
     ReasoningDelta {
         /// The new reasoning text.
         text: String,
     },
-    /// The model starts a tool call.
+    /// The model started writing a tool call (streamed runs). Nothing runs
+    /// yet: see [`ToolExecutionStarted`](Self::ToolExecutionStarted).
     ToolCallStarted {
         /// The block's position in the response.
         index: usize,
@@ -52,7 +63,7 @@ pub enum RunEvent<T> {
         /// The tool's name.
         name: String,
     },
-    /// More of a tool call's arguments.
+    /// More of the arguments of a tool call the model is writing (streamed runs).
     ToolCallArgumentsDelta {
         /// The block's position in the response.
         index: usize,
@@ -66,15 +77,16 @@ pub enum RunEvent<T> {
         /// carry `None`: keep showing the last value.
         partial: Option<Value>,
     },
-    /// The model finished writing a tool call.
-    ToolCallComplete {
+    /// The model finished writing a tool call (streamed runs).
+    ToolCallWritten {
         /// The block's position in the response.
         index: usize,
         /// The whole call.
         call: ToolCall,
     },
-    /// The model call of the iteration failed after sending events: drop the
-    /// deltas shown since [`IterationStarted`](Self::IterationStarted).
+    /// The model call of the iteration failed or was cut short after it may
+    /// have streamed deltas: drop the deltas shown since
+    /// [`IterationStarted`](Self::IterationStarted).
     ModelCallDiscarded {
         /// The attempt.
         attempt: u32,
@@ -94,36 +106,66 @@ pub enum RunEvent<T> {
         attempt: u32,
         /// The iteration.
         iteration: u32,
-        /// The call's usage.
-        usage: Usage,
-        /// Why the model stopped.
-        stop_reason: StopReason,
+        /// The whole answer: content, usage, stop reason.
+        response: Box<ModelResponse>,
     },
-    /// A tool call is about to run.
+    /// The view sent to the model was compacted to fit the context window
+    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is sent again.
+    Compacted {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
+        /// What was compacted.
+        compaction: Compaction,
+    },
+    /// Governance allowed a tool call and it starts running. A denied or
+    /// deferred call never reports this.
     ToolExecutionStarted {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
         /// The call.
         call: ToolCall,
     },
-    /// A tool call finished (with output, an error, or a denial).
+    /// A tool call has its result: it ran (with output or an error), was
+    /// denied, or was not executed because the run stopped. The one record
+    /// of every call, for audit: [`AuditRecord`](super::AuditRecord) is its
+    /// serialisable form.
     ToolExecutionFinished {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
         /// The call.
         call: ToolCall,
-        /// What the model will see.
+        /// What the model is told.
         result: ToolResult,
+        /// What governance decided ([`Verdict::Undecided`] when the run
+        /// stopped before it decided).
+        verdict: Verdict,
+        /// How long the call ran (zero when it did not run).
+        elapsed: Duration,
     },
     /// A tool call was deferred: the run will pause with it pending, and
-    /// end with [`Termination::Deferred`](crate::run::Termination::Deferred).
+    /// end with [`Termination::Deferred`].
     ToolCallDeferred {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
         /// The call.
         call: ToolCall,
         /// Why it waits.
         reason: DeferralReason,
     },
     /// A typed agent's output as it forms, completed to a value
-    /// ([`parse_partial_json`](crate::model::parse_partial_json)): from the output
-    /// tool's arguments in [`OutputMode::Tool`](crate::agent::OutputMode::Tool),
-    /// from the answer's JSON text in the native and prompted modes. Long
-    /// outputs are parsed again only as they grow by an eighth, as
+    /// ([`parse_partial_json`](crate::model::parse_partial_json)), in streamed
+    /// runs: from the output tool's arguments in
+    /// [`OutputMode::Tool`](crate::agent::OutputMode::Tool), from the
+    /// answer's JSON text in the native and prompted modes. Long outputs are
+    /// parsed again only as they grow by an eighth, as
     /// [`ToolCallArgumentsDelta`](Self::ToolCallArgumentsDelta) are.
     /// Provisional, as every delta: validation follows.
     OutputDelta {
@@ -132,15 +174,16 @@ pub enum RunEvent<T> {
         /// The output so far.
         partial: Value,
     },
-    /// The agent's output tool was called with this input (the output
-    /// being proposed; validation follows).
+    /// A typed agent's output was proposed (by its output tool, or in the
+    /// answer's text); validation follows.
     OutputProposed {
         /// The attempt.
         attempt: u32,
         /// The proposed output, as the model wrote it.
         input: Value,
     },
-    /// The proposed output failed validation; the errors are fed back.
+    /// An attempt's output failed validation (or was missing); the errors
+    /// are fed back.
     ValidationFailed {
         /// The attempt.
         attempt: u32,
@@ -151,29 +194,23 @@ pub enum RunEvent<T> {
     /// makes for the tool call `call_id`, between that call's
     /// [`ToolExecutionStarted`](Self::ToolExecutionStarted) and
     /// [`ToolExecutionFinished`](Self::ToolExecutionFinished). A sub-run's
-    /// own sub-runs nest one level deeper. Never `Finished`: the call's
-    /// `ToolExecutionFinished` ends it.
+    /// own sub-runs nest one level deeper.
     SubRun {
         /// The tool call that started the sub-run.
         call_id: String,
         /// The agent's name, or the tool's when the agent has none.
         agent: String,
         /// What happened in the sub-run.
-        event: Box<RunEvent<Infallible>>,
+        event: Box<Event>,
     },
-    /// The run ended: what the non-streamed run returns.
-    Finished(Result<RunOutput<T>, RunError>),
+    /// The run ended, however it ended: the last event of every run.
+    RunFinished {
+        /// Why.
+        termination: Termination,
+    },
 }
 
-/// The run-independent events, as the engine sends them: every variant but
-/// [`RunEvent::Finished`], whose type it cannot name.
-pub(crate) type Progress = RunEvent<Never>;
-
-/// No value: a [`Progress`] event is never `Finished`.
-#[derive(Debug)]
-pub(crate) enum Never {}
-
-impl<T> RunEvent<T> {
+impl Event {
     /// A short name of the event kind (`"text_delta"`, ...), as an SSE
     /// `event:` line would carry it.
     pub fn name(&self) -> &'static str {
@@ -184,9 +221,10 @@ impl<T> RunEvent<T> {
             Self::ReasoningDelta { .. } => "reasoning_delta",
             Self::ToolCallStarted { .. } => "tool_call_started",
             Self::ToolCallArgumentsDelta { .. } => "tool_call_arguments_delta",
-            Self::ToolCallComplete { .. } => "tool_call_complete",
+            Self::ToolCallWritten { .. } => "tool_call_written",
             Self::ModelCallDiscarded { .. } => "model_call_discarded",
             Self::IterationFinished { .. } => "iteration_finished",
+            Self::Compacted { .. } => "compacted",
             Self::ToolExecutionStarted { .. } => "tool_execution_started",
             Self::ToolExecutionFinished { .. } => "tool_execution_finished",
             Self::ToolCallDeferred { .. } => "tool_call_deferred",
@@ -194,41 +232,7 @@ impl<T> RunEvent<T> {
             Self::OutputProposed { .. } => "output_proposed",
             Self::ValidationFailed { .. } => "validation_failed",
             Self::SubRun { .. } => "sub_run",
-            Self::Finished(_) => "finished",
-        }
-    }
-}
-
-impl Progress {
-    /// The same event, for a run whose output is `T`.
-    pub(crate) fn widen<T>(self) -> RunEvent<T> {
-        match self {
-            Self::AttemptStarted { attempt } => RunEvent::AttemptStarted { attempt },
-            Self::IterationStarted { attempt, iteration } => RunEvent::IterationStarted { attempt, iteration },
-            Self::TextDelta { text } => RunEvent::TextDelta { text },
-            Self::ReasoningDelta { text } => RunEvent::ReasoningDelta { text },
-            Self::ToolCallStarted { index, id, name } => RunEvent::ToolCallStarted { index, id, name },
-            Self::ToolCallArgumentsDelta { index, fragment, partial } => {
-                RunEvent::ToolCallArgumentsDelta { index, fragment, partial }
-            }
-            Self::ToolCallComplete { index, call } => RunEvent::ToolCallComplete { index, call },
-            Self::ModelCallDiscarded { attempt, iteration, error, usage } => {
-                RunEvent::ModelCallDiscarded { attempt, iteration, error, usage }
-            }
-            Self::IterationFinished { attempt, iteration, usage, stop_reason } => {
-                RunEvent::IterationFinished { attempt, iteration, usage, stop_reason }
-            }
-            Self::ToolExecutionStarted { call } => RunEvent::ToolExecutionStarted { call },
-            Self::ToolExecutionFinished { call, result } => RunEvent::ToolExecutionFinished { call, result },
-            Self::ToolCallDeferred { call, reason } => RunEvent::ToolCallDeferred { call, reason },
-            Self::OutputDelta { attempt, partial } => RunEvent::OutputDelta { attempt, partial },
-            Self::OutputProposed { attempt, input } => RunEvent::OutputProposed { attempt, input },
-            Self::ValidationFailed { attempt, errors } => RunEvent::ValidationFailed { attempt, errors },
-            Self::SubRun { call_id, agent, event } => RunEvent::SubRun { call_id, agent, event },
-            Self::Finished(never) => match never {
-                Ok(output) => match output.output {},
-                Err(_) => unreachable!("the engine never sends `Finished`"),
-            },
+            Self::RunFinished { .. } => "run_finished",
         }
     }
 }

@@ -59,8 +59,9 @@ pub enum Verdict {
     Denied(String),
     /// The approver denied it.
     ApprovalDenied(String),
-    /// The run stopped (cancellation, deadline) before governance decided.
-    Interrupted,
+    /// Governance did not decide: the run stopped (cancellation,
+    /// `max_duration`, a limit) before it did, or before the call ran.
+    Undecided,
     /// The policy deferred it for approval (see [`Decision::Defer`]); the
     /// run pauses with the call pending.
     Deferred(String),
@@ -76,7 +77,7 @@ impl Verdict {
 /// Asks someone (a person, a service) whether a tool call may run.
 pub trait Approver: Send + Sync {
     /// Decides about `call`; may take as long as it needs (the run's
-    /// cancellation and deadline still apply).
+    /// cancellation and `max_duration` still apply).
     fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Approval>;
 }
 

@@ -3,122 +3,20 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use serde::Serialize;
 
+use super::event::Event;
 use super::governance::Verdict;
 use super::panic::panic_message;
 use super::termination::Termination;
 use crate::conversation::Compaction;
 use crate::message::{FailureKind, ToolCall, ToolResult};
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::ModelResponse;
 
-/// Something that happened during a run, handed to hooks.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Event<'a> {
-    /// An attempt starts (1-based).
-    AttemptStart {
-        /// The attempt.
-        attempt: u32,
-    },
-    /// A model call is about to be made.
-    ModelRequest {
-        /// The attempt.
-        attempt: u32,
-        /// The iteration within the attempt (1-based).
-        iteration: u32,
-        /// What the model is sent.
-        request: &'a ModelRequest<'a>,
-    },
-    /// A model call answered.
-    ModelResponse {
-        /// The attempt.
-        attempt: u32,
-        /// The iteration.
-        iteration: u32,
-        /// The answer.
-        response: &'a ModelResponse,
-    },
-    /// The view the model is sent was compacted to fit the context window
-    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is made again.
-    Compaction {
-        /// The attempt.
-        attempt: u32,
-        /// The iteration.
-        iteration: u32,
-        /// What was compacted.
-        compaction: &'a Compaction,
-    },
-    /// A tool call is about to run (before governance decides).
-    ToolCall {
-        /// The attempt.
-        attempt: u32,
-        /// The iteration.
-        iteration: u32,
-        /// The call.
-        call: &'a ToolCall,
-    },
-    /// A tool call finished: with output, an error, or a denial.
-    ToolResult {
-        /// The attempt.
-        attempt: u32,
-        /// The iteration.
-        iteration: u32,
-        /// The call.
-        call: &'a ToolCall,
-        /// What the model will see.
-        result: &'a ToolResult,
-        /// How long the call took (zero when it did not run).
-        elapsed: Duration,
-    },
-    /// A tool call was deferred: the run pauses with it pending (see
-    /// [`DeferredCall`](super::DeferredCall)).
-    ToolCallDeferred {
-        /// The attempt.
-        attempt: u32,
-        /// The iteration.
-        iteration: u32,
-        /// The call and why it waits.
-        deferred: &'a super::DeferredCall,
-    },
-    /// The audit record of a tool call, after it ran or was denied.
-    Audit(&'a AuditRecord),
-    /// An attempt's output failed validation; the errors are fed back.
-    ValidationFailure {
-        /// The attempt.
-        attempt: u32,
-        /// Every error found.
-        errors: &'a [String],
-    },
-    /// The run ends.
-    Stop {
-        /// Why.
-        reason: &'a Termination,
-    },
-}
-
-impl Event<'_> {
-    /// A short name of the event kind (`"tool_call"`, ...).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::AttemptStart { .. } => "attempt_start",
-            Self::ModelRequest { .. } => "model_request",
-            Self::ModelResponse { .. } => "model_response",
-            Self::Compaction { .. } => "compaction",
-            Self::ToolCall { .. } => "tool_call",
-            Self::ToolResult { .. } => "tool_result",
-            Self::ToolCallDeferred { .. } => "tool_call_deferred",
-            Self::Audit(_) => "audit",
-            Self::ValidationFailure { .. } => "validation_failure",
-            Self::Stop { .. } => "stop",
-        }
-    }
-}
-
-/// What is recorded about every tool call for audit: owned and serialisable,
-/// so it can be shipped to an audit log as it is.
+/// What is recorded about every tool call for audit: the serialisable form
+/// of an [`Event::ToolExecutionFinished`], so it can be shipped to an audit
+/// log as it is (see [`Hooks::on_audit`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct AuditRecord {
@@ -134,6 +32,21 @@ pub struct AuditRecord {
     pub failure: Option<FailureKind>,
     /// How long it ran, in milliseconds.
     pub elapsed_ms: u64,
+}
+
+impl AuditRecord {
+    /// The record of `event`, when it is a [`Event::ToolExecutionFinished`].
+    pub fn of(event: &Event) -> Option<Self> {
+        let Event::ToolExecutionFinished { call, result, verdict, elapsed, .. } = event else { return None };
+        Some(Self {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            input: call.input.clone(),
+            verdict: verdict.clone(),
+            failure: result.failure,
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
 }
 
 /// A hook that failed; collected in the run's metadata.
@@ -175,7 +88,7 @@ impl<E: fmt::Display> HookOutcome for Result<(), E> {
     }
 }
 
-type Hook = dyn Fn(&Event<'_>) -> Option<String> + Send + Sync;
+type Hook = dyn Fn(&Event) -> Option<String> + Send + Sync;
 
 /// The hooks of a run. Cheap to clone.
 #[derive(Clone, Default)]
@@ -195,14 +108,14 @@ impl Hooks {
         Self::default()
     }
 
-    /// Adds a hook that sees every event.
-    pub fn on_event<R: HookOutcome>(&mut self, hook: impl Fn(&Event<'_>) -> R + Send + Sync + 'static) -> &mut Self {
+    /// Adds a hook that sees every [`Event`] of the run, in order.
+    pub fn on_event<R: HookOutcome>(&mut self, hook: impl Fn(&Event) -> R + Send + Sync + 'static) -> &mut Self {
         self.hooks.push(Arc::new(move |event| hook(event).into_error()));
         self
     }
 
     /// Calls every hook; their failures and panics are collected in `errors`.
-    pub(crate) fn fire(&self, event: &Event<'_>, errors: &Mutex<Vec<HookError>>) {
+    pub(crate) fn fire(&self, event: &Event, errors: &Mutex<Vec<HookError>>) {
         for hook in &self.hooks {
             let message = match catch_unwind(AssertUnwindSafe(|| hook(event))) {
                 Ok(None) => continue,
@@ -226,95 +139,90 @@ impl Hooks {
 }
 
 impl Hooks {
-    fn on<R: HookOutcome>(&mut self, pick: impl Fn(&Event<'_>) -> Option<R> + Send + Sync + 'static) -> &mut Self {
+    fn on<R: HookOutcome>(&mut self, pick: impl Fn(&Event) -> Option<R> + Send + Sync + 'static) -> &mut Self {
         self.hooks.push(Arc::new(move |event| pick(event).and_then(HookOutcome::into_error)));
         self
     }
 
-    /// Adds a hook called when an attempt starts, with its number.
+    /// Adds a hook called when an attempt starts, with its number
+    /// ([`Event::AttemptStarted`]).
     pub fn on_attempt_start<R: HookOutcome>(&mut self, hook: impl Fn(u32) -> R + Send + Sync + 'static) -> &mut Self {
         self.on(move |event| match event {
-            Event::AttemptStart { attempt } => Some(hook(*attempt)),
+            Event::AttemptStarted { attempt } => Some(hook(*attempt)),
             _ => None,
         })
     }
 
-    /// Adds a hook called before each model call.
-    pub fn on_model_request<R: HookOutcome>(
-        &mut self,
-        hook: impl Fn(&ModelRequest<'_>) -> R + Send + Sync + 'static,
-    ) -> &mut Self {
-        self.on(move |event| match event {
-            Event::ModelRequest { request, .. } => Some(hook(request)),
-            _ => None,
-        })
-    }
-
-    /// Adds a hook called after each model call that answered.
+    /// Adds a hook called after each model call that answered
+    /// ([`Event::IterationFinished`]).
     pub fn on_model_response<R: HookOutcome>(
         &mut self,
         hook: impl Fn(&ModelResponse) -> R + Send + Sync + 'static,
     ) -> &mut Self {
         self.on(move |event| match event {
-            Event::ModelResponse { response, .. } => Some(hook(response)),
+            Event::IterationFinished { response, .. } => Some(hook(response)),
             _ => None,
         })
     }
 
     /// Adds a hook called when the view sent to the model was compacted to
-    /// fit the context window (see [`ContextPolicy`](super::ContextPolicy)).
+    /// fit the context window (see [`ContextPolicy`](super::ContextPolicy),
+    /// [`Event::Compacted`]).
     pub fn on_compaction<R: HookOutcome>(
         &mut self,
         hook: impl Fn(&Compaction) -> R + Send + Sync + 'static,
     ) -> &mut Self {
         self.on(move |event| match event {
-            Event::Compaction { compaction, .. } => Some(hook(compaction)),
+            Event::Compacted { compaction, .. } => Some(hook(compaction)),
             _ => None,
         })
     }
 
-    /// Adds a hook called before each tool call runs.
+    /// Adds a hook called when a tool call starts running, after governance
+    /// allowed it ([`Event::ToolExecutionStarted`]): a denied or deferred
+    /// call never gets here.
     pub fn on_tool_call<R: HookOutcome>(&mut self, hook: impl Fn(&ToolCall) -> R + Send + Sync + 'static) -> &mut Self {
         self.on(move |event| match event {
-            Event::ToolCall { call, .. } => Some(hook(call)),
+            Event::ToolExecutionStarted { call, .. } => Some(hook(call)),
             _ => None,
         })
     }
 
-    /// Adds a hook called after each tool call, also when it failed or was denied.
+    /// Adds a hook called when each tool call has its result, also when it
+    /// failed, was denied or was not executed ([`Event::ToolExecutionFinished`]).
     pub fn on_tool_result<R: HookOutcome>(
         &mut self,
         hook: impl Fn(&ToolCall, &ToolResult) -> R + Send + Sync + 'static,
     ) -> &mut Self {
         self.on(move |event| match event {
-            Event::ToolResult { call, result, .. } => Some(hook(call, result)),
+            Event::ToolExecutionFinished { call, result, .. } => Some(hook(call, result)),
             _ => None,
         })
     }
 
-    /// Adds a hook receiving the audit record of every tool call.
+    /// Adds a hook receiving the audit record of every tool call: each
+    /// [`Event::ToolExecutionFinished`], as an [`AuditRecord`].
     pub fn on_audit<R: HookOutcome>(&mut self, hook: impl Fn(&AuditRecord) -> R + Send + Sync + 'static) -> &mut Self {
-        self.on(move |event| match event {
-            Event::Audit(record) => Some(hook(record)),
-            _ => None,
-        })
+        self.on(move |event| AuditRecord::of(event).map(|record| hook(&record)))
     }
 
-    /// Adds a hook called when an attempt's output fails validation.
+    /// Adds a hook called when an attempt's output fails validation
+    /// ([`Event::ValidationFailed`]).
     pub fn on_validation_failure<R: HookOutcome>(
         &mut self,
         hook: impl Fn(u32, &[String]) -> R + Send + Sync + 'static,
     ) -> &mut Self {
         self.on(move |event| match event {
-            Event::ValidationFailure { attempt, errors } => Some(hook(*attempt, errors)),
+            Event::ValidationFailed { attempt, errors } => Some(hook(*attempt, errors)),
             _ => None,
         })
     }
 
-    /// Adds a hook called once when the run ends, however it ends.
+    /// Adds a hook called once when the run ends, however it ends
+    /// ([`Event::RunFinished`]).
     pub fn on_stop<R: HookOutcome>(&mut self, hook: impl Fn(&Termination) -> R + Send + Sync + 'static) -> &mut Self {
         self.on(move |event| match event {
-            Event::Stop { reason } => Some(hook(reason)),
+            Event::RunFinished { termination } => Some(hook(termination)),
             _ => None,
         })
     }

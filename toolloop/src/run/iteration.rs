@@ -6,23 +6,27 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use tracing::Instrument as _;
 
 use super::batch::incomplete;
-use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
+use super::control::{Control, LimitDecision, LimitReached};
 use super::deferral::{Answer, Checkpoint, Cursor, PendingBatch};
 use super::engine::Engine;
-use super::metadata::Tally;
 use super::outcome::Stop;
 use super::panic::panic_message;
 use super::pending::{append_batch, append_results};
+use super::tally::Tally;
 use super::termination::Termination;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, Role, ToolCall, ToolResult};
 use crate::stop_reason::StopReason;
 use crate::telemetry::spans;
+use crate::tool::ToolExecution;
 
-/// What an iteration loop produced when it ended normally: the output of a
-/// [`ToolLoop`](super::ToolLoop) run.
+/// The output of a [`ToolLoop`](super::ToolLoop) run that ended normally:
+/// the answer ([`Termination::Answer`](super::Termination::Answer)) or the
+/// signal ([`Termination::Signal`](super::Termination::Signal)). How the run
+/// ended is always its [`Termination`](super::Termination); this is what it
+/// produced.
 #[derive(Clone, Debug, PartialEq)]
-pub enum LoopEnd<S> {
+pub enum LoopOutput<S> {
     /// The model answered with text and no tool calls.
     Answer(String),
     /// A terminal check or the iteration-limit hook returned a signal.
@@ -63,7 +67,7 @@ impl Engine<'_> {
         tally: &mut Tally,
         attempt: u32,
         control: &mut dyn Control<S>,
-    ) -> Result<LoopEnd<S>, Stop> {
+    ) -> Result<LoopOutput<S>, Stop> {
         let cursor = Cursor::start(self.options.max_iterations);
         self.drive_from(conversation, tally, attempt, control, cursor, None).await
     }
@@ -82,12 +86,12 @@ impl Engine<'_> {
         control: &mut dyn Control<S>,
         mut cursor: Cursor,
         mut resumed: Option<Vec<Answer>>,
-    ) -> Result<LoopEnd<S>, Stop> {
+    ) -> Result<LoopOutput<S>, Stop> {
         loop {
             if let Some(answers) = resumed.take() {
                 let paused = self.finish_paused(conversation, &answers, tally, attempt, &mut cursor, control);
                 if let Some(signal) = paused.await? {
-                    return Ok(LoopEnd::Signal(signal));
+                    return Ok(LoopOutput::Signal(signal));
                 }
                 continue;
             }
@@ -96,12 +100,12 @@ impl Engine<'_> {
                 // A panicking hook must not break the run: it counts as "stop".
                 let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(&reached))).unwrap_or_else(|panic| {
                     tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
-                    LimitDecision::Stop
+                    LimitDecision::MaxIterations
                 });
                 match decision {
                     LimitDecision::Extend(more) if more > 0 => cursor.limit = cursor.limit.saturating_add(more),
-                    LimitDecision::End(signal) => return Ok(LoopEnd::Signal(signal)),
-                    LimitDecision::Stop | LimitDecision::Extend(_) => {
+                    LimitDecision::Signal(signal) => return Ok(LoopOutput::Signal(signal)),
+                    LimitDecision::MaxIterations | LimitDecision::Extend(_) => {
                         let (iterations, limit) = (cursor.iteration, cursor.limit);
                         return Err(Stop::new(Termination::MaxIterations { attempt, iterations, limit }));
                     }
@@ -143,7 +147,7 @@ impl Engine<'_> {
                     conversation.push(Message::user(reply));
                     continue;
                 }
-                return Ok(LoopEnd::Answer(text));
+                return Ok(LoopOutput::Answer(text));
             }
 
             // The token budget is checked before the next model call, not
@@ -167,13 +171,11 @@ impl Engine<'_> {
             let mut executed = executed;
             if !truncated && allowed < calls.len() {
                 executed.resize(allowed, None);
-                executed.extend(calls[allowed..].iter().map(|call| {
-                    Some(ExecutedCall {
-                        call: call.clone(),
-                        result: self.too_many_calls(call, calls.len()),
-                        output: None,
-                    })
-                }));
+                executed.extend(
+                    calls[allowed..]
+                        .iter()
+                        .map(|call| Some(ToolExecution::answered(call, self.too_many_calls(call, calls.len())))),
+                );
             }
             if truncated {
                 // Nothing ran: the model is asked to make the calls again.
@@ -192,7 +194,7 @@ impl Engine<'_> {
                 cursor,
                 control,
             )? {
-                return Ok(LoopEnd::Signal(signal));
+                return Ok(LoopOutput::Signal(signal));
             }
         }
     }
@@ -229,7 +231,7 @@ impl Engine<'_> {
         conversation: &mut Conversation,
         assistant: Option<Message>,
         calls: &[ToolCall],
-        executed: Vec<Option<ExecutedCall>>,
+        executed: Vec<Option<ToolExecution>>,
         stop: Option<Stop>,
         tally: &Tally,
         attempt: u32,

@@ -4,7 +4,7 @@
 //! Usable on its own through [`ToolLoop`]; [`Agent`](crate::Agent) runs it
 //! once per attempt. Both return a [`RunOutput`] or a
 //! [`RunError`], and say why they ended with one
-//! vocabulary, [`Termination`]. Every stop (limits, time limit, token
+//! vocabulary, [`Termination`]. Every stop (limits, `max_duration`, token
 //! budget, failures, policy, cancellation) goes through one path that
 //! answers pending tool calls with synthetic
 //! [`NotExecuted`](crate::FailureKind::NotExecuted) results, so the
@@ -18,7 +18,7 @@ mod context;
 mod control;
 pub(crate) mod deferral;
 mod engine;
-pub(crate) mod event;
+mod event;
 mod governance;
 mod hooks;
 mod iteration;
@@ -34,6 +34,7 @@ mod resume;
 mod segment;
 mod sink;
 mod sub_runs;
+mod tally;
 mod termination;
 mod tool_loop;
 
@@ -42,26 +43,25 @@ use crate::panic;
 
 pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub use context::{ContextPolicy, Summariser};
-pub use control::{ExecutedCall, LimitDecision, LimitReached};
+pub use control::{LimitDecision, LimitReached};
 pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
+pub use event::Event;
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
-pub use hooks::{AuditRecord, Event, HookError, HookOutcome, Hooks};
-pub use iteration::LoopEnd;
+pub use hooks::{AuditRecord, HookError, HookOutcome, Hooks};
+pub use iteration::LoopOutput;
 pub use journal::Journal;
-pub use metadata::{AnsweredBy, RunMetadata, ViewRewrite};
+pub use metadata::{AnsweredBy, RunMetadata, SubRun, ViewRewrite};
 pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_RESULT_CHARS};
 pub(crate) use options::{LoopOptions, loop_settings, setters};
-pub use sub_runs::SubRun;
 pub use termination::{AttemptFailure, Phase, Termination};
 pub use tool_loop::ToolLoop;
 
 pub(crate) use control::Control;
 pub(crate) use engine::{Engine, deadline_passed};
-pub(crate) use event::Progress;
 pub(crate) use link::RunLink;
-pub(crate) use metadata::Tally;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
 pub(crate) use output_stream::OutputSource;
-pub(crate) use resume::{Resume, segment_usage};
+pub(crate) use resume::Resume;
 pub(crate) use segment::{Segment, Setup};
 pub(crate) use sink::EventSink;
+pub(crate) use tally::Tally;

@@ -128,7 +128,7 @@ impl RunError {
         if conversation.is_pending() {
             let waiting = conversation.deferred_calls().iter().filter(|call| call.reason.needs_resolution()).count();
             let termination = Termination::PendingCalls { calls: u32::try_from(waiting).unwrap_or(u32::MAX) };
-            let metadata = super::metadata::Tally::start().finish(termination.clone());
+            let metadata = super::tally::Tally::start().finish(termination.clone());
             return Some(Self::new(Stop::new(termination), metadata));
         }
         Self::nothing_to_answer(conversation)
@@ -137,7 +137,7 @@ impl RunError {
     /// The error of a resume refused for `error`.
     pub(crate) fn invalid_resume(error: ResumeError) -> Self {
         let termination = Termination::InvalidResume;
-        let metadata = super::metadata::Tally::start().finish(termination.clone());
+        let metadata = super::tally::Tally::start().finish(termination.clone());
         Self::new(Stop { termination, cause: Some(Cause::Resume(error)) }, metadata)
     }
 
@@ -149,7 +149,7 @@ impl RunError {
             return None;
         }
         let termination = Termination::NothingToAnswer;
-        let metadata = super::metadata::Tally::start().finish(termination.clone());
+        let metadata = super::tally::Tally::start().finish(termination.clone());
         Some(Self::new(Stop::new(termination), metadata))
     }
 
@@ -268,7 +268,7 @@ mod tests {
 
     use super::*;
     use crate::model::ModelErrorKind;
-    use crate::run::metadata::Tally;
+    use crate::run::tally::Tally;
 
     fn error(stop: Stop) -> RunError {
         let metadata = Tally::start().finish(stop.termination.clone());

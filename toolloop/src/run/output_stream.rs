@@ -1,8 +1,8 @@
 //! A typed agent's output as a streamed response forms it: the output
 //! tool's arguments (tool mode) or the answer's JSON text (native and
-//! prompted modes), reported as `RunEvent::OutputDelta`.
+//! prompted modes), reported as `Event::OutputDelta`.
 
-use super::event::Progress;
+use super::event::Event;
 use super::partial::PartialArguments;
 use crate::model::{ResponseAccumulator, StreamEvent, parse_partial_json};
 
@@ -35,7 +35,7 @@ impl<'a> OutputStream<'a> {
 
     /// The output so far, when `event` (already pushed to `accumulator`)
     /// moved it and it is due to be parsed again.
-    pub(super) fn see(&mut self, event: &StreamEvent, accumulator: &ResponseAccumulator) -> Option<Progress> {
+    pub(super) fn see(&mut self, event: &StreamEvent, accumulator: &ResponseAccumulator) -> Option<Event> {
         let partial = match (self.source, event) {
             (OutputSource::Tool(tool), StreamEvent::ToolCallStarted { index, name, .. }) => {
                 if name == tool {
@@ -60,6 +60,6 @@ impl<'a> OutputStream<'a> {
             }
             _ => return None,
         };
-        Some(Progress::OutputDelta { attempt: self.attempt, partial })
+        Some(Event::OutputDelta { attempt: self.attempt, partial })
     }
 }

@@ -2,8 +2,8 @@
 //! resolutions before anything runs, and where the run goes on from.
 
 use super::deferral::{Answer, Checkpoint, Resolution, ResumeError, plan};
-use super::metadata::Tally;
 use super::outcome::RunError;
+use super::tally::Tally;
 use crate::conversation::Conversation;
 use crate::message::{Message, Role, ToolCall};
 use crate::usage::Usage;
@@ -69,4 +69,21 @@ pub(crate) fn segment_usage(total: Usage, carried: Usage) -> Usage {
         cache_write_tokens: total.cache_write_tokens.saturating_sub(carried.cache_write_tokens),
         reasoning_tokens: total.reasoning_tokens.saturating_sub(carried.reasoning_tokens),
     }
+}
+
+/// Records how the run that ended with `metadata` (or the segment of a
+/// paused run it resumed, whose `carried` usage the earlier segment's span
+/// reported) ended on its `invoke_agent` span, as plain values.
+pub(crate) fn trace_end(span: &tracing::Span, metadata: &super::RunMetadata, carried: Usage) {
+    if span.is_disabled() {
+        return;
+    }
+    let termination = &metadata.termination;
+    let deferred = match termination {
+        super::Termination::Deferred { calls } => Some(*calls),
+        _ => None,
+    };
+    let succeeded = termination.is_success() || termination.is_deferred();
+    let usage = segment_usage(metadata.usage, carried);
+    crate::telemetry::spans::end_segment(span, usage, &termination.name(), succeeded, deferred);
 }

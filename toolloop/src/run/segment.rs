@@ -6,15 +6,16 @@
 use tracing::Span;
 
 use super::engine::Engine;
+use super::event::Event;
 use super::governance::Governance;
-use super::hooks::{Event, Hooks};
+use super::hooks::Hooks;
 use super::journal::Journal;
-use super::metadata::Tally;
 use super::options::LoopOptions;
 use super::outcome::{RunError, RunOutput, Stop};
 use super::output_stream::OutputSource;
-use super::resume::Resume;
+use super::resume::{Resume, trace_end};
 use super::sink::EventSink;
+use super::tally::Tally;
 use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
@@ -104,9 +105,9 @@ impl<'a> Segment<'a> {
             Ok((_, termination)) => termination.clone(),
             Err(stop) => stop.termination.clone(),
         };
-        self.engine.fire(&Event::Stop { reason: &termination }, &self.tally);
+        self.engine.emit(&self.tally, || Event::RunFinished { termination: termination.clone() });
         let metadata = self.tally.finish(termination);
-        spans::end_segment(&self.span, &metadata, self.carried);
+        trace_end(&self.span, &metadata, self.carried);
         tracing::debug!(?metadata, "run finished");
         match outcome {
             Ok((output, _)) => Ok(RunOutput { output, metadata }),

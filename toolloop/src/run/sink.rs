@@ -1,10 +1,11 @@
-//! Where the engine reports a streamed run's events.
+//! Where the engine reports a streamed run's events: the one subscriber
+//! besides hooks and the trace dump (see `Engine::emit`).
 
 use std::collections::VecDeque;
 use std::mem;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::event::Progress;
+use super::event::Event;
 
 /// Where the engine reports a streamed run's events: a queue the stream
 /// empties after every poll of the run, or a parent run's sink.
@@ -21,7 +22,7 @@ pub(crate) struct EventSink(Destination);
 #[derive(Clone, Debug)]
 enum Destination {
     /// The queue of a [`RunStream`](crate::stream::RunStream).
-    Stream(Arc<Mutex<VecDeque<Progress>>>),
+    Stream(Arc<Mutex<VecDeque<Event>>>),
     /// A sub-run's events, reported to its parent run tagged with the tool call.
     SubRun { parent: Box<EventSink>, call_id: String, agent: String },
 }
@@ -35,14 +36,12 @@ impl Default for EventSink {
 impl EventSink {
     /// Reports `event`; a consumer that went away is no error: the run goes
     /// on to its end, as a non-streamed one would.
-    pub(crate) fn send(&self, event: Progress) {
+    pub(crate) fn send(&self, event: Event) {
         match &self.0 {
             Destination::Stream(queue) => queue.lock().unwrap_or_else(PoisonError::into_inner).push_back(event),
-            Destination::SubRun { parent, call_id, agent } => parent.send(Progress::SubRun {
-                call_id: call_id.clone(),
-                agent: agent.clone(),
-                event: Box::new(event.widen()),
-            }),
+            Destination::SubRun { parent, call_id, agent } => {
+                parent.send(Event::SubRun { call_id: call_id.clone(), agent: agent.clone(), event: Box::new(event) });
+            }
         }
     }
 
@@ -57,7 +56,7 @@ impl EventSink {
     }
 
     /// Moves the events sent so far into `ready` (empty), in order.
-    pub(crate) fn take_into(&self, ready: &mut VecDeque<Progress>) {
+    pub(crate) fn take_into(&self, ready: &mut VecDeque<Event>) {
         match &self.0 {
             Destination::Stream(queue) => mem::swap(&mut *queue.lock().unwrap_or_else(PoisonError::into_inner), ready),
             // Only a stream's own sink is read; a sub-run's events went to its parent.

@@ -4,40 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
-
-use super::metadata::RunMetadata;
-use super::termination::Termination;
+use super::metadata::SubRun;
 use crate::conversation::Conversation;
-use crate::usage::Usage;
-
-/// A run that one of a run's tool calls started: an
-/// [agent used as a tool](crate::agent::AgentTool). Listed in the parent's
-/// [`RunMetadata::sub_runs`], in call order; its usage and counts are also
-/// in the parent's totals.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct SubRun {
-    /// The id of the tool call that started it.
-    pub call_id: String,
-    /// The agent's name ([`AgentBuilder::name`](crate::AgentBuilder::name)),
-    /// or the tool's when the agent has none.
-    pub agent: String,
-    /// What it did and why it ended, its own sub-runs included.
-    pub metadata: RunMetadata,
-}
-
-impl SubRun {
-    /// Why it ended.
-    pub fn termination(&self) -> &Termination {
-        &self.metadata.termination
-    }
-
-    /// The tokens it used, its own sub-runs' included.
-    pub fn usage(&self) -> Usage {
-        self.metadata.usage
-    }
-}
 
 /// A conversation kept across the calls of one agent tool within one run.
 pub(crate) type KeptConversation = Arc<tokio::sync::Mutex<Conversation>>;

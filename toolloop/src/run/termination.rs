@@ -175,7 +175,7 @@ impl fmt::Display for Termination {
             Self::MaxToolExecutions { limit } => write!(f, "reached the limit of {limit} tool executions"),
             Self::TokenBudget { used, limit } => write!(f, "used {used} tokens of a budget of {limit}"),
             Self::ConsecutiveToolFailures { count } => write!(f, "{count} tool calls failed in a row"),
-            Self::MaxDuration { limit } => write!(f, "reached the run's time limit of {limit:?}"),
+            Self::MaxDuration { limit } => write!(f, "reached the run's max_duration of {limit:?}"),
             Self::ToolPolicy { tool, kind } => {
                 write!(f, "tool `{tool}` ended with `{kind}` and the stop policy ends the run")
             }

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use tracing::Instrument as _;
 
-use super::control::{Control, ExecutedCall, LimitDecision, LimitReached};
+use super::control::{Control, LimitDecision, LimitReached};
 use super::deferral::Resolution;
 use super::governance::Governance;
 use super::hooks::Hooks;
-use super::iteration::LoopEnd;
+use super::iteration::LoopOutput;
 use super::journal::{InProcess, Journal};
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions, loop_settings, setters};
 use super::outcome::{RunError, RunOutput};
@@ -21,9 +21,10 @@ use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::Model;
+use crate::tool::ToolExecution;
 use crate::tool::ToolSet;
 
-type TerminalCheck<S> = Box<dyn FnMut(&[ExecutedCall]) -> Option<S> + Send>;
+type TerminalCheck<S> = Box<dyn FnMut(&[ToolExecution]) -> Option<S> + Send>;
 type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 
 /// An iteration loop: call the model, execute every tool call it makes,
@@ -39,7 +40,7 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 /// `build()` step that checks them: a limit of zero is reached at once.
 ///
 /// ```
-/// use toolloop::run::{LoopEnd, ToolLoop};
+/// use toolloop::run::{LoopOutput, ToolLoop};
 /// use toolloop::testing::ScriptedModel;
 /// use toolloop::{Conversation, ModelResponse, ToolSet};
 ///
@@ -49,7 +50,7 @@ type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
 /// let mut conversation = Conversation::new();
 /// conversation.push_user("2 + 2?");
 /// let done = tool_loop.run(&mut conversation).await.unwrap();
-/// assert_eq!(done.output, LoopEnd::Answer("4".to_owned()));
+/// assert_eq!(done.output, LoopOutput::Answer("4".to_owned()));
 /// # });
 /// ```
 pub struct ToolLoop<S = Infallible> {
@@ -96,10 +97,10 @@ impl ToolLoop<Infallible> {
 
     /// Ends the loop when `check`, called after each executed batch, returns
     /// a signal (for example the id a `spec_submit` tool returned). The
-    /// signal can be any type; the run's [`LoopEnd::Signal`] carries it.
+    /// signal can be any type; the run's [`LoopOutput::Signal`] carries it.
     ///
     /// ```
-    /// use toolloop::run::{LoopEnd, ToolLoop};
+    /// use toolloop::run::{LoopOutput, ToolLoop};
     /// use toolloop::testing::ScriptedModel;
     /// use toolloop::{Conversation, ModelResponse, ToolCall, ToolSet};
     ///
@@ -134,11 +135,11 @@ impl ToolLoop<Infallible> {
     /// let mut conversation = Conversation::new();
     /// conversation.push_user("Spec the export.");
     /// let done = tool_loop.run(&mut conversation).await?;
-    /// assert_eq!(done.output, LoopEnd::Signal(7));
+    /// assert_eq!(done.output, LoopOutput::Signal(7));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub fn terminal_check<S>(self, check: impl FnMut(&[ExecutedCall]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
+    pub fn terminal_check<S>(self, check: impl FnMut(&[ToolExecution]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
             Box::new(move |reached: &LimitReached| hook(reached).map(|never: Infallible| -> S { match never {} }))
                 as LimitHook<S>
@@ -222,7 +223,7 @@ impl<S: Send> ToolLoop<S> {
     ///
     /// A conversation with [deferred calls](Conversation::deferred_calls)
     /// is rejected too ([`Termination::PendingCalls`]): [resume](Self::resume) it.
-    pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+    pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopOutput<S>>, RunError> {
         self.execute(conversation, None, None, &InProcess).await
     }
 
@@ -241,7 +242,7 @@ impl<S: Send> ToolLoop<S> {
         &mut self,
         conversation: &mut Conversation,
         resolutions: I,
-    ) -> Result<RunOutput<LoopEnd<S>>, RunError>
+    ) -> Result<RunOutput<LoopOutput<S>>, RunError>
     where
         I: IntoIterator<Item = (K, Resolution)>,
         K: Into<String>,
@@ -256,7 +257,7 @@ impl<S: Send> ToolLoop<S> {
         &mut self,
         conversation: &mut Conversation,
         journal: &dyn Journal,
-    ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+    ) -> Result<RunOutput<LoopOutput<S>>, RunError> {
         self.execute(conversation, None, None, journal).await
     }
 
@@ -268,7 +269,7 @@ impl<S: Send> ToolLoop<S> {
         events: Option<EventSink>,
         resume: Option<Resume>,
         journal: &dyn Journal,
-    ) -> Result<RunOutput<LoopEnd<S>>, RunError> {
+    ) -> Result<RunOutput<LoopOutput<S>>, RunError> {
         let setup = Setup {
             name: None, // a bare loop is an unnamed agent with one attempt
             model: &*self.model,
@@ -298,25 +299,27 @@ impl<S: Send> ToolLoop<S> {
         };
         segment.finish(outcome.map(|end| {
             let termination = match &end {
-                LoopEnd::Answer(_) => Termination::Answer,
-                LoopEnd::Signal(_) => Termination::Signal,
+                LoopOutput::Answer(_) => Termination::Answer,
+                LoopOutput::Signal(_) => Termination::Signal,
             };
             (end, termination)
         }))
     }
 }
 
+/// The steering of a bare [`ToolLoop`] run: its terminal check and
+/// iteration-limit closures, seen as a [`Control`].
 struct Closures<'a, S> {
     terminal: Option<&'a mut TerminalCheck<S>>,
     on_limit: Option<&'a mut LimitHook<S>>,
 }
 
 impl<S: Send> Control<S> for Closures<'_, S> {
-    fn terminal(&mut self, batch: &[ExecutedCall]) -> Option<S> {
+    fn terminal(&mut self, batch: &[ToolExecution]) -> Option<S> {
         self.terminal.as_mut().and_then(|check| check(batch))
     }
 
     fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S> {
-        self.on_limit.as_mut().map_or(LimitDecision::Stop, |hook| hook(reached))
+        self.on_limit.as_mut().map_or(LimitDecision::MaxIterations, |hook| hook(reached))
     }
 }

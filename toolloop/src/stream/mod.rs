@@ -1,27 +1,28 @@
-//! Streamed runs: one typed event stream for the whole run.
+//! Streamed runs: the run's [events](crate::run::Event) as they happen,
+//! then its result.
 //!
 //! A streamed run is the same run as a non-streamed one, driven by the
-//! same engine: the engine reports what happens to an event sink when it
-//! has one (and streams the model's response instead of waiting for it),
-//! and [`RunStream`] interleaves those events with the run's own progress,
-//! ending with the run's result.
+//! same engine: the engine reports each fact of the run once, as a
+//! [`run::Event`](crate::run::Event) (the events hooks see too), and streams
+//! the model's response instead of waiting for it, so the events include
+//! the model's deltas. [`RunStream`] is a [`Stream`](futures_util::Stream)
+//! of those events; [`RunStream::output`] then gives the run's result.
 //!
 //! Turning the events into server-sent events takes a `match` (no web
 //! framework needed):
 //!
 //! ```
-//! use toolloop::stream::RunEvent;
+//! use toolloop::run::Event;
 //! use toolloop::testing::ScriptedModel;
 //! use toolloop::{Agent, Conversation, ModelResponse};
 //!
-//! fn sse_line<T: std::fmt::Debug>(event: &RunEvent<T>) -> Option<String> {
+//! fn sse_line(event: &Event) -> Option<String> {
 //!     let data = match event {
-//!         RunEvent::TextDelta { text } => serde_json::json!({ "text": text }),
-//!         RunEvent::ToolCallArgumentsDelta { index, partial, .. } => {
+//!         Event::TextDelta { text } => serde_json::json!({ "text": text }),
+//!         Event::ToolCallArgumentsDelta { index, partial, .. } => {
 //!             serde_json::json!({ "index": index, "arguments": partial })
 //!         }
-//!         RunEvent::Finished(Ok(done)) => serde_json::json!({ "output": format!("{:?}", done.output) }),
-//!         RunEvent::Finished(Err(error)) => serde_json::json!({ "error": error.to_string() }),
+//!         Event::RunFinished { termination } => serde_json::json!({ "ended": termination.to_string() }),
 //!         _ => return None,
 //!     };
 //!     Some(format!("event: {}\ndata: {data}\n\n", event.name()))
@@ -36,15 +37,13 @@
 //! while let Some(event) = stream.next().await {
 //!     lines.extend(sse_line(&event));
 //! }
+//! let done = stream.output().await.unwrap();
+//! assert_eq!(done.output, "Hi there");
 //! assert!(lines.starts_with("event: text_delta\ndata: {\"text\":\"Hi there\"}\n\n"));
-//! assert!(lines.ends_with("event: finished\ndata: {\"output\":\"\\\"Hi there\\\"\"}\n\n"));
+//! assert!(lines.ends_with("event: run_finished\ndata: {\"ended\":\"the model answered\"}\n\n"));
 //! # });
 //! ```
 
 mod run_stream;
 
-// The events are the engine's (`run::event`); this module is how a caller
-// receives them.
-pub use crate::run::event::RunEvent;
-pub(crate) use crate::run::{EventSink, Progress};
 pub use run_stream::RunStream;

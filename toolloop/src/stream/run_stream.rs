@@ -10,12 +10,13 @@ use futures_util::Stream;
 
 use crate::cancel::BoxFuture;
 use crate::conversation::Conversation;
-use crate::run::event::RunEvent;
 use crate::run::journal::InProcess;
-use crate::run::{EventSink, LoopEnd, Progress, Resolution, Resume, RunError, RunOutput, ToolLoop};
+use crate::run::{Event, EventSink, LoopOutput, Resolution, Resume, RunError, RunOutput, ToolLoop};
 
-/// A streamed run: a [`Stream`] of [`RunEvent`]s ending with
-/// [`RunEvent::Finished`], then `None`.
+/// A streamed run: a [`Stream`] of the run's [`Event`]s, the last one
+/// [`Event::RunFinished`], then `None`; [`output`](Self::output) gives the
+/// run's result (what the non-streamed run returns), reading whatever
+/// events are left.
 ///
 /// The run advances only while the stream is polled. Dropping the stream
 /// cancels the run where it is (mid-delta or mid-tool, as dropping the
@@ -23,15 +24,15 @@ use crate::run::{EventSink, LoopEnd, Progress, Resolution, Resume, RunError, Run
 /// turns up to there: a model call or a batch of tool calls cut short is
 /// not written at all, so no call is left unanswered. Cancel through the
 /// agent's [`CancellationToken`](crate::CancellationToken) instead to end
-/// with a [`RunEvent::Finished`] that reports the cancellation and to keep
-/// the cut batch, its unfinished calls answered as not executed.
+/// with a result that reports the cancellation and to keep the cut batch,
+/// its unfinished calls answered as not executed.
 #[must_use = "a run stream does nothing unless polled"]
 pub struct RunStream<'a, T> {
     run: Option<BoxFuture<'a, Result<RunOutput<T>, RunError>>>,
     /// Where the run sends its events.
     sink: EventSink,
     /// Events taken from the sink, not yet given out.
-    ready: VecDeque<Progress>,
+    ready: VecDeque<Event>,
     result: Option<Result<RunOutput<T>, RunError>>,
 }
 
@@ -49,10 +50,10 @@ impl<'a, T: 'a> RunStream<'a, T> {
 
 impl<S: Send> ToolLoop<S> {
     /// Runs the loop as [`run`](Self::run) does, streaming what happens:
-    /// the model's deltas as they arrive, tool calls forming and running,
-    /// and last [`RunEvent::Finished`] with what `run` would return. See
+    /// the model's deltas as they arrive, tool calls forming and running;
+    /// [`RunStream::output`] then gives what `run` would return. See
     /// [`stream`](crate::stream).
-    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopEnd<S>> {
+    pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopOutput<S>> {
         RunStream::new(move |sink| self.execute(conversation, Some(sink), None, &InProcess))
     }
 
@@ -61,7 +62,7 @@ impl<S: Send> ToolLoop<S> {
         &'a mut self,
         conversation: &'a mut Conversation,
         resolutions: I,
-    ) -> RunStream<'a, LoopEnd<S>>
+    ) -> RunStream<'a, LoopOutput<S>>
     where
         I: IntoIterator<Item = (K, Resolution)>,
         K: Into<String>,
@@ -77,24 +78,31 @@ impl<S: Send> ToolLoop<S> {
 }
 
 impl<T> RunStream<'_, T> {
-    /// The next event, or `None` once [`RunEvent::Finished`] has been
-    /// given: `while let Some(event) = stream.next().await { .. }` needs no
-    /// trait in scope. ([`Stream`] is implemented too, for combinators.)
-    pub async fn next(&mut self) -> Option<RunEvent<T>> {
+    /// The next event, or `None` once the run has ended:
+    /// `while let Some(event) = stream.next().await { .. }` needs no trait
+    /// in scope. ([`Stream`] is implemented too, for combinators.)
+    pub async fn next(&mut self) -> Option<Event> {
         std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+
+    /// The run's result, exactly what the non-streamed run returns: runs
+    /// it to its end first, dropping the events not read yet.
+    pub async fn output(mut self) -> Result<RunOutput<T>, RunError> {
+        while self.next().await.is_some() {}
+        self.result.take().expect("a run stream that ended holds its result")
     }
 }
 
 impl<T> Unpin for RunStream<'_, T> {}
 
 impl<T> Stream for RunStream<'_, T> {
-    type Item = RunEvent<T>;
+    type Item = Event;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent<T>>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let this = &mut *self;
         // Events already sent come first: they happened before the end.
         if let Some(event) = this.ready.pop_front() {
-            return Poll::Ready(Some(event.widen()));
+            return Poll::Ready(Some(event));
         }
         if let Some(run) = this.run.as_mut()
             && let Poll::Ready(result) = run.as_mut().poll(cx)
@@ -106,12 +114,12 @@ impl<T> Stream for RunStream<'_, T> {
         // pending, its own wakers wake this stream's consumer.
         this.sink.take_into(&mut this.ready);
         if let Some(event) = this.ready.pop_front() {
-            return Poll::Ready(Some(event.widen()));
+            return Poll::Ready(Some(event));
         }
         if this.run.is_some() {
             return Poll::Pending;
         }
-        Poll::Ready(this.result.take().map(RunEvent::Finished))
+        Poll::Ready(None)
     }
 }
 
@@ -132,8 +140,7 @@ mod tests {
     use futures_util::Stream;
 
     use super::RunStream;
-    use crate::run::{RunError, RunOutput};
-    use crate::stream::{Progress, RunEvent};
+    use crate::run::{Event, RunError, RunOutput};
 
     struct Count(AtomicUsize);
 
@@ -159,9 +166,9 @@ mod tests {
         }
     }
 
-    fn text<T>(event: Poll<Option<RunEvent<T>>>) -> String {
+    fn text(event: Poll<Option<Event>>) -> String {
         match event {
-            Poll::Ready(Some(RunEvent::TextDelta { text })) => text,
+            Poll::Ready(Some(Event::TextDelta { text })) => text,
             _ => panic!("expected a text delta"),
         }
     }
@@ -169,10 +176,10 @@ mod tests {
     #[test]
     fn events_come_in_order_and_sending_them_wakes_nobody() {
         let mut stream = RunStream::<()>::new(|sink| async move {
-            sink.send(Progress::TextDelta { text: "a".into() });
-            sink.send(Progress::TextDelta { text: "b".into() });
+            sink.send(Event::TextDelta { text: "a".into() });
+            sink.send(Event::TextDelta { text: "b".into() });
             YieldOnce(false).await;
-            sink.send(Progress::TextDelta { text: "c".into() });
+            sink.send(Event::TextDelta { text: "c".into() });
             std::future::pending::<Result<RunOutput<()>, RunError>>().await
         });
         let counter = Arc::new(Count(AtomicUsize::new(0)));

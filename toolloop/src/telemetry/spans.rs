@@ -39,15 +39,13 @@ pub(crate) fn invoke_agent(name: Option<&str>, model: &dyn Model) -> Span {
 /// `carried` usage was reported by the earlier segment's span) ended: as
 /// [`end_run`], a pause not as an error but with
 /// `toolloop.deferred_calls`.
-pub(crate) fn end_segment(span: &Span, metadata: &crate::run::RunMetadata, carried: Usage) {
-    if span.is_disabled() {
-        return;
-    }
-    let termination = &metadata.termination;
-    let usage = crate::run::segment_usage(metadata.usage, carried);
-    end_run(span, usage, &termination.name(), termination.is_success() || termination.is_deferred());
-    if let crate::run::Termination::Deferred { calls } = termination {
-        span.record("toolloop.deferred_calls", i64::from(*calls));
+/// The run gives plain values (`usage` of this segment, the termination's
+/// `name`, whether it `succeeded`, the calls it paused with): telemetry
+/// reads nothing of the run's types.
+pub(crate) fn end_segment(span: &Span, usage: Usage, name: &str, succeeded: bool, deferred_calls: Option<u32>) {
+    end_run(span, usage, name, succeeded);
+    if let Some(calls) = deferred_calls {
+        span.record("toolloop.deferred_calls", i64::from(calls));
     }
 }
 
@@ -57,12 +55,8 @@ pub(crate) fn run_resumed(span: &Span) {
 }
 
 /// Records a tool call deferred instead of executed.
-pub(crate) fn tool_deferred(span: &Span, reason: &crate::run::DeferralReason) {
-    let kind = match reason {
-        crate::run::DeferralReason::Approval(_) => "approval",
-        crate::run::DeferralReason::External => "external",
-        _ => "held",
-    };
+/// `kind`: why it waits (`approval`, `external`, `held`).
+pub(crate) fn tool_deferred(span: &Span, kind: &'static str) {
     span.record("toolloop.tool.deferred", kind);
 }
 

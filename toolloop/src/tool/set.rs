@@ -293,6 +293,7 @@ impl ToolSet {
         };
         Ok(match outcome {
             Ok(Ok(Ok(output))) => ToolExecution {
+                call: call.clone(),
                 result: ToolResult::success(&call.id, output.text()),
                 output: Some(output),
                 elapsed: started.elapsed(),
@@ -325,20 +326,38 @@ impl ToolSet {
     }
 }
 
-/// The outcome of executing one tool call. It serialises (a durable
-/// [journal](crate::run::journal) records it).
+/// One tool call with its result and the tool's structured output: what
+/// [`ToolSet::execute`] returns, and what a run's terminal check sees of
+/// each call of a batch. It serialises (a durable
+/// [journal](crate::run::journal) records it), without the call: the
+/// journal's step names the call, and the run fills it in on replay.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolExecution {
+    /// The call.
+    #[serde(skip, default = "unnamed_call")]
+    pub call: ToolCall,
     /// What the model will see.
     pub result: ToolResult,
     /// The tool's structured output, when it succeeded.
     pub output: Option<ToolOutput>,
-    /// How long the call took.
+    /// How long the call ran (zero when no tool ran: a call answered by the
+    /// run itself, denied, or cut off).
     pub elapsed: Duration,
+}
+
+/// The call of a deserialised [`ToolExecution`], before the run fills it in.
+fn unnamed_call() -> ToolCall {
+    ToolCall::new("", "", serde_json::Value::Null)
 }
 
 impl ToolExecution {
     fn failed(call: &ToolCall, kind: FailureKind, message: String, started: Instant) -> Self {
-        Self { result: ToolResult::failure(&call.id, kind, message), output: None, elapsed: started.elapsed() }
+        let result = ToolResult::failure(&call.id, kind, message);
+        Self { call: call.clone(), result, output: None, elapsed: started.elapsed() }
+    }
+
+    /// `call` answered with `result` by the run itself: no tool ran.
+    pub(crate) fn answered(call: &ToolCall, result: ToolResult) -> Self {
+        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO }
     }
 }

@@ -9,9 +9,10 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::client::{HttpClient, HttpSettings};
 use super::format::{ApiKey, WireFormat};
-use super::model::{HttpModel, Shared};
+use super::model::HttpModel;
 use super::retry::RetryPolicy;
 use super::secret::Secret;
+use super::shared::Shared;
 use super::transport::Recorder;
 use super::{DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
 use crate::build_error::BuildError;

@@ -22,6 +22,7 @@ mod ndjson;
 mod overflow;
 mod retry;
 mod secret;
+mod shared;
 mod sse;
 mod trace;
 mod transport;

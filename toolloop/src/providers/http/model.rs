@@ -2,22 +2,25 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use futures_util::{Stream, StreamExt as _};
 
 use tracing::Instrument as _;
 
 use super::body::{Body, BodyOut, WireBody};
-use super::body_cache::BodyCache;
-use super::client::HttpClient;
 use super::decoder::decode_frames;
-use super::events::{CallEvents, Frames, Opened};
+use super::events::{Frames, Opened};
 use super::format::{CallSettings, Framing, WireFormat};
 use super::ndjson::{MAX_LINE_BYTES, ndjson_frames};
+use super::shared::Shared;
 use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
     BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, ReasoningConfig,
-    ResponseAccumulator, until_content,
+    ResponseAccumulator, StreamEvent, until_content,
 };
 
 /// A model behind an HTTP API speaking wire format `W`:
@@ -39,14 +42,6 @@ pub struct HttpModel<W> {
     pub(crate) max_tokens: Option<u32>,
     pub(crate) temperature: Option<f32>,
     pub(crate) reasoning: Option<ReasoningConfig>,
-}
-
-/// What clones of a model share. The format is fixed once built, so the
-/// cached bytes it rendered stay right for every later request.
-pub(super) struct Shared<W> {
-    pub(super) http: HttpClient,
-    pub(super) format: W,
-    pub(super) bodies: BodyCache,
 }
 
 impl<W> Clone for HttpModel<W> {
@@ -286,5 +281,66 @@ impl<W: WireFormat> Model for HttpModel<W> {
             answer: self.shared.format.records_answers().then(ResponseAccumulator::new),
             ended: false,
         })
+    }
+}
+
+/// What [`HttpModel::stream`] returns: the call opened on first poll (with
+/// retries, in the call's span), then its events, each seen by the trace
+/// (and, for a format that remembers answers, collected beside the
+/// consumer); a failure is the last item.
+struct CallEvents<'a, W: WireFormat> {
+    model: &'a HttpModel<W>,
+    request: ModelRequest<'a>,
+    /// Until the call is open.
+    opening: Option<BoxFuture<'a, Result<Opened<W>, ModelError>>>,
+    events: Option<Opened<W>>,
+    trace: CallTrace,
+    /// The response so far, when the format remembers answers.
+    answer: Option<ResponseAccumulator>,
+    /// After a failure or the end.
+    ended: bool,
+}
+
+impl<W: WireFormat> Stream for CallEvents<'_, W> {
+    type Item = Result<StreamEvent, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        let item = if let Some(opening) = this.opening.as_mut() {
+            let opened = ready!(opening.as_mut().poll(cx));
+            this.opening = None;
+            match opened {
+                Ok(opened) => this.events.insert(opened).poll_next_unpin(cx),
+                Err(error) => Poll::Ready(Some(Err(error))),
+            }
+        } else if let Some(events) = this.events.as_mut() {
+            events.poll_next_unpin(cx)
+        } else {
+            Poll::Ready(None)
+        };
+        let Some(item) = ready!(item) else {
+            this.ended = true;
+            this.events = None;
+            return Poll::Ready(None);
+        };
+        if item.is_err() {
+            this.ended = true;
+            this.events = None;
+        }
+        this.trace.observe(&item);
+        if let (Ok(event), Some(collected)) = (&item, this.answer.as_mut()) {
+            if collected.push(event).is_err() {
+                this.answer = None;
+            } else if collected.is_finished()
+                && let Some(Ok(response)) = this.answer.take().map(ResponseAccumulator::finish)
+            {
+                let model = this.model;
+                model.shared.format.answered(model.call_settings(&this.request, true), &this.request, &response);
+            }
+        }
+        Poll::Ready(Some(item))
     }
 }

@@ -199,7 +199,11 @@ impl Journal for MemoryJournal {
                         _ => "",
                     };
                     let result = ToolResult::failure(call_id, FailureKind::ToolFailed, error.to_string());
-                    Journaled::replayed(Ok(ToolExecution { result, output: None, elapsed: Duration::ZERO }))
+                    let call = match step {
+                        Step::ToolExecution { call } => call.clone(),
+                        _ => unreachable!("a tool step"),
+                    };
+                    Journaled::replayed(Ok(ToolExecution { call, result, output: None, elapsed: Duration::ZERO }))
                 }
                 None => {
                     let outcome = execute.await;

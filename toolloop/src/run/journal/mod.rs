@@ -3,7 +3,7 @@
 //! A run is a pure function of what it has already seen, except for a few
 //! things it asks the world: a model's response, a tool's result, an
 //! approver's decision, a summary for a compaction, and the clock where a
-//! time limit reads it. Each of these goes through a [`Journal`], one
+//! `max_duration` reads it. Each of these goes through a [`Journal`], one
 //! method per kind of [`Step`]:
 //!
 //! | step | method | what is recorded |
@@ -12,7 +12,7 @@
 //! | `summary N` | [`summary`](Journal::summary) | the summariser's text or its error |
 //! | `tool NAME ID` | [`tool_execution`](Journal::tool_execution) | the [`ToolExecution`]: result, structured output, elapsed time |
 //! | `approval NAME ID` | [`approval`](Journal::approval) | the [`Approval`] |
-//! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when a time limit is set |
+//! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when `max_duration` is set |
 //!
 //! A run in process ([`Agent::run`](crate::Agent::run)) passes every step
 //! straight through. A durable engine records each step's outcome the
@@ -184,7 +184,7 @@ pub trait Journal: Send + Sync {
     /// Its step is [`Step::Approval`] of `call`.
     fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval>;
 
-    /// The run's elapsed time, for its time limit; `measured` is what this
+    /// The run's elapsed time, for its `max_duration`; `measured` is what this
     /// process measured since the run started. Only read when the run has
     /// a [`max_duration`](crate::AgentBuilder::max_duration).
     fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration>;

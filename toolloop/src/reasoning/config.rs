@@ -9,8 +9,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ModelError, ModelErrorKind};
-
 /// How much a model should reason before it answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -187,18 +185,9 @@ pub enum ReasoningError {
     },
 }
 
-impl ReasoningError {
-    /// The error as a model call's error: an invalid request from `provider`
-    /// that was never sent.
-    pub fn into_model_error(self, provider: &'static str) -> ModelError {
-        ModelError::new(ModelErrorKind::InvalidRequest, provider, self.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
-    use crate::model::ModelErrorKind;
+    use super::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 
     #[test]
     fn a_budget_turns_reasoning_on_even_without_an_effort() {
@@ -207,19 +196,5 @@ mod tests {
         assert!(ReasoningConfig::from(ReasoningEffort::Low).is_on());
         let config = ReasoningConfig::new(ReasoningEffort::Max).with_summary(ReasoningSummary::Detailed);
         assert_eq!((config.effort.as_str(), config.summary.map(ReasoningSummary::as_str)), ("max", Some("detailed")));
-    }
-
-    #[test]
-    fn errors_become_invalid_requests_that_say_what_to_do() {
-        let error = ReasoningError::MaxTokensTooSmall { max_tokens: 1000, minimum: 1024, needed: 1366 };
-        assert_eq!(
-            error.to_string(),
-            "max_tokens (1000) leaves no room for a thinking budget of 1024 tokens; raise it to at least 1366"
-        );
-        let model_error = error.into_model_error("anthropic");
-        assert_eq!(
-            (model_error.kind(), model_error.provider(), model_error.status()),
-            (ModelErrorKind::InvalidRequest, "anthropic", None)
-        );
     }
 }

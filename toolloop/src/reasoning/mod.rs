@@ -13,7 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::model::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
+mod config;
+
+pub use config::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
 
 /// The reasoning a model did before (or between) the parts of its answer, as
 /// one piece of an assistant message ([`ContentBlock::Reasoning`](crate::ContentBlock::Reasoning)).

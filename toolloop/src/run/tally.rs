@@ -1,0 +1,137 @@
+//! The counters of a run in progress, turned into its [`RunMetadata`] at the end.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::time::Instant;
+
+use super::context::ContextView;
+use super::governance::Verdict;
+use super::hooks::HookError;
+use super::metadata::{AnsweredBy, RunMetadata, SubRun, ViewRewrite};
+use super::sub_runs::SubRuns;
+use super::termination::Termination;
+use crate::conversation::Compaction;
+use crate::message::ToolCall;
+use crate::stop_reason::StopReason;
+use crate::usage::Usage;
+
+/// The counters of a run in progress (the "tally"): what the engine has
+/// counted so far, and what its hooks and sub-runs reported.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    pub(crate) usage: Usage,
+    pub(crate) attempts: u32,
+    pub(crate) iterations: u32,
+    pub(crate) model_calls: u32,
+    pub(crate) tool_calls: u32,
+    pub(crate) tools_used: BTreeMap<String, u32>,
+    pub(crate) answered_by: Vec<AnsweredBy>,
+    pub(crate) view_rewrites: Vec<ViewRewrite>,
+    /// Executions that count toward `max_tool_executions`: those of the
+    /// tool set, not the calls a control answers itself.
+    pub(crate) limited_tool_calls: u32,
+    pub(crate) started: Instant,
+    /// The attempt and iteration the run is in (or last was in).
+    pub(crate) position: (u32, u32),
+    pub(crate) stop_reason: Option<StopReason>,
+    pub(crate) hook_errors: Mutex<Vec<HookError>>,
+    /// The verdicts on calls whose results are settled later (the agent's
+    /// `submit`), by call id, for their `ToolExecutionFinished` events.
+    pub(crate) settling: Mutex<Vec<(String, Verdict)>>,
+    /// The view of the conversation the model is sent.
+    pub(crate) context: ContextView,
+    pub(crate) compactions: Vec<Compaction>,
+    /// What earlier calls found about the view (see `note_view_rewrites`).
+    pub(crate) rewrite_scan: crate::conversation::RewriteScan,
+    /// Where the run's sub-runs report, and their kept conversations.
+    pub(crate) nested: Arc<SubRuns>,
+    /// The sub-runs counted so far.
+    pub(crate) sub_runs: Vec<SubRun>,
+}
+
+impl Tally {
+    pub(crate) fn start() -> Self {
+        Self {
+            usage: Usage::default(),
+            attempts: 0,
+            iterations: 0,
+            model_calls: 0,
+            tool_calls: 0,
+            tools_used: BTreeMap::new(),
+            answered_by: Vec::new(),
+            view_rewrites: Vec::new(),
+            limited_tool_calls: 0,
+            started: Instant::now(),
+            position: (0, 0),
+            stop_reason: None,
+            hook_errors: Mutex::new(Vec::new()),
+            settling: Mutex::new(Vec::new()),
+            context: ContextView::default(),
+            compactions: Vec::new(),
+            rewrite_scan: crate::conversation::RewriteScan::default(),
+            nested: Arc::default(),
+            sub_runs: Vec::new(),
+        }
+    }
+
+    /// Counts the sub-runs reported since the last call: their usage and
+    /// calls go into the run's totals; they are listed in the order of
+    /// `calls` (the batch that started them), whatever order they ended in.
+    pub(crate) fn count_sub_runs(&mut self, calls: &[ToolCall]) {
+        let mut finished = self.nested.take();
+        finished.sort_by_key(|run| calls.iter().position(|call| call.id == run.call_id));
+        for run in finished {
+            let metadata = &run.metadata;
+            self.usage += metadata.usage;
+            self.model_calls += metadata.model_calls;
+            self.tool_calls += metadata.tool_calls;
+            for (tool, count) in &metadata.tools_used {
+                *self.tools_used.entry(tool.clone()).or_default() += count;
+            }
+            self.sub_runs.push(run);
+        }
+    }
+
+    /// Keeps governance's `verdict` on call `call_id`, whose result is settled later.
+    pub(crate) fn settling(&self, call_id: &str, verdict: Verdict) {
+        self.settling.lock().unwrap_or_else(PoisonError::into_inner).push((call_id.to_owned(), verdict));
+    }
+
+    /// The verdict kept for call `call_id` (allowed, when none was kept).
+    pub(crate) fn settled(&self, call_id: &str) -> Verdict {
+        let mut settling = self.settling.lock().unwrap_or_else(PoisonError::into_inner);
+        match settling.iter().position(|(id, _)| id == call_id) {
+            Some(index) => settling.remove(index).1,
+            None => Verdict::Allowed,
+        }
+    }
+
+    /// Records a callback that failed, as hooks' failures are.
+    pub(crate) fn push_hook_error(&self, event: &'static str, message: &str) {
+        tracing::warn!(event, message, "callback failed");
+        let error = HookError { event, message: message.to_owned() };
+        self.hook_errors.lock().unwrap_or_else(PoisonError::into_inner).push(error);
+    }
+
+    pub(crate) fn finish(mut self, termination: Termination) -> RunMetadata {
+        // Sub-runs reported after the last batch was counted (none, normally).
+        self.count_sub_runs(&[]);
+        RunMetadata {
+            usage: self.usage,
+            attempts: self.attempts,
+            iterations: self.iterations,
+            model_calls: self.model_calls,
+            tool_calls: self.tool_calls,
+            tools_used: self.tools_used,
+            answered_by: self.answered_by,
+            view_rewrites: self.view_rewrites,
+            elapsed: self.started.elapsed(),
+            termination,
+            stop_reason: self.stop_reason,
+            hook_errors: self.hook_errors.into_inner().unwrap_or_else(PoisonError::into_inner),
+            compactions: self.compactions,
+            sub_runs: self.sub_runs,
+        }
+    }
+}
