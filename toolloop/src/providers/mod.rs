@@ -46,7 +46,7 @@
 #[cfg(all(test, feature = "http"))]
 mod cache_checks;
 #[cfg(feature = "http")]
-mod common;
+mod convert;
 #[cfg(feature = "http")]
 mod detect;
 mod fallback;

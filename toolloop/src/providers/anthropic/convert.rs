@@ -16,7 +16,7 @@ use crate::model::{
     CacheTtl, ModelError, ModelErrorKind, ModelRequest, ModelResponse, PromptCache, ResponseSchema,
     ResponseSchemaSupport,
 };
-use crate::providers::common::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
+use crate::providers::convert::{misplaced_call, misplaced_result, object_input, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, write_element};
 use crate::reasoning::ReasoningError;
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};

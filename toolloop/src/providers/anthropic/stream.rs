@@ -14,7 +14,7 @@ use super::PROVIDER;
 use super::convert::{reasoning_from, stop_reason_from};
 use super::wire::ErrorDetail;
 use crate::model::{ModelError, StreamEvent};
-use crate::providers::common::synthetic_call_id;
+use crate::providers::convert::synthetic_call_id;
 use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame, stream_error};
 use crate::reasoning::ReasoningState;
 use crate::usage::Usage;

@@ -21,7 +21,7 @@ use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
 use crate::model::{
     ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema, ResponseSchemaSupport,
 };
-use crate::providers::common::{misplaced_call, misplaced_result, object_input};
+use crate::providers::convert::{misplaced_call, misplaced_result, object_input};
 use crate::providers::http::{
     ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, Secret, write_element,
 };

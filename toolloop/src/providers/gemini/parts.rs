@@ -200,7 +200,7 @@ impl Parts {
 fn synthetic_id(response_id: Option<&str>, n: usize, name: &str) -> String {
     match response_id.map(|id| id.chars().filter(char::is_ascii_alphanumeric).collect::<String>()) {
         Some(id) if !id.is_empty() => format!("call_{n}_{id}"),
-        _ => crate::providers::common::synthetic_call_id("call_", n, name),
+        _ => crate::providers::convert::synthetic_call_id("call_", n, name),
     }
 }
 

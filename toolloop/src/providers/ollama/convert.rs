@@ -17,7 +17,7 @@ use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{
     ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
 };
-use crate::providers::common::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
+use crate::providers::convert::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
 use crate::providers::http::{
     ApiError, ApiKey, Body, BodyResult, CallSettings, Format, Framing, RequestHeaders, write_element,
 };

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::providers::common::FunctionTool;
+use crate::providers::convert::FunctionTool;
 
 /// The value of `think`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

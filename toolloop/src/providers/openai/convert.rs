@@ -13,7 +13,7 @@ use super::wire::{
 use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
-use crate::providers::common::{ChatTurn, FunctionTool, function_tools, result_text, synthetic_call_id};
+use crate::providers::convert::{ChatTurn, FunctionTool, function_tools, result_text, synthetic_call_id};
 use crate::providers::http::{ApiError, ApiKey, Body, BodyResult, CallSettings, Format, write_element};
 use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;

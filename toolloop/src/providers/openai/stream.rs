@@ -20,7 +20,7 @@ use super::PROVIDER;
 use super::convert::{stop_reason_from, usage};
 use super::wire::{ErrorDetail, Usage as WireUsage};
 use crate::model::{ModelError, ModelErrorKind, StreamEvent};
-use crate::providers::common::synthetic_call_id;
+use crate::providers::convert::synthetic_call_id;
 use crate::providers::http::{StreamDecoder, ended_early, kind_for_status, malformed_frame, stream_error};
 use crate::stop_reason::StopReason;
 

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::providers::common::FunctionTool;
+use crate::providers::convert::FunctionTool;
 
 /// The request body, as one struct: what the body built in pieces (see
 /// `convert::body`) must equal byte for byte.

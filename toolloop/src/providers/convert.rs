@@ -1,4 +1,4 @@
-//! What several wire formats share: the function-tool shape OpenAI Chat
+//! The conversions several wire formats share: the function-tool shape OpenAI Chat
 //! and Ollama both take, the chat-style split of a turn into tool messages
 //! and the rest, and how blocks a turn cannot carry are kept as text.
 
