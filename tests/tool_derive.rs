@@ -3,7 +3,7 @@
 #![allow(clippy::unused_async)] // tool handlers are async by contract, even when they never wait
 
 use serde_json::json;
-use toolloop::{CancellationToken, Tool, ToolCall, ToolSet};
+use toolloop::{CancellationToken, Tool, ToolCall, ToolError, ToolSet};
 
 /// Look up the weather.
 ///
@@ -232,14 +232,15 @@ fn strict_mode_nulls_take_the_defaults() {
 #[test]
 fn argument_errors_name_the_field_path() {
     let error = FindTickets::parse(&json!({"q": "x", "filters": [{"field": 7}]})).unwrap_err();
-    assert_eq!(error.path(), Some("filters[0].field"));
+    let ToolError::InvalidArguments { path, .. } = &error else { panic!("not invalid arguments: {error:?}") };
+    assert_eq!(path.as_deref(), Some("filters[0].field"));
     assert_eq!(
         error.to_string(),
         "invalid arguments at `filters[0].field`: invalid type: integer `7`, expected a string"
     );
 
     let error = FindTickets::parse(&json!({"limit": 3})).unwrap_err();
-    assert_eq!(error.path(), None);
+    assert_eq!(error, ToolError::invalid_arguments(None, "missing field `q`"));
     assert_eq!(error.to_string(), "invalid arguments: missing field `q`");
 
     let error = FindTickets::parse(&json!({"q": "x", "colour": "red"})).unwrap_err();

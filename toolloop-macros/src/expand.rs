@@ -91,7 +91,7 @@ fn stand_in(ident: &syn::Ident, krate: &Path, state: &TokenStream) -> TokenStrea
             }
             fn parse(
                 _: &#krate::__private::serde_json::Value,
-            ) -> ::core::result::Result<Self, #krate::tool::ArgumentError> {
+            ) -> ::core::result::Result<Self, #krate::ToolError> {
                 ::core::unreachable!()
             }
             fn call(
@@ -187,7 +187,7 @@ fn expand(model: &ToolStruct<'_>, krate: &Path, settings: &Settings<'_>, state: 
 
                 fn parse(
                     input: &#krate::__private::serde_json::Value,
-                ) -> ::core::result::Result<Self, #krate::tool::ArgumentError> {
+                ) -> ::core::result::Result<Self, #krate::ToolError> {
                     let arguments: __ToolArguments = #krate::__private::parse_arguments(
                         input,
                         <Self as #krate::Tool>::definition(),

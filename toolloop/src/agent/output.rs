@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::sealed::Sealed;
 use crate::build_error::BuildError;
-use crate::tool::{ArgumentError, ToolDefinition};
+use crate::tool::{ToolDefinition, ToolError};
 
 /// The name of the output tool unless configured otherwise.
 pub const DEFAULT_OUTPUT_TOOL: &str = "final_output";
@@ -61,7 +61,7 @@ pub trait AgentOutput: Sealed + Sized + Send + Sync + 'static {
 
     /// Deserialises normalised output-tool arguments.
     #[doc(hidden)]
-    fn parse(value: &Value) -> Result<Self, ArgumentError>;
+    fn parse(value: &Value) -> Result<Self, ToolError>;
 
     #[doc(hidden)]
     fn into_value(self) -> Self::Value;
@@ -86,8 +86,8 @@ impl AgentOutput for Text {
         None
     }
 
-    fn parse(_: &Value) -> Result<Self, ArgumentError> {
-        Err(ArgumentError::new(None, "a text agent has no typed output"))
+    fn parse(_: &Value) -> Result<Self, ToolError> {
+        Err(ToolError::invalid_arguments(None, "a text agent has no typed output"))
     }
 
     fn into_value(self) -> String {
@@ -121,7 +121,7 @@ impl<T: OutputType> AgentOutput for T {
         crate::tool::schema::input_schema_and_description_for::<T>().1
     }
 
-    fn parse(value: &Value) -> Result<Self, ArgumentError> {
+    fn parse(value: &Value) -> Result<Self, ToolError> {
         crate::tool::arguments::deserialize(value)
     }
 

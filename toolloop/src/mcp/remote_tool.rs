@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::connection::ServerLink;
 use super::{content, validate};
 use crate::model::BoxFuture;
-use crate::tool::{ArgumentError, DynTool, ToolDefinition, ToolError, ToolOutput, schema};
+use crate::tool::{DynTool, ToolDefinition, ToolError, ToolOutput, schema};
 
 /// A tool that runs on an MCP server, under a local name.
 pub(crate) struct RemoteTool {
@@ -55,7 +55,7 @@ impl RemoteTool {
             validate::violations(&self.definition.input_schema, &checked)
         };
         if let Some(error) = validate::argument_error(&violations) {
-            return Err(error.into());
+            return Err(error);
         }
         let connection = self.link.connection_for_call().await.map_err(|error| ToolError::Failed(error.to_string()))?;
         // Dropping this future (timeout, cancellation) makes rmcp send
@@ -63,9 +63,9 @@ impl RemoteTool {
         let request = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
         match connection.peer.call_tool(request).await {
             Ok(result) => content::tool_outcome(result),
-            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
-                Err(ArgumentError::new(None, format!("MCP server `{server}` rejected them: {}", error.message)).into())
-            }
+            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => Err(
+                ToolError::invalid_arguments(None, format!("MCP server `{server}` rejected them: {}", error.message)),
+            ),
             Err(ServiceError::McpError(error)) => {
                 Err(ToolError::Failed(format!("MCP server `{server}` failed the call: {}", error.message)))
             }
@@ -80,14 +80,14 @@ impl RemoteTool {
     }
 
     /// The model's arguments as the JSON object MCP sends.
-    fn arguments(&self, input: &Value) -> Result<JsonObject, ArgumentError> {
+    fn arguments(&self, input: &Value) -> Result<JsonObject, ToolError> {
         let reparsed;
         let input = match input {
             // Providers keep arguments that were not valid JSON as the raw
             // text; some send valid JSON double-encoded as a string.
             Value::String(raw) => {
                 reparsed = serde_json::from_str::<Value>(raw)
-                    .map_err(|error| ArgumentError::new(None, format!("not valid JSON ({error}): {raw}")))?;
+                    .map_err(|error| ToolError::invalid_arguments(None, format!("not valid JSON ({error}): {raw}")))?;
                 &reparsed
             }
             other => other,
@@ -98,7 +98,7 @@ impl RemoteTool {
         match relaxed.unwrap_or_else(|| input.clone()) {
             Value::Object(arguments) => Ok(arguments),
             Value::Null => Ok(JsonObject::new()),
-            other => Err(ArgumentError::new(None, format!("expected a JSON object, got {other}"))),
+            other => Err(ToolError::invalid_arguments(None, format!("expected a JSON object, got {other}"))),
         }
     }
 }

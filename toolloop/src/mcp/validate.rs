@@ -9,18 +9,18 @@
 //! `$ref`s, ranges, lengths, sizes and patterns. Unknown keywords and
 //! `format` are not checked: the server still is the judge of those.
 
-use crate::tool::ArgumentError;
+use crate::tool::ToolError;
 pub(crate) use crate::tool::constraints::{Violation, validate as violations};
 
 /// The violations as one argument error that lists them all (a model fixes
 /// every field in one go that way); a single one keeps its path.
-pub(crate) fn argument_error(violations: &[Violation]) -> Option<ArgumentError> {
+pub(crate) fn argument_error(violations: &[Violation]) -> Option<ToolError> {
     match violations {
         [] => None,
-        [only] => Some(ArgumentError::new(non_empty(&only.path), only.message.clone())),
+        [only] => Some(ToolError::invalid_arguments(non_empty(&only.path), only.message.clone())),
         _ => {
             let messages: Vec<String> = violations.iter().map(ToString::to_string).collect();
-            Some(ArgumentError::new(None, messages.join("; ")))
+            Some(ToolError::invalid_arguments(None, messages.join("; ")))
         }
     }
 }

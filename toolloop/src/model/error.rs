@@ -294,7 +294,7 @@ mod tests {
 impl crate::reasoning::ReasoningError {
     /// The error as a model call's error: an invalid request from `provider`
     /// that was never sent.
-    pub fn into_model_error(self, provider: &'static str) -> ModelError {
+    pub(crate) fn into_model_error(self, provider: &'static str) -> ModelError {
         ModelError::new(ModelErrorKind::InvalidRequest, provider, self.to_string())
     }
 }

@@ -4,8 +4,9 @@
 //! [`ReasoningConfig`] says how hard a model should think. Each wire format
 //! maps it to its own fields, and checks its API's rules before anything is
 //! sent, in its provider module (`providers::<provider>::reasoning`), so a
-//! request the API would reject fails there with a typed [`ReasoningError`]
-//! instead of an HTTP 400.
+//! request the API would reject fails there, as a [`ModelError`] of kind
+//! [`ModelErrorKind::InvalidRequest`] saying what to change (from a
+//! [`ReasoningError`]), instead of an HTTP 400.
 
 use serde::{Deserialize, Serialize};
 
@@ -129,9 +130,10 @@ impl From<ReasoningEffort> for ReasoningConfig {
 }
 
 /// A reasoning setting the target API would reject, found before sending.
+/// Users get it as a [`ModelError`] ([`into_model_error`](Self::into_model_error)):
+/// its message says what to change.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReasoningError {
+pub(crate) enum ReasoningError {
     /// Thinking needs the temperature unset or 1.
     #[error("thinking requires the temperature to be unset or 1, but it is {temperature}")]
     TemperatureWithThinking {

@@ -7,7 +7,9 @@
 //! - In a request, [`ReasoningConfig`] (an [`effort`](ReasoningEffort) or a
 //!   token budget, and whether to get a [`summary`](ReasoningSummary)) says
 //!   how hard to think; a setting a provider's API would reject fails before
-//!   anything is sent, with a [`ReasoningError`].
+//!   anything is sent, with a [`ModelError`](crate::ModelError) of kind
+//!   [`InvalidRequest`](crate::model::ModelErrorKind::InvalidRequest) whose
+//!   message says what to change.
 //!
 //! The guide's [reasoning chapter](crate::guide::reasoning) shows both.
 
@@ -15,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 mod config;
 
-pub use config::{ReasoningConfig, ReasoningEffort, ReasoningError, ReasoningSummary};
+pub(crate) use config::ReasoningError;
+pub use config::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 
 /// The reasoning a model did before (or between) the parts of its answer, as
 /// one piece of an assistant message ([`ContentBlock::Reasoning`](crate::ContentBlock::Reasoning)).

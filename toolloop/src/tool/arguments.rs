@@ -6,38 +6,40 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::definition::ToolDefinition;
-use super::error::ArgumentError;
+use super::error::ToolError;
 use super::{constraints, schema};
 
 /// Parses a tool's JSON arguments into `T`, then checks the constraints the
 /// model was shown (`#[schemars(range, length, regex...)]`), not only the types.
-pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ArgumentError> {
+pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ToolError> {
     let input = normalize(input, &definition.input_schema)?;
     let arguments = deserialize(input.as_ref())?;
     match &constraints::check(&definition.input_schema, input.as_ref())[..] {
         [] => Ok(arguments),
-        [one] => Err(ArgumentError::new((!one.path.is_empty()).then(|| one.path.clone()), one.message.clone())),
+        [one] => {
+            Err(ToolError::invalid_arguments((!one.path.is_empty()).then(|| one.path.clone()), one.message.clone()))
+        }
         many => {
             let list: Vec<String> = many.iter().map(ToString::to_string).collect();
-            Err(ArgumentError::new(None, list.join("; ")))
+            Err(ToolError::invalid_arguments(None, list.join("; ")))
         }
     }
 }
 
 /// The arguments as the schema reads them: a JSON object, with `null`s for
 /// optional fields (which strict mode makes models send) removed.
-pub(crate) fn normalize<'v>(input: &'v Value, input_schema: &Value) -> Result<Cow<'v, Value>, ArgumentError> {
+pub(crate) fn normalize<'v>(input: &'v Value, input_schema: &Value) -> Result<Cow<'v, Value>, ToolError> {
     let input = match input {
         // Providers keep arguments that were not valid JSON as the raw text;
         // some servers also send valid JSON double-encoded as a string.
         Value::String(raw) => Cow::Owned(
             serde_json::from_str::<Value>(raw)
-                .map_err(|error| ArgumentError::new(None, format!("not valid JSON ({error}): {raw}")))?,
+                .map_err(|error| ToolError::invalid_arguments(None, format!("not valid JSON ({error}): {raw}")))?,
         ),
         other => Cow::Borrowed(other),
     };
     if !input.is_object() {
-        return Err(ArgumentError::new(None, format!("expected a JSON object, got {}", json_kind(&input))));
+        return Err(ToolError::invalid_arguments(None, format!("expected a JSON object, got {}", json_kind(&input))));
     }
     Ok(match schema::drop_optional_nulls(&input, input_schema) {
         Some(relaxed) => Cow::Owned(relaxed),
@@ -46,11 +48,11 @@ pub(crate) fn normalize<'v>(input: &'v Value, input_schema: &Value) -> Result<Co
 }
 
 /// Deserialises normalised arguments, naming the field path of an error.
-pub(crate) fn deserialize<T: DeserializeOwned>(input: &Value) -> Result<T, ArgumentError> {
+pub(crate) fn deserialize<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(input).map_err(|error| {
         let path = error.path().to_string();
         let path = (path != ".").then_some(path);
-        ArgumentError::new(path, error.into_inner().to_string())
+        ToolError::invalid_arguments(path, error.into_inner().to_string())
     })
 }
 

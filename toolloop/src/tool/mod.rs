@@ -4,8 +4,7 @@
 //! and [`ToolError`] are also at the crate root. The rest is for tools
 //! beyond the derive and for code that executes calls itself: a tool's
 //! [`ToolDefinition`], tools known only at run time ([`DynTool`]), the
-//! [`ToolExecution`] of one call, the [`ArgumentError`] of arguments that
-//! do not parse, and [`run_blocking`] for blocking work inside a tool.
+//! [`ToolExecution`] of one call, and [`run_blocking`] for blocking work inside a tool.
 
 pub(crate) mod arguments;
 mod blocking;
@@ -28,7 +27,7 @@ pub use context::ToolContext;
 pub use definition::ToolDefinition;
 pub(crate) use definition::is_valid_tool_name;
 pub(crate) use doc::doc_summary;
-pub use error::{ArgumentError, ToolError};
+pub use error::ToolError;
 pub use output::ToolOutput;
 pub use set::{DEFAULT_TOOL_TIMEOUT, DynTool, IntoState, NoStateNeeded, Stateless, ToolExecution, ToolSet};
 
@@ -55,8 +54,9 @@ pub trait Tool: Sized + Send + 'static {
     /// Name, description and input schema; built once per type.
     fn definition() -> &'static ToolDefinition;
 
-    /// Parses the model's arguments.
-    fn parse(input: &Value) -> Result<Self, ArgumentError>;
+    /// Parses the model's arguments; arguments that do not fit are a
+    /// [`ToolError::InvalidArguments`].
+    fn parse(input: &Value) -> Result<Self, ToolError>;
 
     /// Runs the tool.
     fn call(self, state: &Self::State) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;

@@ -298,7 +298,7 @@ impl ToolSet {
                 output: Some(output),
                 elapsed: started.elapsed(),
             },
-            Ok(Ok(Err(ToolError::InvalidArguments(error)))) => {
+            Ok(Ok(Err(error @ ToolError::InvalidArguments { .. }))) => {
                 ToolExecution::failed(call, FailureKind::InvalidArguments, error.to_string(), started)
             }
             Ok(Ok(Err(ToolError::Failed(message)))) => {
