@@ -2,7 +2,7 @@
 //!
 //! 1. A run cancelled from another task while a slow tool is running.
 //! 2. A run that spends its token budget.
-//! 3. A run that outlives its deadline.
+//! 3. A run that outlives its `max_duration`.
 //!
 //! Each stop ends the run promptly with a typed error that says what the
 //! run was doing, and leaves a conversation that can be sent to a model
@@ -130,7 +130,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let outcome = agent.run(&mut conversation).await.map(|done| done.output);
     report(&outcome, &conversation);
 
-    println!("3. a deadline of 500 ms");
+    println!("3. a max_duration of 500 ms");
     let script = ScriptedModel::new()
         .respond(ModelResponse::from_tool_calls([scan("d1", "users")]).with_usage(Usage::new(400, 30)))
         .respond(ModelResponse::from_tool_calls([scan("d2", "orders")]).with_usage(Usage::new(460, 30)));
