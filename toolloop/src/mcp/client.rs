@@ -41,10 +41,10 @@ pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// ```no_run
 /// use toolloop::ToolSet;
-/// use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
+/// use toolloop::mcp::{McpClient, McpTransport, ToolSelection};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// let time = McpClient::connect(ChildProcess::new("uvx").arg("mcp-server-time")).await?;
+/// let time = McpClient::connect(McpTransport::child_process("uvx").arg("mcp-server-time")).await?;
 /// let mut tools = ToolSet::new();
 /// time.add_tools(&mut tools, &ToolSelection::all().prefix("time_"))?;
 /// # Ok(()) }
@@ -99,17 +99,13 @@ impl McpClientBuilder {
 
 impl McpClient {
     /// Connects to the server with the default options and lists its tools.
-    pub async fn connect(transport: impl Into<McpTransport>) -> Result<Self, McpError> {
+    pub async fn connect(transport: McpTransport) -> Result<Self, McpError> {
         Self::builder(transport).connect().await
     }
 
     /// Options for a connection.
-    pub fn builder(transport: impl Into<McpTransport>) -> McpClientBuilder {
-        McpClientBuilder {
-            transport: transport.into(),
-            request_timeout: DEFAULT_MCP_REQUEST_TIMEOUT,
-            auto_reconnect: false,
-        }
+    pub fn builder(transport: McpTransport) -> McpClientBuilder {
+        McpClientBuilder { transport, request_timeout: DEFAULT_MCP_REQUEST_TIMEOUT, auto_reconnect: false }
     }
 
     /// The server's label (from its transport), as errors name it.
