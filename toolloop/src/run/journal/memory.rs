@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::record::{JournalError, ModelFailure, Record};
+use super::record::{JournalError, Record};
 use super::{Journal, Journaled, Step, ask};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
@@ -149,14 +149,12 @@ impl Journal for MemoryJournal {
     ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
         let name = step.to_string();
         Box::pin(async move {
-            match self.replay::<Result<ModelResponse, ModelFailure>>(&name) {
-                Some(Ok(record)) => Journaled::replayed(record.map_err(|failure| failure.to_error())),
+            match self.replay::<Result<ModelResponse, ModelError>>(&name) {
+                Some(Ok(record)) => Journaled::replayed(record),
                 Some(Err(error)) => Journaled::replayed(Err(unreadable(&error))),
                 None => {
                     let outcome = call.await;
-                    let record: Result<ModelResponse, ModelFailure> =
-                        outcome.clone().map_err(|error| ModelFailure::from(&error));
-                    self.record(name, &record);
+                    self.record(name, &outcome);
                     Journaled::live(outcome)
                 }
             }
@@ -170,14 +168,12 @@ impl Journal for MemoryJournal {
     ) -> BoxFuture<'a, Result<String, ModelError>> {
         let name = step.to_string();
         Box::pin(async move {
-            match self.replay::<Result<String, ModelFailure>>(&name) {
-                Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
+            match self.replay::<Result<String, ModelError>>(&name) {
+                Some(Ok(record)) => record,
                 Some(Err(error)) => Err(unreadable(&error)),
                 None => {
                     let outcome = summarise.await;
-                    let record: Result<String, ModelFailure> =
-                        outcome.clone().map_err(|error| ModelFailure::from(&error));
-                    self.record(name, &record);
+                    self.record(name, &outcome);
                     outcome
                 }
             }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind};
 use crate::usage::Usage;
@@ -79,9 +79,9 @@ pub enum JournalError {
 
 /// A [`ModelError`] in recorded form: everything it says, so that the run
 /// reads back the same error (its kind decides what the run does next).
+/// `ModelError`'s serde form (below) is this.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ModelFailure {
+struct ModelFailure {
     /// [`ModelErrorKind::as_str`].
     pub kind: String,
     /// The provider.
@@ -149,7 +149,7 @@ impl From<&ModelError> for ModelFailure {
 impl ModelFailure {
     /// The error again. An unknown kind (from a newer toolloop) reads as
     /// [`ModelErrorKind::Other`].
-    pub fn to_error(&self) -> ModelError {
+    fn to_error(&self) -> ModelError {
         let kind = KINDS.into_iter().find(|kind| kind.as_str() == self.kind).unwrap_or(ModelErrorKind::Other);
         let mut error = ModelError::new(kind, self.provider.clone(), self.message.clone())
             .with_retry_after(self.retry_after_ms.map(Duration::from_millis))
@@ -169,6 +169,25 @@ impl ModelFailure {
     }
 }
 
+/// A model error is recorded with everything it says (kind, provider,
+/// message, status, `retry-after`, attempts, the provider's error type and
+/// request id, a context overflow's sizes, the usage reported before it
+/// failed), so that a run reads back the same error. Its source error, if
+/// any, is not recorded.
+impl Serialize for ModelError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ModelFailure::from(self).serialize(serializer)
+    }
+}
+
+/// Reads back a recorded model error. An unknown kind (from a newer
+/// toolloop) reads as [`ModelErrorKind::Other`].
+impl<'de> Deserialize<'de> for ModelError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ModelFailure::deserialize(deserializer).map(|failure| failure.to_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,10 +203,9 @@ mod tests {
             .with_context_overflow(overflow)
             .with_attempts(2)
             .with_usage(Usage { input_tokens: 12, output_tokens: 3, ..Usage::default() });
-        let record = Record::new(ModelFailure::from(&error));
+        let record = Record::new(&error);
         let json = serde_json::to_value(&record).unwrap();
-        let back: ModelFailure = Record::decode("model call 1", &json).unwrap();
-        let again = back.to_error();
+        let again: ModelError = Record::decode("model call 1", &json).unwrap();
         assert_eq!(again.kind(), error.kind());
         assert_eq!(again.status(), Some(400));
         assert_eq!(again.retry_after(), error.retry_after());
@@ -197,8 +215,23 @@ mod tests {
         assert_eq!(again.usage(), error.usage());
         assert_eq!(again.to_string(), error.to_string());
         for kind in KINDS {
-            assert_eq!(ModelFailure::from(&ModelError::new(kind, "p", "m")).to_error().kind(), kind);
+            let json = serde_json::to_value(ModelError::new(kind, "p", "m")).unwrap();
+            assert_eq!(serde_json::from_value::<ModelError>(json).unwrap().kind(), kind);
         }
+    }
+
+    #[test]
+    fn a_model_error_is_recorded_in_the_form_journals_already_hold() {
+        // The serde form is the one `ModelFailure` had: journals written
+        // before keep reading back (JOURNAL_FORMAT did not change).
+        let error = ModelError::new(ModelErrorKind::RateLimited, "anthropic", "slow down").with_status(429);
+        let json = serde_json::to_value(Record::new(Err::<String, _>(&error))).unwrap();
+        let expected = serde_json::json!({"format": 1, "value": {"Err": {
+            "kind": "rate_limited", "provider": "anthropic", "message": "slow down", "status": 429, "attempts": 1
+        }}});
+        assert_eq!(json, expected);
+        let back: Result<String, ModelError> = Record::decode("summary 1", &json).unwrap();
+        assert_eq!(back.unwrap_err().to_string(), error.to_string());
     }
 
     #[test]
