@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use restate_sdk::prelude::*;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::journal::{Journal, JournalError, Journaled, Record, Step, ask};
+use toolloop::run::journal::{self, Journal, JournalError, Journaled, Step, ask};
 use toolloop::run::{Approval, Approver};
 use toolloop::tool::ToolExecution;
 use toolloop::{CancellationToken, Cancelled, ModelError, ModelResponse, ToolCall};
@@ -41,7 +41,7 @@ use crate::key::with_key;
 ///   [`Termination::Cancelled`](toolloop::run::Termination::Cancelled).
 ///
 /// Every step records its outcome in toolloop's recorded form
-/// ([`Record`], versioned by [`JOURNAL_FORMAT`](toolloop::run::journal::JOURNAL_FORMAT));
+/// ([`journal::encode`], versioned by [`JOURNAL_FORMAT`](toolloop::run::journal::JOURNAL_FORMAT));
 /// a recorded step that no longer reads (written by an incompatible
 /// version) stops the run, and [`failure`](Self::failure) says which.
 pub struct RestateJournal<'c> {
@@ -150,7 +150,7 @@ impl<'c> RestateJournal<'c> {
         work: StepWork<'_>,
     ) -> Option<Result<T, TerminalError>> {
         match self.ctx.run_step(name.to_owned(), self.retry.clone(), work).await {
-            Ok(json) => match Record::<T>::decode(name, &json) {
+            Ok(json) => match journal::decode::<T>(name, &json) {
                 Ok(value) => Some(Ok(value)),
                 Err(error) => {
                     self.fail(error);
@@ -172,7 +172,7 @@ fn is_cancellation(error: &TerminalError) -> bool {
 
 /// A step's outcome as recorded JSON.
 fn recorded<T: serde::Serialize>(value: T) -> HandlerResult<Json<serde_json::Value>> {
-    let json = serde_json::to_value(Record::new(value)).map_err(|error| TerminalError::new(error.to_string()))?;
+    let json = journal::encode(&value).map_err(|error| TerminalError::new(error.to_string()))?;
     Ok(Json(json))
 }
 

@@ -46,7 +46,7 @@
 //! # The recorded form
 //!
 //! A journal that stores outcomes outside the process stores them in the
-//! serialised form of [`Record`]: `{"format": 1, "value": ...}` where the
+//! form [`encode`] writes and [`decode`] reads: `{"format": 1, "value": ...}` where the
 //! value is the serde form of a model call's `Result<ModelResponse,
 //! ModelError>` (a [`ModelError`] records everything it says but its source
 //! error), a summary's `Result<String, ModelError>`, a [`ToolExecution`], an
@@ -65,7 +65,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use memory::{JournalEntry, MemoryJournal};
-pub use record::{JOURNAL_FORMAT, JournalError, Record};
+pub use record::{JOURNAL_FORMAT, JournalError, decode, decode_str, encode};
 
 use super::governance::{Approval, Approver};
 use crate::cancel::{BoxFuture, Cancelled};
