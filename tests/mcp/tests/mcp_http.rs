@@ -89,8 +89,7 @@ async fn nothing_listening_is_a_typed_connect_error() {
     // Bind and drop, so the port is (almost surely) closed.
     let port = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let error =
-        McpClient::builder(McpTransport::streamable_http(&url)).request_timeout(PATIENCE).connect().await.unwrap_err();
+    let error = McpClient::connect(McpTransport::streamable_http(&url).request_timeout(PATIENCE)).await.unwrap_err();
     assert!(matches!(error, McpError::Connect { ref server, .. } if *server == url), "{error:?}");
     assert!(matches!(
         McpClient::connect(McpTransport::streamable_http("ftp://x/mcp")).await,

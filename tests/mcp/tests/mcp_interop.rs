@@ -44,7 +44,7 @@ async fn execute(tools: &ToolSet, name: &str, input: serde_json::Value) -> ToolE
 #[ignore = "needs `pip install mcp-server-time`; see the top of tests/mcp/tests/mcp_interop.rs"]
 async fn the_reference_time_server_works_as_toolloop_tools() {
     let server = McpTransport::child_process(time_server()).arg("--local-timezone").arg("UTC").quiet();
-    let client = McpClient::builder(server).request_timeout(PATIENCE).connect().await.unwrap();
+    let client = McpClient::connect(server.request_timeout(PATIENCE)).await.unwrap();
     assert_eq!(client.server_info().unwrap().name, "mcp-time");
     let tools = client.tool_set(&ToolSelection::all().prefix("time_")).unwrap();
     assert_eq!(tools.names().collect::<Vec<_>>(), ["time_get_current_time", "time_convert_time"]);

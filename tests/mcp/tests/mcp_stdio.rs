@@ -199,7 +199,7 @@ async fn a_server_that_exits_mid_call_gives_error_results_until_reconnected() {
 
 #[tokio::test]
 async fn auto_reconnect_starts_the_server_again_for_the_next_call() {
-    let client = McpClient::builder(test_server()).auto_reconnect().connect().await.unwrap();
+    let client = McpClient::connect(test_server().auto_reconnect()).await.unwrap();
     let tools = client.tool_set(&ToolSelection::all()).unwrap();
     let exited = execute(&tools, "exit", json!({})).await;
     assert!(exited.result.is_error());

@@ -48,7 +48,7 @@
 //!   schema is checked at the next call, `McpClient::watch_tools` tells when
 //!   to rebuild an agent's tools. A server that exits or goes away turns its
 //!   calls into error results, never a hang; `McpClient::reconnect` (or
-//!   `McpClientBuilder::auto_reconnect`) starts it again, and tools built
+//!   `McpTransport::auto_reconnect`) starts it again, and tools built
 //!   before use the new connection. Connecting and listing fail with a
 //!   typed `McpError`.
 //! - **Serving.** `McpServer` serves a `ToolSet` over stdio, Streamable

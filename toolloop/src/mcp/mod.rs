@@ -43,10 +43,10 @@ mod server;
 mod transport;
 mod validate;
 
-pub use client::{DEFAULT_MCP_REQUEST_TIMEOUT, McpClient, McpClientBuilder};
+pub use client::McpClient;
 pub use error::McpError;
 #[doc(no_inline)]
 pub use rmcp;
 pub use selection::ToolSelection;
 pub use server::McpServer;
-pub use transport::{McpStream, McpTransport};
+pub use transport::{DEFAULT_MCP_REQUEST_TIMEOUT, McpStream, McpTransport};

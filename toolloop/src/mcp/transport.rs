@@ -10,6 +10,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::service::RunningService;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -20,6 +21,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::McpError;
 use crate::model::BoxFuture;
+
+/// How long connecting and listing tools may take by default.
+pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A byte stream an MCP connection can run over.
 // Hidden from the docs only (`cfg(doc)`): a bound (any `AsyncRead + AsyncWrite` stream), not written by users.
@@ -42,6 +46,8 @@ type StreamFactory = dyn Fn() -> BoxFuture<'static, std::io::Result<Box<dyn McpS
 /// HTTP. A setting for another kind of transport (`arg` on an HTTP
 /// endpoint) makes [`McpClient::connect`](super::McpClient::connect) fail
 /// with [`McpError::Connect`] saying so; it is never silently dropped.
+/// [`request_timeout`](Self::request_timeout) and
+/// [`auto_reconnect`](Self::auto_reconnect) apply to every kind.
 ///
 /// ```
 /// use toolloop::mcp::McpTransport;
@@ -55,6 +61,8 @@ type StreamFactory = dyn Fn() -> BoxFuture<'static, std::io::Result<Box<dyn McpS
 pub struct McpTransport {
     kind: Kind,
     label: String,
+    pub(crate) request_timeout: Duration,
+    pub(crate) auto_reconnect: bool,
     /// The first setting given that does not apply to this kind of
     /// transport, reported at connect.
     misplaced: Option<&'static str>,
@@ -74,7 +82,12 @@ impl fmt::Debug for McpTransport {
             Kind::Http(http) => format!("{http:?}"),
             Kind::Stream(_) => "Stream".to_owned(),
         };
-        f.debug_struct("McpTransport").field("label", &self.label).field("kind", &kind).finish()
+        f.debug_struct("McpTransport")
+            .field("label", &self.label)
+            .field("kind", &kind)
+            .field("request_timeout", &self.request_timeout)
+            .field("auto_reconnect", &self.auto_reconnect)
+            .finish()
     }
 }
 
@@ -97,7 +110,7 @@ impl McpTransport {
             quiet: false,
         };
         let label = child.label();
-        Self { kind: Kind::ChildProcess(child), label, misplaced: None }
+        Self::of(Kind::ChildProcess(child), label)
     }
 
     /// An MCP server behind a Streamable HTTP endpoint (`https://host/mcp`).
@@ -109,7 +122,7 @@ impl McpTransport {
     pub fn streamable_http(url: impl Into<String>) -> Self {
         let http = StreamableHttp { url: url.into(), bearer_token: None, headers: Vec::new() };
         let label = redacted_url(&http.url);
-        Self { kind: Kind::Http(http), label, misplaced: None }
+        Self::of(Kind::Http(http), label)
     }
 
     /// A transport over byte streams that `connect` opens, once per
@@ -125,7 +138,27 @@ impl McpTransport {
             let opening = connect();
             Box::pin(async move { opening.await.map(|stream| Box::new(stream) as Box<dyn McpStream>) })
         });
-        Self { kind: Kind::Stream(factory), label: label.into(), misplaced: None }
+        Self::of(Kind::Stream(factory), label.into())
+    }
+
+    fn of(kind: Kind, label: String) -> Self {
+        Self { kind, label, request_timeout: DEFAULT_MCP_REQUEST_TIMEOUT, auto_reconnect: false, misplaced: None }
+    }
+
+    /// How long the handshake and `tools/list` may take (30 s by default).
+    /// Tool calls have their own timeout (see
+    /// [`ToolSelection::timeout`](super::ToolSelection::timeout)).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Reconnects once, before a tool call, when the connection is found
+    /// closed (the server exited): the call that was in flight when it
+    /// died still fails, later ones start the server again.
+    pub fn auto_reconnect(mut self) -> Self {
+        self.auto_reconnect = true;
+        self
     }
 
     /// A child process: adds an argument.
