@@ -87,6 +87,7 @@ impl fmt::Debug for McpTransport {
             .field("kind", &kind)
             .field("request_timeout", &self.request_timeout)
             .field("auto_reconnect", &self.auto_reconnect)
+            .field("misplaced", &self.misplaced)
             .finish()
     }
 }
