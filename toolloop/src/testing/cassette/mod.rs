@@ -181,7 +181,8 @@ fn mismatch(path: &Path, request: usize, differences: &[RequestDifference]) -> S
 /// cassette.finish()?;
 /// # Ok(()) }
 /// ```
-/// Options are methods on the cassette, set before it is given to a model:
+///
+/// Its options are methods:
 ///
 /// ```no_run
 /// use toolloop::testing::Cassette;
