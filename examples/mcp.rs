@@ -16,7 +16,7 @@ use std::convert::Infallible;
 
 use serde_json::json;
 use toolloop::FailureKind;
-use toolloop::mcp::{ChildProcess, McpClient, McpServer, ToolSelection};
+use toolloop::mcp::{McpClient, McpServer, McpTransport, ToolSelection};
 use toolloop::prelude::*;
 use toolloop::testing::ScriptedModel;
 
@@ -98,7 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // This very program, in `serve` mode, is the MCP server.
-    let server = ChildProcess::new(std::env::current_exe()?).arg("serve");
+    let server = McpTransport::child_process(std::env::current_exe()?).arg("serve");
     let client = McpClient::connect(server).await?;
     let info = client.server_info().map(|info| format!("{} {}", info.name, info.version)).unwrap_or_default();
     println!("connected to MCP server `{}` ({info})", client.name());

@@ -24,7 +24,7 @@ use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
 use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 use toolloop::run::Event;
-use toolloop::testing::{Cassette, CassetteError, CassetteMode};
+use toolloop::testing::{Cassette, CassetteError};
 use toolloop::{Conversation, Model};
 use toolloop_workspace::anthropic_rules::{AnthropicRules, Block};
 use toolloop_workspace::gemini_rules::{GeminiRules, Part};
@@ -93,7 +93,7 @@ where
     let recording = runtime();
     let (url, recorded, requests) = recording.block_on(async {
         let server = TestServer::start_with(fake).await;
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let cassette = Cassette::record(&path).unwrap();
         let recorded = run(model(&server.url(), Some(CANARY_KEY), &cassette)).await;
         assert_eq!(cassette.played(), server.requests().len());
         cassette.finish().unwrap();
@@ -104,7 +104,7 @@ where
     let text = std::fs::read_to_string(&path).unwrap();
 
     let replayed = runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         let replayed = run(model(&url, None, &cassette)).await;
         assert_eq!(cassette.played(), requests.len(), "every recorded interaction was played");
         cassette.finish().unwrap();
@@ -561,7 +561,7 @@ fn record_chat(name: &str, calls: Option<u32>) -> (PathBuf, String) {
     let path = cassette_path(name);
     let url = runtime().block_on(async {
         let server = TestServer::start_with(chat_fake()).await;
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let cassette = Cassette::record(&path).unwrap();
         let mut conversation = Conversation::new();
         conversation.push_user(QUESTION);
         let _ = cities::agent(gpt(&server.url(), Some(CANARY_KEY), &cassette), calls).run(&mut conversation).await;
@@ -608,7 +608,7 @@ fn secrets_never_reach_the_cassette() {
             }
         })
         .await;
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let cassette = Cassette::record(&path).unwrap();
         let url = server.url().replace("http://", &format!("http://user:{PASSWORD_CANARY}@"));
         let model = OpenAi::builder()
             .base_url(url)
@@ -652,7 +652,7 @@ fn secrets_never_reach_the_cassette() {
 fn a_changed_request_fails_with_a_diff_by_json_pointer() {
     let (path, url) = record_chat("mismatch", None);
     runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         let error = replay_chat(&url, &cassette, "Which is larger, Rome or Berlin?", None).await.unwrap();
         assert!(error.contains("request 1 does not match the one recorded in the cassette"), "{error}");
         assert!(
@@ -672,11 +672,7 @@ fn a_changed_request_fails_with_a_diff_by_json_pointer() {
         }
 
         // Told to ignore that field, the replay serves the recorded answers.
-        let cassette = Cassette::builder(&path)
-            .mode(CassetteMode::Replay)
-            .ignore_pointer("/body/messages/1/content")
-            .open()
-            .unwrap();
+        let cassette = Cassette::replay(&path).unwrap().ignore_pointer("/body/messages/1/content");
         assert_eq!(replay_chat(&url, &cassette, "Which is larger, Rome or Berlin?", None).await, None);
         cassette.finish().unwrap();
     });
@@ -686,13 +682,13 @@ fn a_changed_request_fails_with_a_diff_by_json_pointer() {
 fn unplayed_interactions_fail_unless_allowed() {
     let (path, url) = record_chat("unplayed", None);
     runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         assert!(replay_chat(&url, &cassette, QUESTION, Some(1)).await.is_some(), "the run stops at its call limit");
         let error = cassette.finish().unwrap_err();
         assert!(matches!(error, CassetteError::Unplayed { played: 1, recorded: 3, .. }), "{error:?}");
         assert!(error.to_string().contains("allow_unplayed()"), "{error}");
 
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).allow_unplayed().open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap().allow_unplayed();
         let _ = replay_chat(&url, &cassette, QUESTION, Some(1)).await;
         cassette.finish().unwrap();
     });
@@ -703,7 +699,7 @@ fn unplayed_interactions_fail_unless_allowed() {
 fn a_dropped_cassette_fails_the_test_when_interactions_were_left() {
     let (path, url) = record_chat("unplayed_dropped", None);
     runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         let _ = replay_chat(&url, &cassette, QUESTION, Some(1)).await;
     });
 }
@@ -712,7 +708,7 @@ fn a_dropped_cassette_fails_the_test_when_interactions_were_left() {
 fn more_requests_than_recorded_fail_with_how_to_re_record() {
     let (path, url) = record_chat("exhausted", Some(1));
     runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         let error = replay_chat(&url, &cassette, QUESTION, None).await.unwrap();
         assert!(error.contains("request 2 was made, but the cassette") && error.contains("recorded only 1"), "{error}");
         assert!(matches!(cassette.finish(), Err(CassetteError::Exhausted { recorded: 1, .. })));
@@ -722,7 +718,7 @@ fn more_requests_than_recorded_fail_with_how_to_re_record() {
 #[test]
 fn a_missing_cassette_says_how_to_record_it() {
     let path = cassette_path("never_recorded");
-    let error = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap_err();
+    let error = Cassette::replay(&path).unwrap_err();
     assert!(matches!(error, CassetteError::Missing { .. }));
     let message = error.to_string();
     assert!(message.contains("never_recorded.json") && message.contains("TOOLLOOP_RECORD=1"), "{message}");
@@ -749,7 +745,7 @@ fn a_recorded_retry_replays() {
         let server =
             TestServer::start([Reply::json(429, &limited).header("retry-after-ms", "1"), Reply::json(200, &answer)])
                 .await;
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let cassette = Cassette::record(&path).unwrap();
         let messages = [toolloop::Message::user("hello")];
         let recording = model(&server.url(), Some(CANARY_KEY), &cassette);
         assert_eq!(recording.complete(toolloop::ModelRequest::new(&messages)).await.unwrap().text(), "hi");
@@ -760,7 +756,7 @@ fn a_recorded_retry_replays() {
     assert_eq!(file["interactions"][0]["response"]["status"], 429);
     assert_eq!(file["interactions"][0]["response"]["headers"]["retry-after-ms"], "1");
     runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         let messages = [toolloop::Message::user("hello")];
         let reply = model(&url, None, &cassette).complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
         assert_eq!(reply.text(), "hi");
@@ -770,11 +766,20 @@ fn a_recorded_retry_replays() {
 }
 
 /// Run in a child process by [`the_record_variable_switches_cassettes_to_recording`]
-/// with `TOOLLOOP_RECORD` set as it says: prints the mode it reads.
+/// with `TOOLLOOP_RECORD` set as it says: prints the mode `Cassette::open`
+/// reads from it (replay finds no file at the path it is given).
 #[test]
 #[ignore = "a helper: run in a child process with TOOLLOOP_RECORD set"]
 fn report_the_mode_from_the_environment() {
-    println!("mode={:?}", CassetteMode::from_env());
+    let path = std::env::temp_dir().join(format!("toolloop-mode-{}.json", std::process::id()));
+    let mode = match Cassette::open(&path) {
+        Ok(cassette) if cassette.is_recording() => "Record",
+        Ok(_) => "Replay (a file was there)",
+        Err(CassetteError::Missing { .. }) => "Replay",
+        Err(error) => panic!("{error}"),
+    };
+    let _ = std::fs::remove_file(&path);
+    println!("mode={mode}");
 }
 
 #[test]
@@ -819,24 +824,22 @@ fn ids_made_up_for_calls_without_ids_can_be_ignored() {
     let path = cassette_path("no_ids");
     let url = runtime().block_on(async {
         let server = TestServer::start_with(fake()).await;
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Record).open().unwrap();
+        let cassette = Cassette::record(&path).unwrap();
         assert_eq!(run_agent(gpt(&server.url(), Some(CANARY_KEY), &cassette), false).await.largest, "Berlin");
         cassette.finish().unwrap();
         server.url()
     });
     runtime().block_on(async {
-        let cassette = Cassette::builder(&path).mode(CassetteMode::Replay).open().unwrap();
+        let cassette = Cassette::replay(&path).unwrap();
         let error = replay_chat(&url, &cassette, QUESTION, None).await.unwrap();
         assert!(error.contains("/body/messages/2/tool_calls/0/id: recorded \"call_"), "{error}");
         assert!(error.contains("/body/messages/3/tool_call_id: recorded \"call_"), "{error}");
         assert!(matches!(cassette.finish(), Err(CassetteError::Mismatch { request: 2, .. })));
 
-        let cassette = Cassette::builder(&path)
-            .mode(CassetteMode::Replay)
+        let cassette = Cassette::replay(&path)
+            .unwrap()
             .ignore_pointer("/body/messages/*/tool_calls/*/id")
-            .ignore_field("tool_call_id")
-            .open()
-            .unwrap();
+            .ignore_field("tool_call_id");
         assert_eq!(replay_chat(&url, &cassette, QUESTION, None).await, None);
         cassette.finish().unwrap();
     });

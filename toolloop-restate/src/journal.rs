@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use restate_sdk::prelude::*;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::journal::{Journal, JournalError, Journaled, ModelFailure, Record, Step, ask};
+use toolloop::run::journal::{self, Journal, JournalError, Journaled, Step, ask};
 use toolloop::run::{Approval, Approver};
 use toolloop::tool::ToolExecution;
 use toolloop::{CancellationToken, Cancelled, ModelError, ModelResponse, ToolCall};
@@ -41,7 +41,7 @@ use crate::key::with_key;
 ///   [`Termination::Cancelled`](toolloop::run::Termination::Cancelled).
 ///
 /// Every step records its outcome in toolloop's recorded form
-/// ([`Record`], versioned by [`JOURNAL_FORMAT`](toolloop::run::journal::JOURNAL_FORMAT));
+/// ([`journal::encode`], versioned by [`JOURNAL_FORMAT`](toolloop::run::journal::JOURNAL_FORMAT));
 /// a recorded step that no longer reads (written by an incompatible
 /// version) stops the run, and [`failure`](Self::failure) says which.
 pub struct RestateJournal<'c> {
@@ -150,7 +150,7 @@ impl<'c> RestateJournal<'c> {
         work: StepWork<'_>,
     ) -> Option<Result<T, TerminalError>> {
         match self.ctx.run_step(name.to_owned(), self.retry.clone(), work).await {
-            Ok(json) => match Record::<T>::decode(name, &json) {
+            Ok(json) => match journal::decode::<T>(name, &json) {
                 Ok(value) => Some(Ok(value)),
                 Err(error) => {
                     self.fail(error);
@@ -172,7 +172,7 @@ fn is_cancellation(error: &TerminalError) -> bool {
 
 /// A step's outcome as recorded JSON.
 fn recorded<T: serde::Serialize>(value: T) -> HandlerResult<Json<serde_json::Value>> {
-    let json = serde_json::to_value(Record::new(value)).map_err(|error| TerminalError::new(error.to_string()))?;
+    let json = journal::encode(&value).map_err(|error| TerminalError::new(error.to_string()))?;
     Ok(Json(json))
 }
 
@@ -183,14 +183,13 @@ fn recorded<T: serde::Serialize>(value: T) -> HandlerResult<Json<serde_json::Val
 struct Retryable(String);
 
 fn retryable(error: &ModelError) -> HandlerError {
-    let failure = ModelFailure::from(error);
-    HandlerError::from(Retryable(serde_json::to_string(&failure).unwrap_or_else(|_| error.to_string())))
+    HandlerError::from(Retryable(serde_json::to_string(error).unwrap_or_else(|_| error.to_string())))
 }
 
 /// The model error of a step Restate gave up on.
 fn gave_up(error: &TerminalError) -> ModelError {
-    match serde_json::from_str::<ModelFailure>(error.message()) {
-        Ok(failure) => failure.to_error(),
+    match serde_json::from_str::<ModelError>(error.message()) {
+        Ok(recorded) => recorded,
         Err(_) => ModelError::new(ModelErrorKind::Other, "restate", error.message().to_owned()),
     }
 }
@@ -201,9 +200,9 @@ async fn model_step(
 ) -> HandlerResult<Json<serde_json::Value>> {
     ran.store(true, Ordering::SeqCst);
     match call.await {
-        Ok(response) => recorded(Ok::<ModelResponse, ModelFailure>(response)),
+        Ok(response) => recorded(Ok::<ModelResponse, ModelError>(response)),
         Err(error) if error.is_retryable() => Err(retryable(&error)),
-        Err(error) => recorded(Err::<ModelResponse, ModelFailure>(ModelFailure::from(&error))),
+        Err(error) => recorded(Err::<ModelResponse, ModelError>(error)),
     }
 }
 
@@ -217,8 +216,8 @@ impl Journal for RestateJournal<'_> {
             let name = step.to_string();
             let ran = Arc::new(AtomicBool::new(false));
             let work = Box::pin(model_step(call, Arc::clone(&ran)));
-            let outcome = match self.step::<Result<ModelResponse, ModelFailure>>(&name, work).await {
-                Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
+            let outcome = match self.step::<Result<ModelResponse, ModelError>>(&name, work).await {
+                Some(Ok(record)) => record,
                 Some(Err(error)) => Err(gave_up(&error)),
                 // The run's token is cancelled: the run stops there.
                 None => return std::future::pending().await,
@@ -236,13 +235,13 @@ impl Journal for RestateJournal<'_> {
             let name = step.to_string();
             let work = Box::pin(async move {
                 match summarise.await {
-                    Ok(summary) => recorded(Ok::<String, ModelFailure>(summary)),
+                    Ok(summary) => recorded(Ok::<String, ModelError>(summary)),
                     Err(error) if error.is_retryable() => Err(retryable(&error)),
-                    Err(error) => recorded(Err::<String, ModelFailure>(ModelFailure::from(&error))),
+                    Err(error) => recorded(Err::<String, ModelError>(error)),
                 }
             });
-            match self.step::<Result<String, ModelFailure>>(&name, work).await {
-                Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
+            match self.step::<Result<String, ModelError>>(&name, work).await {
+                Some(Ok(record)) => record,
                 Some(Err(error)) => Err(gave_up(&error)),
                 None => std::future::pending().await,
             }

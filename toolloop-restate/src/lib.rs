@@ -61,7 +61,7 @@
 //! # The journal format
 //!
 //! Each step records toolloop's recorded form
-//! ([`Record`](toolloop::run::journal::Record), `{"format": 1, "value": …}`).
+//! ([`journal::encode`](toolloop::run::journal::encode), `{"format": 1, "value": …}`).
 //! A toolloop that reads another format, or a record that no longer
 //! deserializes, stops the run with a terminal error naming the step
 //! ([`DurableError::Journal`]); the run is never continued on a journal it

@@ -357,14 +357,14 @@
 //! - A request that differs (its path, body or recorded headers) fails
 //!   with the differences by JSON pointer;
 //!   when a field changes from run to run by design, ignore it with
-//!   [`ignore_field`](crate::testing::CassetteBuilder::ignore_field) or
-//!   [`ignore_pointer`](crate::testing::CassetteBuilder::ignore_pointer).
+//!   [`ignore_field`](crate::testing::Cassette::ignore_field) or
+//!   [`ignore_pointer`](crate::testing::Cassette::ignore_pointer).
 //!   (A server that sends tool calls without ids, as some OpenAI-compatible
 //!   servers do, gets ids toolloop makes from the clock: ignore
 //!   `/body/messages/*/tool_calls/*/id` and `tool_call_id`.)
 //!   A run that makes fewer calls than were recorded fails when the
 //!   cassette is dropped or [finished](crate::testing::Cassette::finish),
-//!   unless [`allow_unplayed`](crate::testing::CassetteBuilder::allow_unplayed).
+//!   unless [`allow_unplayed`](crate::testing::Cassette::allow_unplayed).
 //!   A missing cassette says how to record it.
 //!
 //! Cassettes work for every provider, streamed or not. The file is JSON,
@@ -373,7 +373,7 @@
 //!
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
-//! use toolloop::testing::{Cassette, CassetteMode};
+//! use toolloop::testing::Cassette;
 //! use toolloop::prelude::*;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -406,7 +406,7 @@
 //! }).to_string())?;
 //!
 //! // In your tests, `Cassette::open(path)`: TOOLLOOP_RECORD decides the mode.
-//! let replay = || Cassette::builder(&path).mode(CassetteMode::Replay).open();
+//! let replay = || Cassette::replay(&path);
 //! let cassette = replay()?;
 //! let model = Anthropic::builder().cassette(&cassette).build()?; // no key: nothing is sent
 //! let agent = Agent::builder().model(model).system("Answer in French.").build()?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
-use toolloop::mcp::{McpClient, StreamableHttp, ToolSelection};
+use toolloop::mcp::{McpClient, McpTransport, ToolSelection};
 use toolloop::run::{Governance, LoopOutput, Resolution, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::{CancellationToken, Conversation, FailureKind, ModelResponse, ToolCall};
@@ -24,7 +24,7 @@ async fn an_approved_mcp_call_runs_on_the_server_after_the_resume() {
     let (server, _lab) = tools::server(false);
     let serving = shutdown.clone();
     tokio::spawn(async move { server.serve_http(listener, serving).await });
-    let client = McpClient::connect(StreamableHttp::new(&url)).await.unwrap();
+    let client = McpClient::connect(McpTransport::streamable_http(&url)).await.unwrap();
     let tools = client.tool_set(&ToolSelection::all()).unwrap();
 
     let model = ScriptedModel::new()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::time::timeout;
-use toolloop::mcp::{McpClient, McpError, StreamableHttp, ToolSelection};
+use toolloop::mcp::{McpClient, McpError, McpTransport, ToolSelection};
 use toolloop::tool::ToolExecution;
 use toolloop::{CancellationToken, FailureKind, ToolCall, ToolSet};
 
@@ -33,7 +33,8 @@ async fn serve(shutdown: &CancellationToken) -> (String, std::sync::Arc<tools::L
 async fn tools_are_listed_called_and_changed_over_http() {
     let shutdown = CancellationToken::new();
     let (url, lab) = serve(&shutdown).await;
-    let client = McpClient::connect(StreamableHttp::new(&url).bearer_token("not-checked-here")).await.unwrap();
+    let client =
+        McpClient::connect(McpTransport::streamable_http(&url).bearer_token("not-checked-here")).await.unwrap();
     assert_eq!(client.name(), url);
     let tools = client.tool_set(&ToolSelection::all()).unwrap();
 
@@ -62,7 +63,7 @@ async fn tools_are_listed_called_and_changed_over_http() {
 async fn a_server_that_shuts_down_mid_call_gives_an_error_result() {
     let shutdown = CancellationToken::new();
     let (url, lab) = serve(&shutdown).await;
-    let client = McpClient::connect(StreamableHttp::new(&url)).await.unwrap();
+    let client = McpClient::connect(McpTransport::streamable_http(&url)).await.unwrap();
     let tools = client.tool_set(&ToolSelection::all()).unwrap();
 
     let hang = ToolCall::new("h", "hang", json!({}));
@@ -88,7 +89,30 @@ async fn nothing_listening_is_a_typed_connect_error() {
     // Bind and drop, so the port is (almost surely) closed.
     let port = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let error = McpClient::builder(StreamableHttp::new(&url)).request_timeout(PATIENCE).connect().await.unwrap_err();
+    let error = McpClient::connect(McpTransport::streamable_http(&url).request_timeout(PATIENCE)).await.unwrap_err();
     assert!(matches!(error, McpError::Connect { ref server, .. } if *server == url), "{error:?}");
-    assert!(matches!(McpClient::connect(StreamableHttp::new("ftp://x/mcp")).await, Err(McpError::Connect { .. })));
+    assert!(matches!(
+        McpClient::connect(McpTransport::streamable_http("ftp://x/mcp")).await,
+        Err(McpError::Connect { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_setting_for_another_kind_of_transport_fails_the_connect_and_names_it() {
+    // Never silently dropped: a child process argument on an HTTP endpoint,
+    // an HTTP header on a child process.
+    let http = McpTransport::streamable_http("http://127.0.0.1:9/mcp").arg("--verbose");
+    let error = McpClient::connect(http).await.unwrap_err();
+    assert!(
+        matches!(&error, McpError::Connect { message, .. }
+            if message == "the transport setting `arg` does not apply to a Streamable HTTP endpoint"),
+        "{error:?}"
+    );
+    let child = McpTransport::child_process("/nonexistent/mcp-server").header("X-Key", "k").quiet();
+    let error = McpClient::connect(child).await.unwrap_err();
+    assert!(
+        matches!(&error, McpError::Connect { message, .. }
+            if message == "the transport setting `header` does not apply to a child process"),
+        "{error:?}"
+    );
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::time::timeout;
-use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
+use toolloop::mcp::{McpClient, McpTransport, ToolSelection};
 use toolloop::tool::ToolExecution;
 use toolloop::{CancellationToken, FailureKind, ToolCall, ToolSet};
 
@@ -43,8 +43,8 @@ async fn execute(tools: &ToolSet, name: &str, input: serde_json::Value) -> ToolE
 #[tokio::test]
 #[ignore = "needs `pip install mcp-server-time`; see the top of tests/mcp/tests/mcp_interop.rs"]
 async fn the_reference_time_server_works_as_toolloop_tools() {
-    let server = ChildProcess::new(time_server()).arg("--local-timezone").arg("UTC").quiet();
-    let client = McpClient::builder(server).request_timeout(PATIENCE).connect().await.unwrap();
+    let server = McpTransport::child_process(time_server()).arg("--local-timezone").arg("UTC").quiet();
+    let client = McpClient::connect(server.request_timeout(PATIENCE)).await.unwrap();
     assert_eq!(client.server_info().unwrap().name, "mcp-time");
     let tools = client.tool_set(&ToolSelection::all().prefix("time_")).unwrap();
     assert_eq!(tools.names().collect::<Vec<_>>(), ["time_get_current_time", "time_convert_time"]);

@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::time::timeout;
-use toolloop::mcp::{ChildProcess, McpClient, McpError, McpTransport, ToolSelection};
+use toolloop::mcp::{McpClient, McpError, McpTransport, ToolSelection};
 use toolloop::tool::ToolExecution;
 use toolloop::{BuildError, CancellationToken, FailureKind, Tool as _, ToolCall, ToolSet};
 
 /// A guard against hangs, far above what any step takes; not a measurement.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-fn test_server() -> ChildProcess {
-    ChildProcess::new(env!("CARGO_BIN_EXE_toolloop-mcp-test-server")).quiet()
+fn test_server() -> McpTransport {
+    McpTransport::child_process(env!("CARGO_BIN_EXE_toolloop-mcp-test-server")).quiet()
 }
 
 async fn connect() -> McpClient {
@@ -199,7 +199,7 @@ async fn a_server_that_exits_mid_call_gives_error_results_until_reconnected() {
 
 #[tokio::test]
 async fn auto_reconnect_starts_the_server_again_for_the_next_call() {
-    let client = McpClient::builder(test_server()).auto_reconnect().connect().await.unwrap();
+    let client = McpClient::connect(test_server().auto_reconnect()).await.unwrap();
     let tools = client.tool_set(&ToolSelection::all()).unwrap();
     let exited = execute(&tools, "exit", json!({})).await;
     assert!(exited.result.is_error());
@@ -233,11 +233,11 @@ async fn names_are_prefixed_filtered_and_duplicates_rejected() {
 
 #[tokio::test]
 async fn a_server_that_cannot_start_is_a_typed_error() {
-    let missing = McpClient::connect(ChildProcess::new("/nonexistent/mcp-server")).await;
+    let missing = McpClient::connect(McpTransport::child_process("/nonexistent/mcp-server")).await;
     assert!(matches!(missing, Err(McpError::Spawn { ref server, .. }) if server == "mcp-server"), "{missing:?}");
 
     // A process that exits at once never completes the handshake.
-    let quits = McpClient::connect(McpTransport::from(ChildProcess::new("true")).label("quitter")).await;
+    let quits = McpClient::connect(McpTransport::child_process("true").label("quitter")).await;
     assert!(matches!(quits, Err(McpError::Connect { ref server, .. }) if server == "quitter"), "{quits:?}");
 }
 

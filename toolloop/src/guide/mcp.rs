@@ -10,12 +10,12 @@
 //! # #[cfg(feature = "mcp")]
 //! # async fn demo(model: impl toolloop::Model + 'static, my_tools: toolloop::ToolSet) -> Result<(), Box<dyn std::error::Error>> {
 //! use toolloop::Agent;
-//! use toolloop::mcp::{ChildProcess, McpClient, McpServer, StreamableHttp, ToolSelection};
+//! use toolloop::mcp::{McpClient, McpServer, McpTransport, ToolSelection};
 //!
 //! // Use a server's tools beside your own: a child process over stdio...
-//! let time = McpClient::connect(ChildProcess::new("mcp-server-time")).await?;
+//! let time = McpClient::connect(McpTransport::child_process("mcp-server-time")).await?;
 //! // ...or a Streamable HTTP endpoint.
-//! let docs = McpClient::connect(StreamableHttp::new("https://mcp.example.com/mcp").bearer_token("...")).await?;
+//! let docs = McpClient::connect(McpTransport::streamable_http("https://mcp.example.com/mcp").bearer_token("...")).await?;
 //!
 //! let mut builder = Agent::builder().model(model);
 //! for tool in time.tools(&ToolSelection::all().prefix("time_"))? {
@@ -48,7 +48,7 @@
 //!   schema is checked at the next call, `McpClient::watch_tools` tells when
 //!   to rebuild an agent's tools. A server that exits or goes away turns its
 //!   calls into error results, never a hang; `McpClient::reconnect` (or
-//!   `McpClientBuilder::auto_reconnect`) starts it again, and tools built
+//!   `McpTransport::auto_reconnect`) starts it again, and tools built
 //!   before use the new connection. Connecting and listing fail with a
 //!   typed `McpError`.
 //! - **Serving.** `McpServer` serves a `ToolSet` over stdio, Streamable

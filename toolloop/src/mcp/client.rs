@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{Implementation, Tool as McpToolInfo};
 use tokio::sync::watch;
@@ -11,9 +10,6 @@ use super::connection::ServerLink;
 use super::remote_tool::RemoteTool;
 use super::{McpError, McpTransport, ToolSelection};
 use crate::tool::{DynTool, ToolSet};
-
-/// How long connecting and listing tools may take by default.
-pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A client of one MCP server: its tools become toolloop tools.
 ///
@@ -41,10 +37,10 @@ pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// ```no_run
 /// use toolloop::ToolSet;
-/// use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
+/// use toolloop::mcp::{McpClient, McpTransport, ToolSelection};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// let time = McpClient::connect(ChildProcess::new("uvx").arg("mcp-server-time")).await?;
+/// let time = McpClient::connect(McpTransport::child_process("uvx").arg("mcp-server-time")).await?;
 /// let mut tools = ToolSet::new();
 /// time.add_tools(&mut tools, &ToolSelection::all().prefix("time_"))?;
 /// # Ok(()) }
@@ -66,50 +62,12 @@ impl fmt::Debug for McpClient {
     }
 }
 
-/// Options for [`McpClient`]; start with [`McpClient::builder`].
-#[derive(Debug)]
-pub struct McpClientBuilder {
-    transport: McpTransport,
-    request_timeout: Duration,
-    auto_reconnect: bool,
-}
-
-impl McpClientBuilder {
-    /// How long the handshake and `tools/list` may take (30 s by default).
-    /// Tool calls have their own timeout (see [`ToolSelection::timeout`]).
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = timeout;
-        self
-    }
-
-    /// Reconnects once, before a tool call, when the connection is found
-    /// closed (the server exited): the call that was in flight when it
-    /// died still fails, later ones start the server again.
-    pub fn auto_reconnect(mut self) -> Self {
-        self.auto_reconnect = true;
-        self
-    }
-
-    /// Connects and lists the server's tools.
-    pub async fn connect(self) -> Result<McpClient, McpError> {
-        let link = ServerLink::connect(self.transport, self.request_timeout, self.auto_reconnect).await?;
-        Ok(McpClient { link })
-    }
-}
-
 impl McpClient {
-    /// Connects to the server with the default options and lists its tools.
-    pub async fn connect(transport: impl Into<McpTransport>) -> Result<Self, McpError> {
-        Self::builder(transport).connect().await
-    }
-
-    /// Options for a connection.
-    pub fn builder(transport: impl Into<McpTransport>) -> McpClientBuilder {
-        McpClientBuilder {
-            transport: transport.into(),
-            request_timeout: DEFAULT_MCP_REQUEST_TIMEOUT,
-            auto_reconnect: false,
-        }
+    /// Connects to the server and lists its tools, within the transport's
+    /// [`request_timeout`](McpTransport::request_timeout).
+    pub async fn connect(transport: McpTransport) -> Result<Self, McpError> {
+        let link = ServerLink::connect(transport).await?;
+        Ok(McpClient { link })
     }
 
     /// The server's label (from its transport), as errors name it.

@@ -36,15 +36,11 @@ pub(crate) struct Connection {
 
 impl ServerLink {
     /// Connects and lists the server's tools.
-    pub(crate) async fn connect(
-        transport: McpTransport,
-        request_timeout: Duration,
-        auto_reconnect: bool,
-    ) -> Result<Arc<Self>, McpError> {
+    pub(crate) async fn connect(transport: McpTransport) -> Result<Arc<Self>, McpError> {
         let link = Arc::new(Self {
+            request_timeout: transport.request_timeout,
+            auto_reconnect: transport.auto_reconnect,
             transport,
-            request_timeout,
-            auto_reconnect,
             connection: RwLock::new(None),
             connecting: Mutex::new(()),
             listing: Mutex::new(()),
@@ -100,7 +96,7 @@ impl ServerLink {
     }
 
     /// The open connection for a tool call, reconnecting first if the
-    /// connection closed and the client was built with `auto_reconnect`.
+    /// connection closed and the transport says `auto_reconnect`.
     pub(crate) async fn connection_for_call(self: &Arc<Self>) -> Result<Arc<Connection>, McpError> {
         match self.current() {
             Some(connection) if connection.is_open() => Ok(connection),

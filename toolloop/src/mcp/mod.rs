@@ -4,9 +4,9 @@
 //! Both sides are built on [`rmcp`], the official Rust SDK, re-exported
 //! here for its transports and types.
 //!
-//! - **Client.** [`McpClient::connect`] reaches a server through a
-//!   [`ChildProcess`] (stdio), a [`StreamableHttp`] endpoint, or any byte
-//!   stream ([`McpTransport::from_stream_fn`]); [`McpClient::add_tools`]
+//! - **Client.** [`McpClient::connect`] reaches a server through an
+//!   [`McpTransport`]: a child process (stdio), a Streamable HTTP endpoint,
+//!   or any byte stream; [`McpClient::add_tools`]
 //!   puts its tools in a tool set, selected and renamed by a
 //!   [`ToolSelection`]. They run like any other tool: arguments checked
 //!   against the server's schema, timeouts, governance, hooks,
@@ -17,10 +17,10 @@
 //!
 //! ```no_run
 //! use toolloop::{Agent, Conversation, Model};
-//! use toolloop::mcp::{ChildProcess, McpClient, ToolSelection};
+//! use toolloop::mcp::{McpClient, McpTransport, ToolSelection};
 //!
 //! # async fn demo(model: impl Model + 'static) -> Result<(), Box<dyn std::error::Error>> {
-//! let time = McpClient::connect(ChildProcess::new("uvx").arg("mcp-server-time")).await?;
+//! let time = McpClient::connect(McpTransport::child_process("uvx").arg("mcp-server-time")).await?;
 //! let mut builder = Agent::builder().model(model);
 //! for tool in time.tools(&ToolSelection::all())? {
 //!     builder = builder.tool_dyn(tool);
@@ -43,10 +43,10 @@ mod server;
 mod transport;
 mod validate;
 
-pub use client::{DEFAULT_MCP_REQUEST_TIMEOUT, McpClient, McpClientBuilder};
+pub use client::McpClient;
 pub use error::McpError;
 #[doc(no_inline)]
 pub use rmcp;
 pub use selection::ToolSelection;
 pub use server::McpServer;
-pub use transport::{ChildProcess, McpStream, McpTransport, StreamableHttp};
+pub use transport::{DEFAULT_MCP_REQUEST_TIMEOUT, McpStream, McpTransport};

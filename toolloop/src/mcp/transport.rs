@@ -10,6 +10,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::service::RunningService;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -21,6 +22,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::McpError;
 use crate::model::BoxFuture;
 
+/// How long connecting and listing tools may take by default.
+pub const DEFAULT_MCP_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A byte stream an MCP connection can run over.
 // Hidden from the docs only (`cfg(doc)`): a bound (any `AsyncRead + AsyncWrite` stream), not written by users.
 #[cfg_attr(doc, doc(hidden))]
@@ -30,12 +34,38 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> McpStream for T {}
 
 type StreamFactory = dyn Fn() -> BoxFuture<'static, std::io::Result<Box<dyn McpStream>>> + Send + Sync;
 
-/// How to reach an MCP server: build one from a [`ChildProcess`], a
-/// [`StreamableHttp`] endpoint, or [`McpTransport::from_stream_fn`].
+/// How to reach an MCP server: a child process speaking MCP over stdio
+/// ([`child_process`](Self::child_process)), a Streamable HTTP endpoint
+/// ([`streamable_http`](Self::streamable_http)), or any byte stream
+/// ([`from_stream_fn`](Self::from_stream_fn)).
+///
+/// The settings of each kind are methods: [`arg`](Self::arg),
+/// [`env`](Self::env), [`current_dir`](Self::current_dir),
+/// [`quiet`](Self::quiet) for a child process;
+/// [`bearer_token`](Self::bearer_token) and [`header`](Self::header) for
+/// HTTP. A setting for another kind of transport (`arg` on an HTTP
+/// endpoint) makes [`McpClient::connect`](super::McpClient::connect) fail
+/// with [`McpError::Connect`] saying so; it is never silently dropped.
+/// [`request_timeout`](Self::request_timeout) and
+/// [`auto_reconnect`](Self::auto_reconnect) apply to every kind.
+///
+/// ```
+/// use toolloop::mcp::McpTransport;
+///
+/// let time = McpTransport::child_process("uvx").arg("mcp-server-time").quiet();
+/// assert_eq!(time.name(), "uvx");
+/// let docs = McpTransport::streamable_http("https://mcp.example.com/mcp").bearer_token("...");
+/// assert_eq!(docs.name(), "https://mcp.example.com/mcp");
+/// ```
 #[derive(Clone)]
 pub struct McpTransport {
     kind: Kind,
     label: String,
+    pub(crate) request_timeout: Duration,
+    pub(crate) auto_reconnect: bool,
+    /// The first setting given that does not apply to this kind of
+    /// transport, reported at connect.
+    misplaced: Option<&'static str>,
 }
 
 #[derive(Clone)]
@@ -52,11 +82,50 @@ impl fmt::Debug for McpTransport {
             Kind::Http(http) => format!("{http:?}"),
             Kind::Stream(_) => "Stream".to_owned(),
         };
-        f.debug_struct("McpTransport").field("label", &self.label).field("kind", &kind).finish()
+        f.debug_struct("McpTransport")
+            .field("label", &self.label)
+            .field("kind", &kind)
+            .field("request_timeout", &self.request_timeout)
+            .field("auto_reconnect", &self.auto_reconnect)
+            .field("misplaced", &self.misplaced)
+            .finish()
     }
 }
 
 impl McpTransport {
+    /// An MCP server started as a child process that speaks MCP over its
+    /// stdin and stdout (`npx -y @modelcontextprotocol/server-memory`,
+    /// `uvx mcp-server-time`, a binary of yours): runs `program`, looked up
+    /// in `PATH` like a shell would.
+    ///
+    /// The process is started at connect (and again at reconnect) and
+    /// stopped when the client closes or is dropped. Its stderr is
+    /// inherited unless [`quiet`](Self::quiet) is set. The label is the
+    /// program's file name.
+    pub fn child_process(program: impl Into<OsString>) -> Self {
+        let child = ChildProcess {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            current_dir: None,
+            quiet: false,
+        };
+        let label = child.label();
+        Self::of(Kind::ChildProcess(child), label)
+    }
+
+    /// An MCP server behind a Streamable HTTP endpoint (`https://host/mcp`).
+    ///
+    /// Requests go over the same TLS stack as the model providers (rustls
+    /// with the `ring` provider and the platform's verifier). Redirects are
+    /// not followed, so a token never travels to another origin. The label
+    /// is the URL without credentials, query or fragment.
+    pub fn streamable_http(url: impl Into<String>) -> Self {
+        let http = StreamableHttp { url: url.into(), bearer_token: None, headers: Vec::new() };
+        let label = redacted_url(&http.url);
+        Self::of(Kind::Http(http), label)
+    }
+
     /// A transport over byte streams that `connect` opens, once per
     /// (re)connection: an in-process pair (`tokio::io::duplex`), a Unix
     /// socket, a TCP stream. `label` names the server in errors.
@@ -70,7 +139,72 @@ impl McpTransport {
             let opening = connect();
             Box::pin(async move { opening.await.map(|stream| Box::new(stream) as Box<dyn McpStream>) })
         });
-        Self { kind: Kind::Stream(factory), label: label.into() }
+        Self::of(Kind::Stream(factory), label.into())
+    }
+
+    fn of(kind: Kind, label: String) -> Self {
+        Self { kind, label, request_timeout: DEFAULT_MCP_REQUEST_TIMEOUT, auto_reconnect: false, misplaced: None }
+    }
+
+    /// How long the handshake and `tools/list` may take (30 s by default).
+    /// Tool calls have their own timeout (see
+    /// [`ToolSelection::timeout`](super::ToolSelection::timeout)).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Reconnects once, before a tool call, when the connection is found
+    /// closed (the server exited): the call that was in flight when it
+    /// died still fails, later ones start the server again.
+    pub fn auto_reconnect(mut self) -> Self {
+        self.auto_reconnect = true;
+        self
+    }
+
+    /// A child process: adds an argument.
+    pub fn arg(self, arg: impl Into<OsString>) -> Self {
+        self.child("arg", |child| child.args.push(arg.into()))
+    }
+
+    /// A child process: adds arguments.
+    pub fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(self, args: I) -> Self {
+        self.child("args", |child| child.args.extend(args.into_iter().map(Into::into)))
+    }
+
+    /// A child process: sets an environment variable for the process (its
+    /// value is never printed by `Debug`).
+    pub fn env(self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.child("env", |child| child.env.push((name.into(), Some(value.into()))))
+    }
+
+    /// A child process: removes an environment variable from the process's
+    /// environment.
+    pub fn env_remove(self, name: impl Into<OsString>) -> Self {
+        self.child("env_remove", |child| child.env.push((name.into(), None)))
+    }
+
+    /// A child process: sets its working directory.
+    pub fn current_dir(self, dir: impl Into<PathBuf>) -> Self {
+        self.child("current_dir", |child| child.current_dir = Some(dir.into()))
+    }
+
+    /// A child process: discards the server's stderr instead of passing it
+    /// through.
+    pub fn quiet(self) -> Self {
+        self.child("quiet", |child| child.quiet = true)
+    }
+
+    /// Streamable HTTP: sends `Authorization: Bearer <token>` (never
+    /// printed by `Debug`).
+    pub fn bearer_token(self, token: impl Into<String>) -> Self {
+        self.http("bearer_token", |http| http.bearer_token = Some(token.into()))
+    }
+
+    /// Streamable HTTP: sends a header with every request (its value is
+    /// never printed).
+    pub fn header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http("header", |http| http.headers.push((name.into(), value.into())))
     }
 
     /// Names the server in errors and logs instead of the default (the
@@ -85,6 +219,22 @@ impl McpTransport {
         &self.label
     }
 
+    fn child(mut self, setting: &'static str, set: impl FnOnce(&mut ChildProcess)) -> Self {
+        match &mut self.kind {
+            Kind::ChildProcess(child) => set(child),
+            _ => self.misplaced = self.misplaced.or(Some(setting)),
+        }
+        self
+    }
+
+    fn http(mut self, setting: &'static str, set: impl FnOnce(&mut StreamableHttp)) -> Self {
+        match &mut self.kind {
+            Kind::Http(http) => set(http),
+            _ => self.misplaced = self.misplaced.or(Some(setting)),
+        }
+        self
+    }
+
     /// Opens a connection and completes the MCP handshake.
     pub(crate) async fn connect<H: ClientHandler>(
         &self,
@@ -92,6 +242,14 @@ impl McpTransport {
     ) -> Result<RunningService<RoleClient, H>, McpError> {
         let connect_error =
             |error: &dyn fmt::Display| McpError::Connect { server: self.label.clone(), message: error.to_string() };
+        if let Some(setting) = self.misplaced {
+            let kind = match self.kind {
+                Kind::ChildProcess(_) => "a child process",
+                Kind::Http(_) => "a Streamable HTTP endpoint",
+                Kind::Stream(_) => "a byte stream",
+            };
+            return Err(connect_error(&format!("the transport setting `{setting}` does not apply to {kind}")));
+        }
         match &self.kind {
             Kind::ChildProcess(child) => {
                 let process = child.spawn().map_err(|source| McpError::Spawn { server: self.label.clone(), source })?;
@@ -109,15 +267,9 @@ impl McpTransport {
     }
 }
 
-/// An MCP server started as a child process that speaks MCP over its
-/// stdin and stdout (`npx -y @modelcontextprotocol/server-memory`,
-/// `uvx mcp-server-time`, a binary of yours).
-///
-/// The process is started at connect (and again at reconnect) and stopped
-/// when the client closes or is dropped. Its stderr is inherited unless
-/// [`quiet`](Self::quiet) is set.
+/// The settings of a child process transport.
 #[derive(Clone)]
-pub struct ChildProcess {
+struct ChildProcess {
     program: OsString,
     args: Vec<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
@@ -140,47 +292,6 @@ impl fmt::Debug for ChildProcess {
 }
 
 impl ChildProcess {
-    /// Runs `program` (looked up in `PATH` like a shell would).
-    pub fn new(program: impl Into<OsString>) -> Self {
-        Self { program: program.into(), args: Vec::new(), env: Vec::new(), current_dir: None, quiet: false }
-    }
-
-    /// Adds an argument.
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
-        self.args.push(arg.into());
-        self
-    }
-
-    /// Adds arguments.
-    pub fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(mut self, args: I) -> Self {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// Sets an environment variable for the process.
-    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.env.push((name.into(), Some(value.into())));
-        self
-    }
-
-    /// Removes an environment variable from the process's environment.
-    pub fn env_remove(mut self, name: impl Into<OsString>) -> Self {
-        self.env.push((name.into(), None));
-        self
-    }
-
-    /// Sets the working directory.
-    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.current_dir = Some(dir.into());
-        self
-    }
-
-    /// Discards the server's stderr instead of passing it through.
-    pub fn quiet(mut self) -> Self {
-        self.quiet = true;
-        self
-    }
-
     fn label(&self) -> String {
         let path = std::path::Path::new(&self.program);
         path.file_name().unwrap_or(path.as_os_str()).to_string_lossy().into_owned()
@@ -204,20 +315,9 @@ impl ChildProcess {
     }
 }
 
-impl From<ChildProcess> for McpTransport {
-    fn from(child: ChildProcess) -> Self {
-        let label = child.label();
-        Self { kind: Kind::ChildProcess(child), label }
-    }
-}
-
-/// An MCP server behind a Streamable HTTP endpoint (`https://host/mcp`).
-///
-/// Requests go over the same TLS stack as the model providers (rustls with
-/// the `ring` provider and the platform's verifier). Redirects are not
-/// followed, so a token never travels to another origin.
+/// The settings of a Streamable HTTP transport.
 #[derive(Clone)]
-pub struct StreamableHttp {
+struct StreamableHttp {
     url: String,
     bearer_token: Option<String>,
     headers: Vec<(String, String)>,
@@ -235,23 +335,6 @@ impl fmt::Debug for StreamableHttp {
 }
 
 impl StreamableHttp {
-    /// The endpoint's URL.
-    pub fn new(url: impl Into<String>) -> Self {
-        Self { url: url.into(), bearer_token: None, headers: Vec::new() }
-    }
-
-    /// Sends `Authorization: Bearer <token>` (never printed by `Debug`).
-    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.bearer_token = Some(token.into());
-        self
-    }
-
-    /// Sends a header with every request (its value is never printed).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
     fn transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
         let parsed = reqwest::Url::parse(&self.url).map_err(|e| format!("invalid URL: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -277,13 +360,6 @@ impl StreamableHttp {
             config = config.auth_header(token.as_str());
         }
         Ok(StreamableHttpClientTransport::with_client(http_client()?, config))
-    }
-}
-
-impl From<StreamableHttp> for McpTransport {
-    fn from(http: StreamableHttp) -> Self {
-        let label = redacted_url(&http.url);
-        Self { kind: Kind::Http(http), label }
     }
 }
 
@@ -314,22 +390,20 @@ fn http_client() -> Result<reqwest::Client, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ChildProcess, McpTransport, StreamableHttp};
+    use super::McpTransport;
 
     #[test]
     fn labels_and_debug_never_show_secrets() {
-        let http: McpTransport = StreamableHttp::new("https://user:pw@mcp.example.com/mcp?key=secret#x")
+        let http = McpTransport::streamable_http("https://user:pw@mcp.example.com/mcp?key=secret#x")
             .bearer_token("tok-123")
-            .header("X-Api-Key", "hdr-456")
-            .into();
+            .header("X-Api-Key", "hdr-456");
         assert_eq!(http.name(), "https://mcp.example.com/mcp");
         let debug = format!("{http:?}");
         for secret in ["pw", "secret", "tok-123", "hdr-456"] {
             assert!(!debug.contains(secret), "{debug}");
         }
 
-        let child: McpTransport =
-            ChildProcess::new("/usr/bin/uvx").arg("mcp-server-time").env("TOKEN", "s3cret").into();
+        let child = McpTransport::child_process("/usr/bin/uvx").arg("mcp-server-time").env("TOKEN", "s3cret");
         assert_eq!(child.name(), "uvx");
         assert!(!format!("{child:?}").contains("s3cret"));
         assert_eq!(child.label("time").name(), "time");

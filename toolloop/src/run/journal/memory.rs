@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::record::{JournalError, ModelFailure, Record};
+use super::record::{JournalError, decode, encode};
 use super::{Journal, Journaled, Step, ask};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
@@ -15,14 +15,14 @@ use crate::model::{ModelError, ModelErrorKind, ModelResponse};
 use crate::run::governance::{Approval, Approver};
 use crate::tool::ToolExecution;
 
-/// One recorded step: its name ([`Step`]'s `Display`) and its [`Record`]
-/// as JSON.
+/// One recorded step: its name ([`Step`]'s `Display`) and its outcome in
+/// recorded form ([`encode`](super::encode)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct JournalEntry {
     /// The step's name, unique within the run.
     pub step: String,
-    /// The step's [`Record`].
+    /// The step's outcome in recorded form: `{"format": 1, "value": ...}`.
     pub record: serde_json::Value,
 }
 
@@ -121,7 +121,7 @@ impl MemoryJournal {
     /// The recorded outcome of `step`, if there is one.
     fn replay<T: DeserializeOwned>(&self, step: &str) -> Option<Result<T, JournalError>> {
         let json = self.recorded.get(step)?;
-        let decoded = Record::<T>::decode(step, json);
+        let decoded = decode::<T>(step, json);
         let mut counts = self.counts();
         match &decoded {
             Ok(_) => counts.replayed += 1,
@@ -131,7 +131,7 @@ impl MemoryJournal {
     }
 
     fn record<T: Serialize>(&self, step: String, value: &T) {
-        let record = serde_json::to_value(Record::new(value)).unwrap_or(serde_json::Value::Null);
+        let record = encode(value).unwrap_or(serde_json::Value::Null);
         self.counts().live += 1;
         self.entries.lock().unwrap_or_else(PoisonError::into_inner).push(JournalEntry { step, record });
     }
@@ -149,14 +149,12 @@ impl Journal for MemoryJournal {
     ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
         let name = step.to_string();
         Box::pin(async move {
-            match self.replay::<Result<ModelResponse, ModelFailure>>(&name) {
-                Some(Ok(record)) => Journaled::replayed(record.map_err(|failure| failure.to_error())),
+            match self.replay::<Result<ModelResponse, ModelError>>(&name) {
+                Some(Ok(record)) => Journaled::replayed(record),
                 Some(Err(error)) => Journaled::replayed(Err(unreadable(&error))),
                 None => {
                     let outcome = call.await;
-                    let record: Result<ModelResponse, ModelFailure> =
-                        outcome.clone().map_err(|error| ModelFailure::from(&error));
-                    self.record(name, &record);
+                    self.record(name, &outcome);
                     Journaled::live(outcome)
                 }
             }
@@ -170,14 +168,12 @@ impl Journal for MemoryJournal {
     ) -> BoxFuture<'a, Result<String, ModelError>> {
         let name = step.to_string();
         Box::pin(async move {
-            match self.replay::<Result<String, ModelFailure>>(&name) {
-                Some(Ok(record)) => record.map_err(|failure| failure.to_error()),
+            match self.replay::<Result<String, ModelError>>(&name) {
+                Some(Ok(record)) => record,
                 Some(Err(error)) => Err(unreadable(&error)),
                 None => {
                     let outcome = summarise.await;
-                    let record: Result<String, ModelFailure> =
-                        outcome.clone().map_err(|error| ModelFailure::from(&error));
-                    self.record(name, &record);
+                    self.record(name, &outcome);
                     outcome
                 }
             }

@@ -46,10 +46,10 @@
 //! # The recorded form
 //!
 //! A journal that stores outcomes outside the process stores them in the
-//! serialised form of [`Record`]: `{"format": 1, "value": ...}` where the
+//! form [`encode`] writes and [`decode`] reads: `{"format": 1, "value": ...}` where the
 //! value is the serde form of a model call's `Result<ModelResponse,
-//! ModelFailure>` (a [`ModelFailure`] is a [`ModelError`] in recorded form),
-//! a summary's `Result<String, ModelFailure>`, a [`ToolExecution`], an
+//! ModelError>` (a [`ModelError`] records everything it says but its source
+//! error), a summary's `Result<String, ModelError>`, a [`ToolExecution`], an
 //! [`Approval`] or a [`Duration`].
 //! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
 //! recorded value could be read differently; adding an optional field does
@@ -65,7 +65,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use memory::{JournalEntry, MemoryJournal};
-pub use record::{JOURNAL_FORMAT, JournalError, ModelFailure, Record};
+pub use record::{JOURNAL_FORMAT, JournalError, decode, decode_str, encode};
 
 use super::governance::{Approval, Approver};
 use crate::cancel::{BoxFuture, Cancelled};

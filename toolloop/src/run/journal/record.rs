@@ -3,52 +3,46 @@
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::model::{ContextOverflow, ModelError, ModelErrorKind};
 use crate::usage::Usage;
 
-/// The version of the recorded form ([`Record`]) this toolloop writes and
+/// The version of the recorded form ([`encode`]) this toolloop writes and
 /// reads. See [the module docs](super#the-recorded-form) for when it changes.
 pub const JOURNAL_FORMAT: u32 = 1;
 
-/// One recorded step outcome, tagged with the format it was written in:
-/// `{"format": 1, "value": ...}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Record<T> {
-    /// The [`JOURNAL_FORMAT`] it was written in.
-    pub format: u32,
-    /// The outcome.
-    pub value: T,
+/// A step outcome tagged with the format it is written in.
+#[derive(Serialize)]
+struct Envelope<'a, T: ?Sized> {
+    format: u32,
+    value: &'a T,
 }
 
-impl<T> Record<T> {
-    /// `value`, in the current format.
-    pub fn new(value: T) -> Self {
-        Self { format: JOURNAL_FORMAT, value }
-    }
+/// A step's outcome in the recorded form of the current [`JOURNAL_FORMAT`]:
+/// `{"format": 1, "value": ...}`, the value being the outcome's serde form.
+pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::to_value(Envelope { format: JOURNAL_FORMAT, value })
 }
 
-impl<T: DeserializeOwned> Record<T> {
-    /// Reads the outcome recorded for `step` from `json`: refused when it
-    /// was written in another format or does not deserialize.
-    pub fn decode(step: &str, json: &serde_json::Value) -> Result<T, JournalError> {
-        let format = json.get("format").and_then(serde_json::Value::as_u64);
-        if format != Some(u64::from(JOURNAL_FORMAT)) {
-            return Err(JournalError::Format { step: step.to_owned(), found: format });
-        }
-        let value = json.get("value").unwrap_or(&serde_json::Value::Null);
-        serde_path_to_error::deserialize(value)
-            .map_err(|error| JournalError::Decode { step: step.to_owned(), message: error.to_string() })
+/// Reads the outcome recorded for `step` from `json` (written by
+/// [`encode`]): refused when it was written in another format or does not
+/// deserialize.
+pub fn decode<T: DeserializeOwned>(step: &str, json: &serde_json::Value) -> Result<T, JournalError> {
+    let format = json.get("format").and_then(serde_json::Value::as_u64);
+    if format != Some(u64::from(JOURNAL_FORMAT)) {
+        return Err(JournalError::Format { step: step.to_owned(), found: format });
     }
+    let value = json.get("value").unwrap_or(&serde_json::Value::Null);
+    serde_path_to_error::deserialize(value)
+        .map_err(|error| JournalError::Decode { step: step.to_owned(), message: error.to_string() })
+}
 
-    /// Reads the outcome recorded for `step` from JSON text.
-    pub fn decode_str(step: &str, text: &str) -> Result<T, JournalError> {
-        let json: serde_json::Value = serde_json::from_str(text)
-            .map_err(|error| JournalError::Decode { step: step.to_owned(), message: error.to_string() })?;
-        Self::decode(step, &json)
-    }
+/// Reads the outcome recorded for `step` from JSON text, as [`decode`].
+pub fn decode_str<T: DeserializeOwned>(step: &str, text: &str) -> Result<T, JournalError> {
+    let json: serde_json::Value = serde_json::from_str(text)
+        .map_err(|error| JournalError::Decode { step: step.to_owned(), message: error.to_string() })?;
+    decode(step, &json)
 }
 
 /// A journal entry a run cannot use.
@@ -79,9 +73,9 @@ pub enum JournalError {
 
 /// A [`ModelError`] in recorded form: everything it says, so that the run
 /// reads back the same error (its kind decides what the run does next).
+/// `ModelError`'s serde form (below) is this.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ModelFailure {
+struct ModelFailure {
     /// [`ModelErrorKind::as_str`].
     pub kind: String,
     /// The provider.
@@ -149,7 +143,7 @@ impl From<&ModelError> for ModelFailure {
 impl ModelFailure {
     /// The error again. An unknown kind (from a newer toolloop) reads as
     /// [`ModelErrorKind::Other`].
-    pub fn to_error(&self) -> ModelError {
+    fn to_error(&self) -> ModelError {
         let kind = KINDS.into_iter().find(|kind| kind.as_str() == self.kind).unwrap_or(ModelErrorKind::Other);
         let mut error = ModelError::new(kind, self.provider.clone(), self.message.clone())
             .with_retry_after(self.retry_after_ms.map(Duration::from_millis))
@@ -169,6 +163,25 @@ impl ModelFailure {
     }
 }
 
+/// A model error is recorded with everything it says (kind, provider,
+/// message, status, `retry-after`, attempts, the provider's error type and
+/// request id, a context overflow's sizes, the usage reported before it
+/// failed), so that a run reads back the same error. Its source error, if
+/// any, is not recorded.
+impl Serialize for ModelError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ModelFailure::from(self).serialize(serializer)
+    }
+}
+
+/// Reads back a recorded model error. An unknown kind (from a newer
+/// toolloop) reads as [`ModelErrorKind::Other`].
+impl<'de> Deserialize<'de> for ModelError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ModelFailure::deserialize(deserializer).map(|failure| failure.to_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,10 +197,8 @@ mod tests {
             .with_context_overflow(overflow)
             .with_attempts(2)
             .with_usage(Usage { input_tokens: 12, output_tokens: 3, ..Usage::default() });
-        let record = Record::new(ModelFailure::from(&error));
-        let json = serde_json::to_value(&record).unwrap();
-        let back: ModelFailure = Record::decode("model call 1", &json).unwrap();
-        let again = back.to_error();
+        let json = encode(&error).unwrap();
+        let again: ModelError = decode("model call 1", &json).unwrap();
         assert_eq!(again.kind(), error.kind());
         assert_eq!(again.status(), Some(400));
         assert_eq!(again.retry_after(), error.retry_after());
@@ -197,19 +208,36 @@ mod tests {
         assert_eq!(again.usage(), error.usage());
         assert_eq!(again.to_string(), error.to_string());
         for kind in KINDS {
-            assert_eq!(ModelFailure::from(&ModelError::new(kind, "p", "m")).to_error().kind(), kind);
+            let json = serde_json::to_value(ModelError::new(kind, "p", "m")).unwrap();
+            assert_eq!(serde_json::from_value::<ModelError>(json).unwrap().kind(), kind);
         }
+    }
+
+    #[test]
+    fn a_model_error_is_recorded_in_the_form_journals_already_hold() {
+        // The serde form is the one `ModelFailure` had: journals written
+        // before keep reading back (JOURNAL_FORMAT did not change).
+        let error = ModelError::new(ModelErrorKind::RateLimited, "anthropic", "slow down").with_status(429);
+        let json = encode(&Err::<String, _>(&error)).unwrap();
+        let expected = serde_json::json!({"format": 1, "value": {"Err": {
+            "kind": "rate_limited", "provider": "anthropic", "message": "slow down", "status": 429, "attempts": 1
+        }}});
+        assert_eq!(json, expected);
+        let back: Result<String, ModelError> = decode("summary 1", &json).unwrap();
+        assert_eq!(back.unwrap_err().to_string(), error.to_string());
     }
 
     #[test]
     fn another_format_or_a_broken_entry_is_refused_with_the_step() {
         let old = serde_json::json!({"format": 0, "value": "x"});
-        let error = Record::<String>::decode("summary 1", &old).unwrap_err();
+        let error = decode::<String>("summary 1", &old).unwrap_err();
         assert_eq!(error, JournalError::Format { step: "summary 1".to_owned(), found: Some(0) });
         assert!(error.to_string().contains("reads format 1"), "{error}");
         let broken = serde_json::json!({"format": 1, "value": {"content": 3}});
-        let error = Record::<ModelResponse>::decode("model call 2", &broken).unwrap_err();
+        let error = decode::<ModelResponse>("model call 2", &broken).unwrap_err();
         assert!(matches!(&error, JournalError::Decode { step, .. } if step == "model call 2"), "{error}");
         assert!(error.to_string().contains("content"), "{error}");
+        let text = decode_str::<String>("summary 2", "{not json").unwrap_err();
+        assert!(matches!(&text, JournalError::Decode { step, .. } if step == "summary 2"), "{text}");
     }
 }

@@ -8,7 +8,7 @@
 //! Ignored fields are removed from both, then the two are compared value
 //! by value. Each difference is named by its JSON pointer into that
 //! document (`/body/messages/2/content/0/text`), the same pointer
-//! [`CassetteBuilder::ignore_pointer`](super::CassetteBuilder::ignore_pointer)
+//! [`Cassette::ignore_pointer`](super::Cassette::ignore_pointer)
 //! takes.
 
 use std::fmt;

@@ -8,11 +8,11 @@
 //! replays the same way; retries, error mapping and stream decoding run on
 //! the replayed bytes exactly as on the network's.
 //!
-//! - **Record** (`TOOLLOOP_RECORD=1`, or [`CassetteMode::Record`]): calls
+//! - **Record** (`TOOLLOOP_RECORD=1`, or [`Cassette::record`]): calls
 //!   go to the API and each exchange is written to the file: the request
 //!   body as JSON, the response status, a safe subset of headers, and the
 //!   response body as JSON or a stream as its list of events.
-//! - **Replay** (the default): each request must equal the next recorded
+//! - **Replay** (the default, or [`Cassette::replay`]): each request must equal the next recorded
 //!   one, and gets its recorded response; nothing is sent, no key is
 //!   needed. A request that differs fails the call, and the test, with the
 //!   differences by JSON pointer. Interactions left unplayed fail the test
@@ -39,8 +39,7 @@ pub const RECORD_VARIABLE: &str = "TOOLLOOP_RECORD";
 
 /// Whether a cassette records or replays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CassetteMode {
+enum Mode {
     /// Calls go to the API; the file is written anew with what they
     /// exchanged.
     Record,
@@ -48,10 +47,10 @@ pub enum CassetteMode {
     Replay,
 }
 
-impl CassetteMode {
+impl Mode {
     /// [`Record`](Self::Record) when `TOOLLOOP_RECORD` is set to `1`,
     /// `true`, `yes` or `on`; [`Replay`](Self::Replay) otherwise.
-    pub fn from_env() -> Self {
+    fn from_env() -> Self {
         let value = std::env::var(RECORD_VARIABLE).unwrap_or_default();
         if matches!(value.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on") {
             Self::Record
@@ -182,6 +181,19 @@ fn mismatch(path: &Path, request: usize, differences: &[RequestDifference]) -> S
 /// cassette.finish()?;
 /// # Ok(()) }
 /// ```
+///
+/// Its options are methods:
+///
+/// ```no_run
+/// use toolloop::testing::Cassette;
+///
+/// # fn main() -> Result<(), toolloop::testing::CassetteError> {
+/// let cassette = Cassette::replay("tests/cassettes/weather.json")?
+///     .ignore_field("user_id")
+///     .ignore_pointer("/headers/anthropic-beta")
+///     .allow_unplayed();
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Cassette {
     tape: Arc<Tape>,
@@ -189,31 +201,60 @@ pub struct Cassette {
     finished: bool,
 }
 
-/// Configures a [`Cassette`]; made by [`Cassette::builder`].
-#[derive(Clone, Debug)]
-pub struct CassetteBuilder {
-    path: PathBuf,
-    mode: Option<CassetteMode>,
-    ignored: matching::Ignored,
-    allow_unplayed: bool,
-}
-
 impl Cassette {
     /// The cassette at `path`, recording when `TOOLLOOP_RECORD=1` and
     /// replaying otherwise. Replay fails when there is no file, with how
     /// to record it.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
-        Self::builder(path).open()
+        Self::with_mode(path.into(), Mode::from_env())
     }
 
-    /// A builder for the cassette at `path`, for options.
-    pub fn builder(path: impl Into<PathBuf>) -> CassetteBuilder {
-        CassetteBuilder { path: path.into(), mode: None, ignored: matching::Ignored::default(), allow_unplayed: false }
+    /// The cassette at `path`, recording whatever `TOOLLOOP_RECORD` says:
+    /// calls go to the API, and the file is written anew with what they
+    /// exchanged.
+    pub fn record(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
+        Self::with_mode(path.into(), Mode::Record)
     }
 
-    /// Whether it records or replays.
-    pub fn mode(&self) -> CassetteMode {
-        self.tape.mode
+    /// The cassette at `path`, replaying whatever `TOOLLOOP_RECORD` says:
+    /// reads the file (an error when it is missing, saying how to record
+    /// it); calls are answered from it and nothing is sent.
+    pub fn replay(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
+        Self::with_mode(path.into(), Mode::Replay)
+    }
+
+    fn with_mode(path: PathBuf, mode: Mode) -> Result<Self, CassetteError> {
+        let tape = Tape::new(path, mode)?;
+        Ok(Self { tape: Arc::new(tape), allow_unplayed: false, finished: false })
+    }
+
+    /// Leaves the object key `name` out of matching, wherever it appears
+    /// (a request field whose value changes from run to run: a timestamp
+    /// or a random id in a prompt). The recorded response is still served.
+    pub fn ignore_field(self, name: impl Into<String>) -> Self {
+        self.tape.ignore(|ignored| ignored.fields.push(name.into()));
+        self
+    }
+
+    /// Leaves the value at `pointer` out of matching: a JSON pointer into
+    /// `{"method", "path", "headers", "body"}`, as a mismatch names it
+    /// (`/body/metadata/user_id`, `/headers/anthropic-beta`); a `*` segment
+    /// stands for any key or index (`/body/messages/*/content`).
+    pub fn ignore_pointer(self, pointer: impl Into<String>) -> Self {
+        self.tape.ignore(|ignored| ignored.pointers.push(pointer.into()));
+        self
+    }
+
+    /// Lets the run end with recorded interactions left unplayed (an agent
+    /// that may stop early); by default that fails the test.
+    pub fn allow_unplayed(mut self) -> Self {
+        self.allow_unplayed = true;
+        self
+    }
+
+    /// Whether it records (`false`: it replays).
+    pub fn is_recording(&self) -> bool {
+        !self.tape.is_replaying()
     }
 
     /// Its file.
@@ -235,7 +276,7 @@ impl Cassette {
     }
 
     fn check(&self) -> Result<(), CassetteError> {
-        if self.tape.mode == CassetteMode::Record {
+        if !self.tape.is_replaying() {
             self.tape.save();
         }
         self.tape.verdict(self.allow_unplayed)
@@ -260,53 +301,12 @@ impl Drop for Cassette {
     }
 }
 
-impl CassetteBuilder {
-    /// Records or replays as `mode` says, whatever `TOOLLOOP_RECORD` says
-    /// (by default it decides: [`CassetteMode::from_env`]).
-    pub fn mode(mut self, mode: CassetteMode) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-
-    /// Leaves the object key `name` out of matching, wherever it appears
-    /// (a request field whose value changes from run to run: a timestamp
-    /// or a random id in a prompt). The recorded response is still served.
-    pub fn ignore_field(mut self, name: impl Into<String>) -> Self {
-        self.ignored.fields.push(name.into());
-        self
-    }
-
-    /// Leaves the value at `pointer` out of matching: a JSON pointer into
-    /// `{"method", "path", "headers", "body"}`, as a mismatch names it
-    /// (`/body/metadata/user_id`, `/headers/anthropic-beta`); a `*` segment
-    /// stands for any key or index (`/body/messages/*/content`).
-    pub fn ignore_pointer(mut self, pointer: impl Into<String>) -> Self {
-        self.ignored.pointers.push(pointer.into());
-        self
-    }
-
-    /// Lets the run end with recorded interactions left unplayed (an agent
-    /// that may stop early); by default that fails the test.
-    pub fn allow_unplayed(mut self) -> Self {
-        self.allow_unplayed = true;
-        self
-    }
-
-    /// Opens the cassette: in replay mode, reads the file (an error when it
-    /// is missing, says how to record it); in record mode, starts a new
-    /// recording that replaces the file.
-    pub fn open(self) -> Result<Cassette, CassetteError> {
-        let mode = self.mode.unwrap_or_else(CassetteMode::from_env);
-        let tape = Tape::new(self.path, mode, self.ignored)?;
-        Ok(Cassette { tape: Arc::new(tape), allow_unplayed: self.allow_unplayed, finished: false })
-    }
-}
 // The builder's setter lives with the cassette, so the providers need not
 // know the testing module (they see a `Recorder`).
 impl<W: WireFormat> HttpModelBuilder<W> {
     /// Records every HTTP exchange of the model into `cassette`, or replays
-    /// them from it without sending anything, as the cassette's
-    /// [mode](crate::testing::CassetteMode) says: for testing agents
+    /// them from it without sending anything, as the cassette says
+    /// ([`Cassette::open`], [`Cassette::record`], [`Cassette::replay`]): for testing agents
     /// against a real API once and offline ever after. A replaying model
     /// needs no API key. Any number of models may share one cassette; their
     /// exchanges are played in the order they were recorded.

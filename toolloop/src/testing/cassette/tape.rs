@@ -15,7 +15,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use super::capture::{self, Secrets};
 use super::file::{File, Interaction, Request, Response, ResponseBody};
 use super::matching::{self, Ignored};
-use super::{CassetteError, CassetteMode};
+use super::{CassetteError, Mode};
 use crate::model::{BoxFuture, ModelError, ModelErrorKind};
 use crate::providers::{BodyStream, Framing, Incoming, Network, Outgoing, Recorder, Secret, Transport};
 
@@ -23,8 +23,9 @@ use crate::providers::{BodyStream, Framing, Incoming, Network, Outgoing, Recorde
 /// recorded so far. Models hold it through their transport.
 pub(crate) struct Tape {
     pub(super) path: PathBuf,
-    pub(super) mode: CassetteMode,
-    pub(super) ignored: Ignored,
+    mode: Mode,
+    /// What matching leaves out; set before the tape is shared.
+    ignored: Mutex<Ignored>,
     state: Mutex<State>,
 }
 
@@ -68,17 +69,22 @@ impl Recorder for Tape {
 impl Tape {
     /// A tape for `path`: in replay, the file's interactions; in record,
     /// none yet.
-    pub(super) fn new(path: PathBuf, mode: CassetteMode, ignored: Ignored) -> Result<Self, CassetteError> {
+    pub(super) fn new(path: PathBuf, mode: Mode) -> Result<Self, CassetteError> {
         let recorded = match mode {
-            CassetteMode::Replay => File::load(&path)?.interactions,
-            CassetteMode::Record => Vec::new(),
+            Mode::Replay => File::load(&path)?.interactions,
+            Mode::Record => Vec::new(),
         };
         let state = Mutex::new(State { recorded, ..State::default() });
-        Ok(Self { path, mode, ignored, state })
+        Ok(Self { path, mode, ignored: Mutex::default(), state })
     }
 
     pub(crate) fn is_replaying(&self) -> bool {
-        self.mode == CassetteMode::Replay
+        self.mode == Mode::Replay
+    }
+
+    /// Changes what matching leaves out.
+    pub(super) fn ignore(&self, change: impl FnOnce(&mut Ignored)) {
+        change(&mut self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -96,8 +102,8 @@ impl Tape {
     pub(super) fn counts(&self) -> (usize, usize) {
         let state = self.state();
         match self.mode {
-            CassetteMode::Replay => (state.next, state.recorded.len()),
-            CassetteMode::Record => {
+            Mode::Replay => (state.next, state.recorded.len()),
+            Mode::Record => {
                 let done = state.slots.iter().filter(|slot| matches!(slot, Slot::Done(_))).count();
                 (done, done)
             }
@@ -116,7 +122,7 @@ impl Tape {
             return Err(state.failures.remove(0));
         }
         let (played, recorded) = (state.next, state.recorded.len());
-        if self.mode == CassetteMode::Replay && played < recorded && !allow_unplayed {
+        if self.mode == Mode::Replay && played < recorded && !allow_unplayed {
             return Err(CassetteError::Unplayed { path: self.path.clone(), played, recorded });
         }
         Ok(())
@@ -158,7 +164,8 @@ impl Tape {
         let failure = match state.recorded.get(index) {
             None => CassetteError::Exhausted { path: self.path.clone(), recorded: state.recorded.len() },
             Some(recorded) => {
-                let differences = matching::differences(&recorded.request, sent, &self.ignored);
+                let ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let differences = matching::differences(&recorded.request, sent, &ignored);
                 if differences.is_empty() {
                     let response = recorded.response.clone();
                     state.next += 1;
