@@ -5,7 +5,7 @@
 //! tool call starting (after governance allowed it) and its result with
 //! governance's verdict, validation failing, the run's end. Hooks see them
 //! as they happen ([`on_event`](crate::AgentBuilder::on_event), or the
-//! typed [`on_tool_result`](crate::AgentBuilder::on_tool_result), ...); a
+//! typed [`on_tool_execution_finished`](crate::AgentBuilder::on_tool_execution_finished), ...); a
 //! streamed run yields the same events. A hook that fails or panics never
 //! breaks the run; its error lands in the metadata.
 //!

@@ -52,6 +52,7 @@ pub use iteration::LoopOutput;
 pub use journal::Journal;
 pub use metadata::{AnsweredBy, RunMetadata, SubRun, ViewRewrite};
 pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_RESULT_CHARS};
+pub(crate) use hooks::{event_hooks, hook_setters};
 pub(crate) use options::{LoopOptions, loop_settings, setters};
 pub use termination::{AttemptFailure, Phase, Termination};
 pub use tool_loop::ToolLoop;
