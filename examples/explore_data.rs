@@ -169,7 +169,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             *on_response.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
             println!("model asked for {} tool call(s)", response.tool_calls().count());
         })
-        .on_tool_execution_started(move |call| println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input))
+        .on_tool_execution_started(move |call| {
+            println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input)
+        })
         .on_tool_execution_finished(move |call, result| {
             println!("  +{:>3}ms done  {} -> {}", since(&on_result), call.name, result.content);
         })

@@ -82,7 +82,9 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
         .model(model)
         .tool::<Search>()
         .output::<Report>()
-        .on_tool_execution_started(|call| if call.name == "search" { Err(format!("cannot log {}", call.name)) } else { Ok(()) })
+        .on_tool_execution_started(|call| {
+            if call.name == "search" { Err(format!("cannot log {}", call.name)) } else { Ok(()) }
+        })
         .on_tool_execution_finished(|_, _| -> Result<(), String> { panic!("hook exploded") })
         .on_run_finished(|_| Err::<(), _>("stop hook failed"))
         .build()
@@ -105,7 +107,8 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
 
 #[tokio::test]
 async fn hook_errors_are_reported_on_failed_runs_too() {
-    let agent = Agent::builder().model(ScriptedModel::new()).on_attempt_started(|_| Err::<(), _>("no")).build().unwrap();
+    let agent =
+        Agent::builder().model(ScriptedModel::new()).on_attempt_started(|_| Err::<(), _>("no")).build().unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert!(matches!(error.termination(), Termination::ModelError) && error.model_error().is_some());
     assert_eq!(error.metadata().hook_errors.len(), 1);
