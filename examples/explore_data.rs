@@ -170,7 +170,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("model asked for {} tool call(s)", response.tool_calls().count());
         })
         .on_tool_execution_started(move |call| {
-            println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input)
+            println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input);
         })
         .on_tool_execution_finished(move |call, result| {
             println!("  +{:>3}ms done  {} -> {}", since(&on_result), call.name, result.content);

@@ -396,13 +396,8 @@ async fn a_loop_takes_the_typed_hooks_and_each_fires_exactly_on_its_event() {
         ]
     );
     // Each typed hook saw its event, once per event, in the order `on_event` saw them.
-    let filtered: Vec<_> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|name| typed.iter().any(|line| line.starts_with(*name)))
-        .map(|name| *name)
-        .collect();
+    let filtered: Vec<_> =
+        events.lock().unwrap().iter().copied().filter(|name| typed.iter().any(|line| line.starts_with(name))).collect();
     let named: Vec<_> =
         typed.iter().filter(|line| !line.starts_with("audit")).map(|line| line.split(' ').next().unwrap()).collect();
     assert_eq!(filtered, named);
