@@ -108,7 +108,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool::<ReadComponent>()
         .tool::<SubmitReply>()
         .max_iterations(3)
-        .on_tool_call(|call| println!("  {}({})", call.name, call.input))
+        .on_tool_execution_started(|call| println!("  {}({})", call.name, call.input))
         .terminal_check(submitted_reply)
         .build()?;
 

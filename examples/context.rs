@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 use toolloop::model::{ContextOverflow, ModelErrorKind};
 use toolloop::prelude::*;
-use toolloop::run::{ContextPolicy, Hooks, estimate_tokens};
+use toolloop::run::{ContextPolicy, estimate_tokens};
 use toolloop::testing::FunctionModel;
 
 const PAGES: u32 = 10;
@@ -89,24 +89,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = toolloop::providers::from_env_or(offline())?;
     println!("model: {} ({})", model.name(), model.provider());
 
-    let mut hooks = Hooks::new();
-    hooks.on_compaction(|compaction| {
-        println!(
-            "  compacted ({:?}): {} old tool results elided, {} messages dropped, ~{} -> ~{} tokens",
-            compaction.reason,
-            compaction.tool_results_elided,
-            compaction.messages_dropped,
-            compaction.estimated_tokens_before,
-            compaction.estimated_tokens_after
-        );
-    });
     let agent = Agent::builder()
         .model(model)
         .system(format!("You summarise reports page by page. {}", "Quote figures exactly. ".repeat(300)))
         .tool::<ReadPage>()
         .max_iterations(PAGES + 5)
         .context_policy(ContextPolicy::new().keep_iterations(2))
-        .hooks(hooks)
+        .on_compacted(|compaction| {
+            println!(
+                "  compacted ({:?}): {} old tool results elided, {} messages dropped, ~{} -> ~{} tokens",
+                compaction.reason,
+                compaction.tool_results_elided,
+                compaction.messages_dropped,
+                compaction.estimated_tokens_before,
+                compaction.estimated_tokens_after
+            );
+        })
         .build()?;
 
     let mut conversation = Conversation::new();

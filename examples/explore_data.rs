@@ -165,12 +165,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool_with_state::<DescribeFile>(data)
         .output::<Findings>()
         .parallel_tool_calls(PARALLEL)
-        .on_model_response(move |response| {
+        .on_iteration_finished(move |response| {
             *on_response.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
             println!("model asked for {} tool call(s)", response.tool_calls().count());
         })
-        .on_tool_call(move |call| println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input))
-        .on_tool_result(move |call, result| {
+        .on_tool_execution_started(move |call| {
+            println!("  +{:>3}ms start {}({})", since(&on_call), call.name, call.input);
+        })
+        .on_tool_execution_finished(move |call, result| {
             println!("  +{:>3}ms done  {} -> {}", since(&on_result), call.name, result.content);
         })
         .build()?;

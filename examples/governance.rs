@@ -129,7 +129,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool::<DropTable>()
         .tool::<EmailCustomers>()
         .governance(governance)
-        .on_tool_result(|call, result| {
+        .on_tool_execution_finished(|call, result| {
             let kind = result.failure.map_or("ok", FailureKind::as_str);
             println!("  {} -> [{kind}] {}", call.name, result.content);
         })

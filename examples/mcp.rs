@@ -110,7 +110,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .model(model)
         .system("You help travellers. Use the tools; answer in one sentence.")
         .tool::<Weather>()
-        .on_tool_result(|call, result| {
+        .on_tool_execution_finished(|call, result| {
             let kind = result.failure.map_or("ok", FailureKind::as_str);
             println!("  {}({}) -> [{kind}] {}", call.name, call.input, result.content);
         });

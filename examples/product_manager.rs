@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::run::{Hooks, LimitDecision, LimitReached, LoopOutput, ToolLoop};
+use toolloop::run::{LimitDecision, LimitReached, LoopOutput, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolExecution;
 
@@ -146,9 +146,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut tools = ToolSet::new();
     tools.add_with_state::<SearchBacklog>(backlog)?.add_with_state::<SpecSubmit>(Specs::default())?;
 
-    let mut hooks = Hooks::new();
-    hooks.on_tool_result(|call, result| println!("  {}({}) -> {}", call.name, call.input, result.content));
-
     // Extra iterations the hook may hand out, over all runs.
     let mut budget = 3;
     let ask_for_budget = move |reached: &LimitReached| {
@@ -171,7 +168,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              the backlog for related tickets, then submit a spec with `spec_submit`.",
         )
         .max_iterations(2)
-        .hooks(hooks)
+        .on_tool_execution_finished(|call, result| println!("  {}({}) -> {}", call.name, call.input, result.content))
         .terminal_check(submitted_spec)
         .on_iteration_limit(ask_for_budget);
 

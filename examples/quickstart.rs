@@ -86,11 +86,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if ["Paris", "Berlin"].contains(&report.largest.as_str()) { Ok(()) } else { Err("unknown city") }
             },
         )
-        .on_model_response(|response| {
+        .on_iteration_finished(|response| {
             let calls: Vec<_> = response.tool_calls().map(|call| format!("{}({})", call.name, call.input)).collect();
             println!("model: {}", if calls.is_empty() { response.text() } else { calls.join(", ") });
         })
-        .on_tool_result(|call, result| {
+        .on_tool_execution_finished(|call, result| {
             let mark = if result.is_error() { "error" } else { "ok" };
             println!("  {} -> [{mark}] {}", call.name, result.content);
         })

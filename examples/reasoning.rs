@@ -106,7 +106,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .system("Compare cities with the population tool, then answer by calling `final_output`.")
         .tool::<Population>()
         .output::<Comparison>()
-        .on_model_response(|response: &ModelResponse| {
+        .on_iteration_finished(|response: &ModelResponse| {
             let reasoning = response.reasoning_text();
             if !reasoning.is_empty() {
                 println!("reasoning: {reasoning}");

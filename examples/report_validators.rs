@@ -103,8 +103,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .validator(title_names_the_quarter)
         .async_validator(regions_exist)
         .max_attempts(3)
-        .on_attempt_start(|attempt| println!("attempt {attempt}"))
-        .on_validation_failure(|attempt, errors: &[String]| {
+        .on_attempt_started(|attempt| println!("attempt {attempt}"))
+        .on_validation_failed(|attempt, errors: &[String]| {
             println!("  attempt {attempt} failed validation with {} error(s):", errors.len());
             for error in errors {
                 println!("    - {error}");

@@ -32,12 +32,12 @@ async fn hooks_add_to_the_hooks_already_set() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let (first, second, third) = (log.clone(), log.clone(), log.clone());
     let mut shared = Hooks::new();
-    shared.on_stop(move |termination| second.lock().unwrap().push(format!("shared stop {termination:?}")));
+    shared.on_run_finished(move |termination| second.lock().unwrap().push(format!("shared stop {termination:?}")));
     let agent = Agent::builder()
         .model(ScriptedModel::new().respond(ModelResponse::from_text("hi")))
-        .on_attempt_start(move |attempt| first.lock().unwrap().push(format!("attempt {attempt}")))
+        .on_attempt_started(move |attempt| first.lock().unwrap().push(format!("attempt {attempt}")))
         .hooks(shared)
-        .on_stop(move |_| third.lock().unwrap().push("own stop".to_owned()))
+        .on_run_finished(move |_| third.lock().unwrap().push("own stop".to_owned()))
         .build()
         .unwrap();
     agent.run(&mut ask("go")).await.unwrap();

@@ -250,7 +250,7 @@ async fn a_tool_interrupted_while_running_still_gets_its_result_event_and_audit_
     let agent = Agent::builder()
         .model(model)
         .tool_with_state::<Wait>(gauge.clone())
-        .on_tool_result(move |_call, result| {
+        .on_tool_execution_finished(move |_call, result| {
             assert_eq!(result.failure, Some(FailureKind::NotExecuted));
             seen_results.fetch_add(1, Ordering::SeqCst);
         })

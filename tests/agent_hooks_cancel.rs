@@ -20,7 +20,7 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         move |entry: String| log.lock().unwrap().push(entry)
     };
     let (on_attempt, on_response) = (push(), push());
-    let (on_call, on_result, on_invalid, on_stop) = (push(), push(), push(), push());
+    let (on_call, on_result, on_invalid, on_run_finished) = (push(), push(), push(), push());
     let model = ScriptedModel::new()
         .respond(calls([call("s", "search", json!({"query": "q"}))]))
         .respond(output("o1", "", 5))
@@ -33,14 +33,14 @@ async fn hooks_fire_in_order_for_helpers_the_reflection_handler_and_submit() {
         .output::<Report>()
         .reflection(|r: &Report| format!("preview {}", r.title))
         .validator(|r: &Report| if r.title.is_empty() { Err("empty title") } else { Ok(()) })
-        .on_attempt_start(move |attempt| on_attempt(format!("attempt {attempt}")))
-        .on_model_response(move |response| {
+        .on_attempt_started(move |attempt| on_attempt(format!("attempt {attempt}")))
+        .on_iteration_finished(move |response| {
             on_response(format!("response ({} calls)", response.tool_calls().count()));
         })
-        .on_tool_call(move |call| on_call(format!("call {}", call.name)))
-        .on_tool_result(move |call, result| on_result(format!("result {}: {}", call.name, result.content)))
-        .on_validation_failure(move |attempt, errors| on_invalid(format!("invalid {attempt}: {}", errors.join(","))))
-        .on_stop(move |reason| on_stop(format!("stop {reason:?}")))
+        .on_tool_execution_started(move |call| on_call(format!("call {}", call.name)))
+        .on_tool_execution_finished(move |call, result| on_result(format!("result {}: {}", call.name, result.content)))
+        .on_validation_failed(move |attempt, errors| on_invalid(format!("invalid {attempt}: {}", errors.join(","))))
+        .on_run_finished(move |reason| on_run_finished(format!("stop {reason:?}")))
         .build()
         .unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();
@@ -82,9 +82,11 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
         .model(model)
         .tool::<Search>()
         .output::<Report>()
-        .on_tool_call(|call| if call.name == "search" { Err(format!("cannot log {}", call.name)) } else { Ok(()) })
-        .on_tool_result(|_, _| -> Result<(), String> { panic!("hook exploded") })
-        .on_stop(|_| Err::<(), _>("stop hook failed"))
+        .on_tool_execution_started(|call| {
+            if call.name == "search" { Err(format!("cannot log {}", call.name)) } else { Ok(()) }
+        })
+        .on_tool_execution_finished(|_, _| -> Result<(), String> { panic!("hook exploded") })
+        .on_run_finished(|_| Err::<(), _>("stop hook failed"))
         .build()
         .unwrap();
     let mut conversation = ask("go");
@@ -105,7 +107,8 @@ async fn failing_and_panicking_hooks_are_collected_and_never_break_the_run() {
 
 #[tokio::test]
 async fn hook_errors_are_reported_on_failed_runs_too() {
-    let agent = Agent::builder().model(ScriptedModel::new()).on_attempt_start(|_| Err::<(), _>("no")).build().unwrap();
+    let agent =
+        Agent::builder().model(ScriptedModel::new()).on_attempt_started(|_| Err::<(), _>("no")).build().unwrap();
     let error = agent.run(&mut ask("go")).await.unwrap_err();
     assert!(matches!(error.termination(), Termination::ModelError) && error.model_error().is_some());
     assert_eq!(error.metadata().hook_errors.len(), 1);

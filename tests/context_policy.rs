@@ -105,7 +105,7 @@ async fn with_a_policy_old_results_are_elided_then_iterations_dropped_and_the_ru
     let recorded = Arc::new(Mutex::new(Vec::new()));
     let mut hooks = Hooks::new();
     let from_hook = Arc::clone(&recorded);
-    hooks.on_compaction(move |compaction| from_hook.lock().unwrap().push(compaction.clone()));
+    hooks.on_compacted(move |compaction| from_hook.lock().unwrap().push(compaction.clone()));
     let agent = Agent::builder()
         .model(model(4000, pages, Arc::clone(&seen)))
         .system("Read the pages.")

@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::{Approval, Decision, Governance, Hooks, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
+use toolloop::run::{Approval, Decision, Governance, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Conversation, FailureKind, ModelError, ModelResponse, RunError, StopReason, ToolSet};
 
@@ -283,8 +283,6 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
     let db = Db::default();
     let audit = Arc::new(Mutex::new(Vec::new()));
     let log = audit.clone();
-    let mut hooks = Hooks::new();
-    hooks.on_audit(move |record| log.lock().unwrap().push((record.tool.clone(), record.verdict.clone())));
     let governance = Governance::new()
         .policy(|call| match call.name.as_str() {
             "lookup" => Decision::Deny("lookups are disabled".into()),
@@ -302,7 +300,9 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             call("4", "search", json!({"query": "q"})),
         ]))
         .respond(ModelResponse::from_text("done"));
-    let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default())).governance(governance).hooks(hooks);
+    let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default()))
+        .governance(governance)
+        .on_audit(move |record| log.lock().unwrap().push((record.tool.clone(), record.verdict.clone())));
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
     assert_eq!(failures(&conversation), [Some(FailureKind::Denied), Some(FailureKind::ApprovalDenied), None, None]);
@@ -350,4 +350,55 @@ async fn a_loop_run_can_be_spawned() {
     let mut tool_loop = looped(&model).terminal_check(|_| None::<String>);
     let handle = tokio::spawn(async move { tool_loop.run(&mut ask("go")).await.map(|done| done.output) });
     assert_eq!(handle.await.unwrap().unwrap(), LoopOutput::Answer("done".into()));
+}
+
+#[tokio::test]
+async fn a_loop_takes_the_typed_hooks_and_each_fires_exactly_on_its_event() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("1", "search", json!({"query": "a"})), call("2", "lookup", json!({"key": "k"}))]))
+        .respond(ModelResponse::from_text("done"));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let typed = Arc::new(Mutex::new(Vec::new()));
+    let log = |name: &'static str| {
+        let typed = Arc::clone(&typed);
+        move |detail: String| typed.lock().unwrap().push(format!("{name} {detail}"))
+    };
+    let (started, finished, audited, answered, ended) = (
+        log("tool_execution_started"),
+        log("tool_execution_finished"),
+        log("audit"),
+        log("iteration_finished"),
+        log("run_finished"),
+    );
+    let seen = Arc::clone(&events);
+    let mut tool_loop = looped(&model)
+        .on_event(move |event: &toolloop::run::Event| seen.lock().unwrap().push(event.name()))
+        .on_tool_execution_started(move |call| started(call.name.clone()))
+        .on_tool_execution_finished(move |call, result| finished(format!("{}: {}", call.name, result.content)))
+        .on_audit(move |record| audited(format!("{} {:?}", record.tool, record.verdict)))
+        .on_iteration_finished(move |response| answered(response.text()))
+        .on_run_finished(move |termination| ended(format!("{termination:?}")));
+    let done = tool_loop.run(&mut ask("go")).await.unwrap();
+    assert_eq!(done.output, LoopOutput::Answer("done".into()));
+    let typed = typed.lock().unwrap().clone();
+    assert_eq!(
+        typed,
+        [
+            "iteration_finished ",
+            "tool_execution_started search",
+            "tool_execution_finished search: results for a",
+            "audit search Allowed",
+            "tool_execution_started lookup",
+            "tool_execution_finished lookup: row k",
+            "audit lookup Allowed",
+            "iteration_finished done",
+            "run_finished Answer",
+        ]
+    );
+    // Each typed hook saw its event, once per event, in the order `on_event` saw them.
+    let filtered: Vec<_> =
+        events.lock().unwrap().iter().copied().filter(|name| typed.iter().any(|line| line.starts_with(name))).collect();
+    let named: Vec<_> =
+        typed.iter().filter(|line| !line.starts_with("audit")).map(|line| line.split(' ').next().unwrap()).collect();
+    assert_eq!(filtered, named);
 }

@@ -566,7 +566,7 @@ async fn sub_runs_running_at_once_are_listed_in_call_order() {
     let researcher = Agent::builder()
         .name("researcher")
         .model(researcher_model)
-        .on_model_response(move |response: &ModelResponse| log.lock().unwrap().push(response.text()))
+        .on_iteration_finished(move |response: &ModelResponse| log.lock().unwrap().push(response.text()))
         .build()
         .unwrap();
     let orchestrator = Agent::builder()

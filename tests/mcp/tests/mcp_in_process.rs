@@ -347,7 +347,7 @@ async fn an_agent_runs_mcp_tools_through_governance_and_hooks_beside_derived_too
             "lab_boom" => Decision::Deny("no explosions".to_owned()),
             _ => Decision::Allow,
         }))
-        .on_tool_result({
+        .on_tool_execution_finished({
             let seen = Arc::clone(&seen);
             move |call, result| seen.lock().unwrap().push((call.name.clone(), result.failure, result.content.clone()))
         });

@@ -21,7 +21,9 @@ use crate::build_error::BuildError;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
-use crate::run::{Governance, Hooks, LimitDecision, LimitReached, LoopOptions, loop_settings, setters};
+use crate::run::{
+    Governance, Hooks, LimitDecision, LimitReached, LoopOptions, event_hooks, hook_setters, loop_settings, setters,
+};
 use crate::tool::ToolExecution;
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
@@ -222,6 +224,18 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     // The loop's limits and settings: `max_iterations`, `max_duration`,
     // `token_budget`... (the one list is in `run/options.rs`).
     loop_settings!(setters);
+
+    /// Adds every hook of `hooks`, after the ones already set (a set of
+    /// hooks shared between agents, say).
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks.extend(hooks);
+        self
+    }
+
+    // `on_event` and the typed hooks, each named for the event it filters:
+    // `on_tool_execution_finished`, `on_run_finished`... (the one list is in
+    // `run/hooks.rs`). A hook observes a run and can never break it.
+    event_hooks!(hook_setters);
 
     /// Sets the governance consulted before each tool call.
     pub fn governance(mut self, governance: Governance) -> Self {

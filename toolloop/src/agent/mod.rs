@@ -35,7 +35,6 @@ mod answer_json;
 mod as_tool;
 mod attempts;
 pub(crate) mod builder;
-mod builder_hooks;
 mod built;
 mod constraints;
 mod handlers;

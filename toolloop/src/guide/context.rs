@@ -52,7 +52,7 @@
 //! summarised by a function or another model), tool calls always keep their
 //! results, and the call is made again;
 //! [`RunMetadata::compactions`](crate::run::RunMetadata::compactions) and the
-//! `on_compaction` hook record each step.
+//! `on_compacted` hook record each step.
 //! [`Conversation::compact(n)`](crate::Conversation::compact) rewrites the
 //! history itself, returning what it removed.
 //!

@@ -4,10 +4,21 @@
 //! an attempt or iteration starting, the model's answer, a compaction, a
 //! tool call starting (after governance allowed it) and its result with
 //! governance's verdict, validation failing, the run's end. Hooks see them
-//! as they happen ([`on_event`](crate::AgentBuilder::on_event), or the
-//! typed [`on_tool_result`](crate::AgentBuilder::on_tool_result), ...); a
-//! streamed run yields the same events. A hook that fails or panics never
-//! breaks the run; its error lands in the metadata.
+//! as they happen: [`on_event`](crate::AgentBuilder::on_event) sees every
+//! one, and each typed hook is named for the event it filters and gets its
+//! fields ([`on_attempt_started`](crate::AgentBuilder::on_attempt_started),
+//! [`on_iteration_finished`](crate::AgentBuilder::on_iteration_finished),
+//! [`on_compacted`](crate::AgentBuilder::on_compacted),
+//! [`on_tool_execution_started`](crate::AgentBuilder::on_tool_execution_started),
+//! [`on_tool_execution_finished`](crate::AgentBuilder::on_tool_execution_finished),
+//! [`on_validation_failed`](crate::AgentBuilder::on_validation_failed),
+//! [`on_run_finished`](crate::AgentBuilder::on_run_finished); and
+//! [`on_audit`](crate::AgentBuilder::on_audit), each finished tool call as
+//! a serialisable [`AuditRecord`](crate::run::AuditRecord)). They are the
+//! same on an agent builder, a [`ToolLoop`](crate::run::ToolLoop) and a
+//! [`Hooks`](crate::run::Hooks) set shared between them. A streamed run
+//! yields the same events. A hook that fails or panics never breaks the
+//! run; its error lands in the metadata.
 //!
 //! `RUST_LOG=toolloop=debug` logs a summary of every request and response
 //! through `tracing` (roles, block kinds, tool call ids and names);

@@ -3,16 +3,14 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use super::event::Event;
 use super::governance::Verdict;
 use super::panic::panic_message;
-use super::termination::Termination;
-use crate::conversation::Compaction;
 use crate::message::{FailureKind, ToolCall, ToolResult};
-use crate::model::ModelResponse;
 
 /// What is recorded about every tool call for audit: the serialisable form
 /// of an [`Event::ToolExecutionFinished`], so it can be shipped to an audit
@@ -38,14 +36,19 @@ impl AuditRecord {
     /// The record of `event`, when it is a [`Event::ToolExecutionFinished`].
     pub fn of(event: &Event) -> Option<Self> {
         let Event::ToolExecutionFinished { call, result, verdict, elapsed, .. } = event else { return None };
-        Some(Self {
+        Some(Self::new(call, result, verdict, *elapsed))
+    }
+
+    /// The record of a call that has its result.
+    pub(crate) fn new(call: &ToolCall, result: &ToolResult, verdict: &Verdict, elapsed: Duration) -> Self {
+        Self {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             input: call.input.clone(),
             verdict: verdict.clone(),
             failure: result.failure,
             elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        })
+        }
     }
 }
 
@@ -108,12 +111,6 @@ impl Hooks {
         Self::default()
     }
 
-    /// Adds a hook that sees every [`Event`] of the run, in order.
-    pub fn on_event<R: HookOutcome>(&mut self, hook: impl Fn(&Event) -> R + Send + Sync + 'static) -> &mut Self {
-        self.hooks.push(Arc::new(move |event| hook(event).into_error()));
-        self
-    }
-
     /// Calls every hook; their failures and panics are collected in `errors`.
     pub(crate) fn fire(&self, event: &Event, errors: &Mutex<Vec<HookError>>) {
         for hook in &self.hooks {
@@ -139,91 +136,170 @@ impl Hooks {
 }
 
 impl Hooks {
-    fn on<R: HookOutcome>(&mut self, pick: impl Fn(&Event) -> Option<R> + Send + Sync + 'static) -> &mut Self {
+    fn on<H: HookOutcome>(&mut self, pick: impl Fn(&Event) -> Option<H> + Send + Sync + 'static) -> &mut Self {
         self.hooks.push(Arc::new(move |event| pick(event).and_then(HookOutcome::into_error)));
         self
     }
 
-    /// Adds a hook called when an attempt starts, with its number
-    /// ([`Event::AttemptStarted`]).
-    pub fn on_attempt_start<R: HookOutcome>(&mut self, hook: impl Fn(u32) -> R + Send + Sync + 'static) -> &mut Self {
-        self.on(move |event| match event {
-            Event::AttemptStarted { attempt } => Some(hook(*attempt)),
-            _ => None,
-        })
+    // `on_event` and the typed hooks, each named for the event it filters
+    // (the one list is `event_hooks!` below).
+    event_hooks!(hook_methods);
+}
+
+/// The hooks, listed once: `$generate!` receives one line per hook (its
+/// documentation, its name, the arguments the hook is called with, and the
+/// pattern of the [`Event`] it filters with the values it passes), and
+/// makes the methods of [`Hooks`] ([`hook_methods!`]), the setters of
+/// [`AgentBuilder`](crate::AgentBuilder) and [`ToolLoop`](super::ToolLoop)
+/// ([`hook_setters!`]) and the compile-error stubs of a built
+/// [`Agent`](crate::Agent) (`agent/built.rs`) from it. A hook added here
+/// exists on all four.
+///
+/// A hook is named for its event: `on_` and the event's name in snake case
+/// (`on_audit` is the exception: it sees [`Event::ToolExecutionFinished`]
+/// too, as an [`AuditRecord`], the payload an audit log stores).
+macro_rules! event_hooks {
+    ($generate:ident) => {
+        $generate! {
+            /// Adds a hook that sees every [`Event`](crate::run::Event) of a
+            /// run, in order.
+            on_event(&$crate::run::Event) = event => (event);
+            /// Adds a hook called when an attempt starts, with its number
+            /// ([`Event::AttemptStarted`](crate::run::Event::AttemptStarted)).
+            on_attempt_started(u32) = $crate::run::Event::AttemptStarted { attempt } => (*attempt);
+            /// Adds a hook called after each model call that answered, with
+            /// its response
+            /// ([`Event::IterationFinished`](crate::run::Event::IterationFinished)).
+            on_iteration_finished(&$crate::model::ModelResponse) =
+                $crate::run::Event::IterationFinished { response, .. } => (response);
+            /// Adds a hook called when the view sent to the model was
+            /// compacted to fit the context window (see
+            /// [`ContextPolicy`](crate::run::ContextPolicy),
+            /// [`Event::Compacted`](crate::run::Event::Compacted)).
+            on_compacted(&$crate::conversation::Compaction) =
+                $crate::run::Event::Compacted { compaction, .. } => (compaction);
+            /// Adds a hook called when a tool call starts running, after
+            /// governance allowed it
+            /// ([`Event::ToolExecutionStarted`](crate::run::Event::ToolExecutionStarted)):
+            /// a denied or deferred call never gets here. Every tool call
+            /// counts: helpers, an agent's output tool, `submit`.
+            on_tool_execution_started(&$crate::message::ToolCall) =
+                $crate::run::Event::ToolExecutionStarted { call, .. } => (call);
+            /// Adds a hook called when each tool call has its result, also
+            /// when it failed, was denied or was not executed
+            /// ([`Event::ToolExecutionFinished`](crate::run::Event::ToolExecutionFinished)).
+            /// The result is what the model is told.
+            on_tool_execution_finished(&$crate::message::ToolCall, &$crate::message::ToolResult) =
+                $crate::run::Event::ToolExecutionFinished { call, result, .. } => (call, result);
+            /// Adds a hook receiving the audit record of every tool call:
+            /// each [`Event::ToolExecutionFinished`](crate::run::Event::ToolExecutionFinished),
+            /// as a serialisable [`AuditRecord`](crate::run::AuditRecord).
+            on_audit(&$crate::run::AuditRecord) =
+                $crate::run::Event::ToolExecutionFinished { call, result, verdict, elapsed, .. } =>
+                    (&$crate::run::AuditRecord::new(call, result, verdict, *elapsed));
+            /// Adds a hook called when an attempt's output fails validation
+            /// (or is missing), with the attempt and every error
+            /// ([`Event::ValidationFailed`](crate::run::Event::ValidationFailed)).
+            on_validation_failed(u32, &[String]) =
+                $crate::run::Event::ValidationFailed { attempt, errors } => (*attempt, errors);
+            /// Adds a hook called once when a run ends, however it ends, with
+            /// how it ended
+            /// ([`Event::RunFinished`](crate::run::Event::RunFinished)).
+            on_run_finished(&$crate::run::Termination) =
+                $crate::run::Event::RunFinished { termination } => (termination);
+        }
+    };
+}
+pub(crate) use event_hooks;
+
+/// The methods of [`Hooks`] from [`event_hooks!`]: each adds a hook called
+/// with the values of the events its pattern matches.
+macro_rules! hook_methods {
+    ($($(#[$doc:meta])* $name:ident($($arg:ty),*) = $pattern:pat => ($($value:expr),*);)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name<H: HookOutcome>(
+                &mut self,
+                hook: impl Fn($($arg),*) -> H + Send + Sync + 'static,
+            ) -> &mut Self {
+                #[allow(unreachable_patterns)] // `on_event`'s pattern matches every event
+                self.on(move |event| match event {
+                    $pattern => Some(hook($($value),*)),
+                    _ => None,
+                })
+            }
+        )*
+    };
+}
+use hook_methods;
+
+/// The hook setters of [`event_hooks!`], for a builder with a `hooks:
+/// Hooks` field: `impl ... { event_hooks!(hook_setters); }`. Each adds its
+/// hook after the ones already set, as [`Hooks`]' method of the same name.
+macro_rules! hook_setters {
+    ($($(#[$doc:meta])* $name:ident($($arg:ty),*) = $pattern:pat => ($($value:expr),*);)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name<H: $crate::run::HookOutcome>(
+                mut self,
+                hook: impl Fn($($arg),*) -> H + Send + Sync + 'static,
+            ) -> Self {
+                self.hooks.$name(hook);
+                self
+            }
+        )*
+    };
+}
+pub(crate) use hook_setters;
+
+#[cfg(test)]
+mod tests {
+    /// Each hook of [`event_hooks!`]: its name and the event its pattern filters.
+    macro_rules! named {
+        ($($(#[$doc:meta])* $name:ident($($arg:ty),*) = $pattern:pat => ($($value:expr),*);)*) => {
+            [$((stringify!($name), stringify!($pattern))),*]
+        };
     }
 
-    /// Adds a hook called after each model call that answered
-    /// ([`Event::IterationFinished`]).
-    pub fn on_model_response<R: HookOutcome>(
-        &mut self,
-        hook: impl Fn(&ModelResponse) -> R + Send + Sync + 'static,
-    ) -> &mut Self {
-        self.on(move |event| match event {
-            Event::IterationFinished { response, .. } => Some(hook(response)),
-            _ => None,
-        })
+    /// `AttemptStarted` → `attempt_started`.
+    fn snake_case(variant: &str) -> String {
+        let mut name = String::new();
+        for c in variant.chars() {
+            if c.is_uppercase() && !name.is_empty() {
+                name.push('_');
+            }
+            name.push(c.to_ascii_lowercase());
+        }
+        name
     }
 
-    /// Adds a hook called when the view sent to the model was compacted to
-    /// fit the context window (see [`ContextPolicy`](super::ContextPolicy),
-    /// [`Event::Compacted`]).
-    pub fn on_compaction<R: HookOutcome>(
-        &mut self,
-        hook: impl Fn(&Compaction) -> R + Send + Sync + 'static,
-    ) -> &mut Self {
-        self.on(move |event| match event {
-            Event::Compacted { compaction, .. } => Some(hook(compaction)),
-            _ => None,
-        })
-    }
-
-    /// Adds a hook called when a tool call starts running, after governance
-    /// allowed it ([`Event::ToolExecutionStarted`]): a denied or deferred
-    /// call never gets here.
-    pub fn on_tool_call<R: HookOutcome>(&mut self, hook: impl Fn(&ToolCall) -> R + Send + Sync + 'static) -> &mut Self {
-        self.on(move |event| match event {
-            Event::ToolExecutionStarted { call, .. } => Some(hook(call)),
-            _ => None,
-        })
-    }
-
-    /// Adds a hook called when each tool call has its result, also when it
-    /// failed, was denied or was not executed ([`Event::ToolExecutionFinished`]).
-    pub fn on_tool_result<R: HookOutcome>(
-        &mut self,
-        hook: impl Fn(&ToolCall, &ToolResult) -> R + Send + Sync + 'static,
-    ) -> &mut Self {
-        self.on(move |event| match event {
-            Event::ToolExecutionFinished { call, result, .. } => Some(hook(call, result)),
-            _ => None,
-        })
-    }
-
-    /// Adds a hook receiving the audit record of every tool call: each
-    /// [`Event::ToolExecutionFinished`], as an [`AuditRecord`].
-    pub fn on_audit<R: HookOutcome>(&mut self, hook: impl Fn(&AuditRecord) -> R + Send + Sync + 'static) -> &mut Self {
-        self.on(move |event| AuditRecord::of(event).map(|record| hook(&record)))
-    }
-
-    /// Adds a hook called when an attempt's output fails validation
-    /// ([`Event::ValidationFailed`]).
-    pub fn on_validation_failure<R: HookOutcome>(
-        &mut self,
-        hook: impl Fn(u32, &[String]) -> R + Send + Sync + 'static,
-    ) -> &mut Self {
-        self.on(move |event| match event {
-            Event::ValidationFailed { attempt, errors } => Some(hook(*attempt, errors)),
-            _ => None,
-        })
-    }
-
-    /// Adds a hook called once when the run ends, however it ends
-    /// ([`Event::RunFinished`]).
-    pub fn on_stop<R: HookOutcome>(&mut self, hook: impl Fn(&Termination) -> R + Send + Sync + 'static) -> &mut Self {
-        self.on(move |event| match event {
-            Event::RunFinished { termination } => Some(hook(termination)),
-            _ => None,
-        })
+    /// One word per concept: a typed hook is `on_` and the name of the
+    /// event it filters (`on_event` sees them all; `on_audit` is named for
+    /// its payload, the [`AuditRecord`](super::AuditRecord) of each
+    /// `ToolExecutionFinished`).
+    #[test]
+    fn every_hook_is_named_for_the_event_it_filters() {
+        let hooks = event_hooks!(named);
+        assert_eq!(hooks[0], ("on_event", "event"));
+        for (name, pattern) in &hooks[1..] {
+            let pattern = pattern.replace(' ', "");
+            let variant: String = pattern
+                .split("Event::")
+                .nth(1)
+                .unwrap_or_else(|| panic!("`{name}` filters no event: {pattern}"))
+                .chars()
+                .take_while(char::is_ascii_alphanumeric)
+                .collect();
+            let expected = if variant == "ToolExecutionFinished" && *name == "on_audit" {
+                "on_audit".to_owned()
+            } else {
+                format!("on_{}", snake_case(&variant))
+            };
+            assert_eq!(*name, expected, "the hook for `Event::{variant}`");
+        }
+        let mut names: Vec<_> = hooks.iter().map(|(name, _)| *name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), hooks.len(), "one hook per name");
     }
 }

@@ -48,6 +48,7 @@ pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
 pub use event::Event;
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
 pub use hooks::{AuditRecord, HookError, HookOutcome, Hooks};
+pub(crate) use hooks::{event_hooks, hook_setters};
 pub use iteration::LoopOutput;
 pub use journal::Journal;
 pub use metadata::{AnsweredBy, RunMetadata, SubRun, ViewRewrite};

@@ -9,7 +9,7 @@ use tracing::Instrument as _;
 use super::control::{Control, LimitDecision, LimitReached};
 use super::deferral::Resolution;
 use super::governance::Governance;
-use super::hooks::Hooks;
+use super::hooks::{Hooks, event_hooks, hook_setters};
 use super::iteration::LoopOutput;
 use super::journal::{InProcess, Journal};
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions, loop_settings, setters};
@@ -175,11 +175,17 @@ impl<S: Send> ToolLoop<S> {
     // `max_duration`, `token_budget`... (the one list is in `options.rs`).
     loop_settings!(setters);
 
-    /// Adds every hook of `hooks`, after the ones already set.
+    /// Adds every hook of `hooks`, after the ones already set (a set of
+    /// hooks shared between loops and agents, say).
     pub fn hooks(mut self, hooks: Hooks) -> Self {
         self.hooks.extend(hooks);
         self
     }
+
+    // `on_event` and the typed hooks, as on an agent builder:
+    // `on_tool_execution_finished`, `on_run_finished`... (the one list is in
+    // `hooks.rs`).
+    event_hooks!(hook_setters);
 
     /// Sets the governance consulted before each tool call.
     pub fn governance(mut self, governance: Governance) -> Self {

@@ -7,5 +7,5 @@ struct Report {
 }
 
 fn main() {
-    let _agent = Agent::builder().model(ScriptedModel::new()).on_tool_call(|call| call.name.len()).build();
+    let _agent = Agent::builder().model(ScriptedModel::new()).on_tool_execution_started(|call| call.name.len()).build();
 }
