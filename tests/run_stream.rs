@@ -404,3 +404,19 @@ async fn a_submit_cut_by_a_stop_in_its_batch_still_gets_its_result_event() {
     let submit_streamed = streamed.iter().find(|result| result.call_id == "x1").unwrap();
     assert_eq!(submit_streamed, submit_told);
 }
+
+#[tokio::test]
+async fn a_run_refused_before_it_starts_still_streams_run_finished_last() {
+    use toolloop::run::{Resolution, Termination};
+    let agent = Agent::builder().model(ScriptedModel::new()).build().unwrap();
+    // Nothing to answer.
+    let mut empty = toolloop::Conversation::new();
+    let (events, result) = collect(agent.run_stream(&mut empty)).await;
+    assert!(events.is_empty(), "{events:?}");
+    assert!(matches!(result.unwrap_err().termination(), Termination::NothingToAnswer));
+    // A resume of a run that paused on nothing.
+    let mut conversation = ask("hi");
+    let (events, result) = collect(agent.resume_stream(&mut conversation, [("x", Resolution::Approve)])).await;
+    assert!(events.is_empty(), "{events:?}");
+    assert!(result.is_err());
+}

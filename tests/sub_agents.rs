@@ -651,3 +651,59 @@ async fn an_agent_tool_executed_outside_a_run_runs_on_its_own() {
     tools.add_dyn(hanging.as_tool("research", "Research.").into()).unwrap();
     assert!(tools.execute(&research("r2", "dig"), &cancel).await.is_err(), "cancelled");
 }
+
+/// The names a hook saw: a sub-run's events as `sub_run CALL AGENT NAME`.
+fn seen_by_hooks(event: &Event) -> String {
+    match event {
+        Event::SubRun { call_id, agent, event } => format!("sub_run {call_id} {agent} {}", seen_by_hooks(event)),
+        event => event.name().to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn the_parents_hooks_see_each_sub_run_event_once_streamed_or_not() {
+    for streamed in [false, true] {
+        let researcher = named("researcher", &ScriptedModel::new().respond(text("Paris.", 10, 2)));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        let orchestrator = Agent::builder()
+            .name("orchestrator")
+            .model(ScriptedModel::new().respond(calls([research("r1", "capital?")])).respond(text(
+                "Paris it is.",
+                5,
+                1,
+            )))
+            .tool_dyn(researcher.as_tool("research", "Research a question.").into())
+            .on_event(move |event| record.lock().unwrap().push(seen_by_hooks(event)))
+            .build()
+            .unwrap();
+        let mut conversation = ask("What is the capital?");
+        let mut streamed_events = Vec::new();
+        if streamed {
+            let mut stream = orchestrator.run_stream(&mut conversation);
+            while let Some(event) = stream.next().await {
+                streamed_events.push(seen_by_hooks(&event));
+            }
+            assert_eq!(stream.output().await.unwrap().output, "Paris it is.");
+        } else {
+            orchestrator.run(&mut conversation).await.unwrap();
+        }
+        let seen = seen.lock().unwrap().clone();
+        let sub_run: Vec<_> = seen.iter().filter(|name| name.starts_with("sub_run")).cloned().collect();
+        let mut expected = vec!["attempt_started", "iteration_started", "iteration_finished", "run_finished"];
+        if streamed {
+            expected.insert(2, "text_delta");
+        }
+        let expected: Vec<_> = expected.iter().map(|name| format!("sub_run r1 researcher {name}")).collect();
+        assert_eq!(sub_run, expected, "streamed: {streamed}; the hooks saw {seen:?}");
+        // The sub-run's events sit between the call's start and finish, once each.
+        let start = seen.iter().position(|name| name == "tool_execution_started").unwrap();
+        let finish = seen.iter().position(|name| name == "tool_execution_finished").unwrap();
+        assert!(seen[start + 1..finish].iter().all(|name| name.starts_with("sub_run")), "{seen:?}");
+        assert_eq!(finish - start - 1, sub_run.len());
+        if streamed {
+            // What the hooks saw is what the stream yielded.
+            assert_eq!(seen, streamed_events);
+        }
+    }
+}

@@ -33,21 +33,26 @@ pub(super) struct Setup {
     remaining_tokens: Option<u64>,
     /// The parent's events, when it is streamed, tagged with the call.
     pub(super) events: Option<EventSink>,
+    /// The parent's hooks (when it has any) and the call that started the
+    /// sub-run: they see its events as [`Event::SubRun`].
+    parent_hooks: Option<(Hooks, String)>,
     progress: Arc<Mutex<SoFar>>,
 }
 
 impl Setup {
     pub(super) fn new(context: Option<&ToolContext>, agent: &str) -> Self {
-        let events = context.and_then(|context| {
-            let sink = context.run::<RunLink>()?.events.as_ref()?;
-            Some(sink.sub_run(context.call_id(), agent))
-        });
+        let link = context.and_then(|context| Some((context.run::<RunLink>()?, context.call_id())));
+        let events = link.and_then(|(link, call_id)| Some(link.events.as_ref()?.sub_run(call_id, agent)));
+        let parent_hooks = link
+            .filter(|(link, _)| !link.hooks.is_empty())
+            .map(|(link, call_id)| (link.hooks.clone(), call_id.to_owned()));
         Self {
             agent: agent.to_owned(),
             cancel: context.map_or_else(CancellationToken::new, |context| context.cancel().child_token()),
             remaining_time: context.and_then(ToolContext::remaining_time),
             remaining_tokens: context.and_then(ToolContext::remaining_tokens),
             events,
+            parent_hooks,
             progress: Arc::new(Mutex::new(SoFar::new())),
         }
     }
@@ -63,6 +68,23 @@ impl Setup {
         }
         let progress = Arc::clone(&self.progress);
         hooks.on_event(move |event| progress.lock().unwrap_or_else(PoisonError::into_inner).see(event));
+        if let Some((parent, call_id)) = self.parent_hooks.clone() {
+            // The parent's hooks see every event of the sub-run, tagged with
+            // the call, as its stream does; their failures are this
+            // sub-run's hook errors (in the parent's `sub_runs` metadata).
+            let agent = self.agent.clone();
+            hooks.on_event(move |event| {
+                let tagged =
+                    Event::SubRun { call_id: call_id.clone(), agent: agent.clone(), event: Box::new(event.clone()) };
+                let errors = Mutex::new(Vec::new());
+                parent.fire(&tagged, &errors);
+                let errors = errors.into_inner().unwrap_or_else(PoisonError::into_inner);
+                match errors.as_slice() {
+                    [] => Ok(()),
+                    errors => Err(errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
+                }
+            });
+        }
     }
 }
 

@@ -273,7 +273,11 @@ impl Engine<'_> {
     /// What the tool calls of a batch see of the run (see [`ToolContext`](crate::ToolContext)).
     fn call_scope(&self, tally: &Tally) -> CallScope {
         let remaining_tokens = self.options.token_budget.map(|budget| budget.saturating_sub(tally.usage.total()));
-        let run = RunLink { sub_runs: std::sync::Arc::clone(&tally.nested), events: self.events.clone() };
+        let run = RunLink {
+            sub_runs: std::sync::Arc::clone(&tally.nested),
+            events: self.events.clone(),
+            hooks: self.hooks.clone(),
+        };
         CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(std::sync::Arc::new(run)))
     }
 

@@ -111,7 +111,7 @@ pub enum Event {
         response: Box<ModelResponse>,
     },
     /// The view sent to the model was compacted to fit the context window
-    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is sent again.
+    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is sent with the compacted view.
     Compacted {
         /// The attempt.
         attempt: u32,
@@ -204,7 +204,10 @@ pub enum Event {
         /// What happened in the sub-run.
         event: Box<Event>,
     },
-    /// The run ended, however it ended: the last event of every run.
+    /// The run ended, however it ended: the last event of every run (a
+    /// run refused before it started — nothing to answer, calls left
+    /// pending, a resume that does not fit — reaches no hook, but its
+    /// stream still ends with this event).
     RunFinished {
         /// Why.
         termination: Termination,

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::hooks::Hooks;
 use super::sink::EventSink;
 use super::sub_runs::SubRuns;
 
@@ -12,4 +13,6 @@ pub(crate) struct RunLink {
     pub(crate) sub_runs: Arc<SubRuns>,
     /// The run's event stream, when it is streamed.
     pub(crate) events: Option<EventSink>,
+    /// The run's hooks, which see a sub-run's events as [`Event::SubRun`](super::Event::SubRun).
+    pub(crate) hooks: Hooks,
 }

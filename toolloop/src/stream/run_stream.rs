@@ -34,6 +34,10 @@ pub struct RunStream<'a, T> {
     /// Events taken from the sink, not yet given out.
     ready: VecDeque<Event>,
     result: Option<Result<RunOutput<T>, RunError>>,
+    /// Whether [`Event::RunFinished`] was given out: a run refused before
+    /// it started (nothing to answer, calls left pending, a resume that
+    /// does not fit) sends none, and the stream then ends with one itself.
+    finished: bool,
 }
 
 impl<'a, T: 'a> RunStream<'a, T> {
@@ -44,7 +48,7 @@ impl<'a, T: 'a> RunStream<'a, T> {
     {
         let sink = EventSink::default();
         let run = Box::pin(start(sink.clone()));
-        Self { run: Some(run), sink, ready: VecDeque::new(), result: None }
+        Self { run: Some(run), sink, ready: VecDeque::new(), result: None, finished: false }
     }
 }
 
@@ -99,7 +103,17 @@ impl<T> Stream for RunStream<'_, T> {
     type Item = Event;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        let this = &mut *self;
+        let event = self.poll_event(cx);
+        if let Poll::Ready(Some(Event::RunFinished { .. })) = &event {
+            self.finished = true;
+        }
+        event
+    }
+}
+
+impl<T> RunStream<'_, T> {
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        let this = self;
         // Events already sent come first: they happened before the end.
         if let Some(event) = this.ready.pop_front() {
             return Poll::Ready(Some(event));
@@ -119,7 +133,12 @@ impl<T> Stream for RunStream<'_, T> {
         if this.run.is_some() {
             return Poll::Pending;
         }
-        Poll::Ready(None)
+        match &this.result {
+            Some(Err(error)) if !this.finished => {
+                Poll::Ready(Some(Event::RunFinished { termination: error.termination().clone() }))
+            }
+            _ => Poll::Ready(None),
+        }
     }
 }
 
