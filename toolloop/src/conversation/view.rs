@@ -7,11 +7,13 @@ use std::num::NonZeroU64;
 use super::Conversation;
 use crate::message::{ContentBlock, Message};
 
-/// What building a request-time view changed, so that a caller can report
-/// it (a model switch that dropped reasoning, say).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// A request-time view of some messages and what building it changed, so
+/// that a caller can report it (a model switch that dropped reasoning, say).
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct ViewRewrites {
+pub struct RequestView<'m> {
+    /// The messages to send; borrowed from the history when nothing changed.
+    pub messages: Cow<'m, [Message]>,
     /// Tool calls made through another provider, shown as text (their
     /// results are shown as text too, and not counted here).
     pub flattened_tool_calls: usize,
@@ -20,24 +22,12 @@ pub struct ViewRewrites {
     pub dropped_reasoning: usize,
 }
 
-impl ViewRewrites {
-    /// Whether the view is the history unchanged.
-    pub fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-}
-
-/// A request-time view of some messages and what building it changed.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct RequestView<'m> {
-    /// The messages to send; borrowed from the history when nothing changed.
-    pub messages: Cow<'m, [Message]>,
-    /// What was rewritten.
-    pub rewrites: ViewRewrites,
-}
-
 impl<'m> RequestView<'m> {
+    /// Whether the view is the history unchanged.
+    pub fn is_unchanged(&self) -> bool {
+        self.flattened_tool_calls == 0 && self.dropped_reasoning == 0
+    }
+
     /// The view of `messages` for `provider`, by the rules of
     /// [`Conversation::view_for`].
     pub fn of(messages: &'m [Message], provider: &str) -> Self {
@@ -100,7 +90,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         _ => false,
     };
     if !messages.iter().any(|message| flatten(message) || message.content.iter().any(unreadable)) {
-        return RequestView { messages: Cow::Borrowed(messages), rewrites: ViewRewrites::default() };
+        return RequestView { messages: Cow::Borrowed(messages), flattened_tool_calls: 0, dropped_reasoning: 0 };
     }
 
     // Names of the calls being flattened, so their results can say which tool answered.
@@ -116,7 +106,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         _ => false,
     };
 
-    let mut rewrites = ViewRewrites::default();
+    let (mut flattened_tool_calls, mut dropped_reasoning) = (0, 0);
     let mut view = Vec::with_capacity(messages.len());
     for message in messages {
         if !message.content.iter().any(|block| is_flattened(block) || unreadable(block)) {
@@ -128,7 +118,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         for block in &message.content {
             match block {
                 ContentBlock::ToolCall(call) if is_flattened(block) => {
-                    rewrites.flattened_tool_calls += 1;
+                    flattened_tool_calls += 1;
                     flattened_here = true;
                     content.push(ContentBlock::text(format!("[called tool `{}` with {}]", call.name, call.input)));
                 }
@@ -138,7 +128,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
                     let label = if result.is_error() { "error from" } else { "result of" };
                     content.push(ContentBlock::text(format!("[{label} tool `{name}`: {}]", result.content)));
                 }
-                ContentBlock::Reasoning(_) if unreadable(block) => rewrites.dropped_reasoning += 1,
+                ContentBlock::Reasoning(_) if unreadable(block) => dropped_reasoning += 1,
                 other => content.push(other.clone()),
             }
         }
@@ -148,7 +138,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         rewritten.provider = provider;
         view.push(rewritten);
     }
-    RequestView { messages: Cow::Owned(view), rewrites }
+    RequestView { messages: Cow::Owned(view), flattened_tool_calls, dropped_reasoning }
 }
 
 /// How many of `messages` the view for `provider` rewrites (tool calls
@@ -244,7 +234,7 @@ mod tests {
 
     use serde_json::json;
 
-    use super::{RequestView, ViewRewrites};
+    use super::RequestView;
     use crate::Conversation;
     use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
     use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
@@ -322,7 +312,7 @@ mod tests {
         let conversation = with_reasoning_from("anthropic");
         assert!(matches!(conversation.view_for("anthropic"), Cow::Borrowed(_)));
         let view = RequestView::of(conversation.messages(), "anthropic");
-        assert!(view.rewrites.is_empty());
+        assert!(view.is_unchanged());
         assert_eq!(&*view.messages, conversation.messages());
     }
 
@@ -331,7 +321,7 @@ mod tests {
         let conversation = with_reasoning_from("anthropic");
         let before = conversation.clone();
         let view = RequestView::of(conversation.messages(), "openai-responses");
-        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 1, dropped_reasoning: 1 });
+        assert_eq!((view.flattened_tool_calls, view.dropped_reasoning), (1, 1));
         // The plain reasoning stays (each wire format decides whether it can send it).
         assert_eq!(view.messages[1].reasoning().count(), 1);
         assert_eq!(view.messages[1].reasoning_text(), "plain");
@@ -349,7 +339,7 @@ mod tests {
         conversation =
             Conversation::from(vec![conversation.messages()[0].clone(), message, conversation.messages()[2].clone()]);
         let view = RequestView::of(conversation.messages(), "anthropic");
-        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
+        assert_eq!((view.flattened_tool_calls, view.dropped_reasoning), (0, 1));
         assert_eq!(view.messages[1].tool_calls().count(), 1);
         assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));
         assert!(matches!(conversation.view_for("anthropic"), Cow::Owned(_)));
@@ -359,7 +349,7 @@ mod tests {
     fn gemini_takes_other_providers_calls_as_calls_but_not_their_reasoning() {
         let conversation = with_reasoning_from("anthropic");
         let view = RequestView::of(conversation.messages(), "gemini");
-        assert_eq!(view.rewrites, ViewRewrites { flattened_tool_calls: 0, dropped_reasoning: 1 });
+        assert_eq!((view.flattened_tool_calls, view.dropped_reasoning), (0, 1));
         assert_eq!(view.messages[1].tool_calls().count(), 1);
         assert_eq!(view.messages[2].tool_results().count(), 1);
         assert_eq!(view.messages[1].provider.as_deref(), Some("anthropic"));

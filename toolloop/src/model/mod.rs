@@ -34,7 +34,7 @@ pub(crate) use stream::until_content;
 pub use stream::{ResponseAccumulator, StreamEvent};
 
 pub use crate::cancel::BoxFuture;
-pub use crate::conversation::{RequestView, ViewRewrites};
+pub use crate::conversation::RequestView;
 
 /// A model's streamed response, as returned by [`Model::stream`]: events in
 /// order, then the end of the stream. A failure (before the first content or
