@@ -78,6 +78,16 @@ pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ToolExecution>> {
         .collect()
 }
 
+/// Cuts `result` to `limit` characters, ending it with a marker the model
+/// reads, so it knows the output was longer.
+fn cap_result(result: &mut ToolResult, limit: usize) {
+    let Some((cut, _)) = result.content.char_indices().nth(limit) else { return };
+    let total = result.content.chars().count();
+    result.content.truncate(cut);
+    let marker = format!("\n[truncated: the tool returned {total} characters; only the first {limit} are shown]");
+    result.content.push_str(&marker);
+}
+
 /// Why a call waits, in one word, as its span records it.
 fn deferral_kind(reason: &DeferralReason) -> &'static str {
     match reason {
@@ -324,10 +334,11 @@ impl Engine<'_> {
     ) -> ToolExecution {
         let At { attempt, iteration } = at;
         self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
-        let result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
+        let mut result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
             let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
             ToolResult::failure(&call.id, FailureKind::Panicked, message)
         });
+        self.cap(&mut result);
         if control.settles_later(call) {
             // Reported by whoever settles it, with this verdict.
             tally.settling(&call.id, verdict);
@@ -335,6 +346,14 @@ impl Engine<'_> {
             self.report(call, &result, verdict, Duration::ZERO, tally, at);
         }
         ToolExecution::answered(call, result)
+    }
+
+    /// Cuts a result the model is to read to `max_tool_result_chars`,
+    /// before it is reported: the event carries what the model is told.
+    fn cap(&self, result: &mut ToolResult) {
+        if let Some(limit) = self.options.max_tool_result_chars {
+            cap_result(result, limit);
+        }
     }
 
     /// Reports that a call has its result.
@@ -452,12 +471,14 @@ impl Engine<'_> {
             },
             Preset::Approved => Verdict::Approved,
             Preset::Given(result, verdict) => {
-                self.report(call, result, verdict.clone(), Duration::ZERO, tally, at);
-                let done = ToolExecution::answered(call, result.clone());
+                let mut result = result.clone();
+                self.cap(&mut result);
+                self.report(call, &result, verdict.clone(), Duration::ZERO, tally, at);
+                let done = ToolExecution::answered(call, result);
                 return CallOutcome::Done(done, verdict.allows());
             }
         };
-        let (result, output, elapsed, executed) = match &verdict {
+        let (mut result, output, elapsed, executed) = match &verdict {
             Verdict::Deferred(reason) => return CallOutcome::Deferred(DeferralReason::Approval(reason.clone())),
             Verdict::Allowed | Verdict::Approved if !owned && self.tools.is_external(&call.name) => {
                 return CallOutcome::Deferred(DeferralReason::External);
@@ -508,6 +529,7 @@ impl Engine<'_> {
             }
         };
         tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
+        self.cap(&mut result);
         self.report(call, &result, verdict, elapsed, tally, at);
         CallOutcome::Done(ToolExecution { call: call.clone(), result, output, elapsed }, executed)
     }

@@ -33,16 +33,6 @@ pub enum LoopOutput<S> {
     Signal(S),
 }
 
-/// Cuts `result` to `limit` characters, ending it with a marker the model
-/// reads, so it knows the output was longer.
-fn cap_result(result: &mut ToolResult, limit: usize) {
-    let Some((cut, _)) = result.content.char_indices().nth(limit) else { return };
-    let total = result.content.chars().count();
-    result.content.truncate(cut);
-    let marker = format!("\n[truncated: the tool returned {total} characters; only the first {limit} are shown]");
-    result.content.push_str(&marker);
-}
-
 impl Engine<'_> {
     /// How many of a response's `count` calls may run.
     fn allowed_calls(&self, count: usize) -> usize {
@@ -238,14 +228,9 @@ impl Engine<'_> {
         cursor: Cursor,
         control: &mut dyn Control<S>,
     ) -> Result<Option<S>, Stop> {
-        let mut results: Vec<Option<ToolResult>> =
+        // Results were capped when they were made (and reported).
+        let results: Vec<Option<ToolResult>> =
             executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
-        if let Some(limit) = self.options.max_tool_result_chars {
-            // Results a paused batch kept were capped when they were made.
-            let kept = conversation.pending().map(|pending| pending.answered.as_slice()).unwrap_or_default();
-            let kept = |result: &ToolResult| kept.iter().any(|kept| kept.call_id == result.call_id);
-            results.iter_mut().flatten().filter(|result| !kept(result)).for_each(|result| cap_result(result, limit));
-        }
         if let Some(deferred) = stop.as_ref().and_then(Stop::deferred_calls) {
             if let Some(assistant) = assistant {
                 conversation.push(assistant);
