@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use serde_json::json;
-use toolloop::run::{Event, ToolLoop};
+use toolloop::run::{AuditRecord, Event, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
-use toolloop::{ModelResponse, ToolResult, ToolSet};
+use toolloop::{FailureKind, ModelResponse, StopReason, ToolResult, ToolSet};
 
 /// Answer at length.
 #[derive(toolloop::Tool)]
@@ -50,6 +50,24 @@ fn finished(events: &Events) -> Vec<ToolResult> {
         .collect()
 }
 
+/// `started ID` and `finished ID` for the tool events, in order.
+fn tool_events(events: &Events) -> Vec<String> {
+    let events = events.lock().unwrap();
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolExecutionStarted { call, .. } => Some(format!("started {}", call.id)),
+            Event::ToolExecutionFinished { call, .. } => Some(format!("finished {}", call.id)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn verdicts(events: &Events) -> Vec<(String, Verdict)> {
+    let events = events.lock().unwrap();
+    events.iter().filter_map(AuditRecord::of).map(|record| (record.call_id, record.verdict)).collect()
+}
+
 #[tokio::test]
 async fn a_capped_result_is_reported_as_the_model_sees_it() {
     let model =
@@ -60,4 +78,45 @@ async fn a_capped_result_is_reported_as_the_model_sees_it() {
     let told = results(&conversation);
     assert!(told[0].content.starts_with("xxxxx\n[truncated: the tool returned 50 characters"), "{:?}", told[0]);
     assert_eq!(finished(&events), told);
+}
+
+#[tokio::test]
+async fn calls_skipped_after_a_stop_are_reported_never_started() {
+    let model = ScriptedModel::new().respond(calls([call("u1", "nope", json!({})), call("l2", "long", json!({}))]));
+    let (mut tool_loop, events) = recording(long_loop(&model).stop_on_failed_tool());
+    let mut conversation = ask("go");
+    tool_loop.run(&mut conversation).await.unwrap_err();
+    assert_consistent(&conversation);
+    assert_eq!(failures(&conversation), [Some(FailureKind::UnknownTool), Some(FailureKind::NotExecuted)]);
+    assert_eq!(tool_events(&events), ["started u1", "finished u1", "finished l2"]);
+    assert_eq!(finished(&events), results(&conversation));
+    assert_eq!(verdicts(&events), [("u1".to_owned(), Verdict::Allowed), ("l2".to_owned(), Verdict::Undecided)]);
+}
+
+#[tokio::test]
+async fn calls_of_a_truncated_response_are_reported_never_started() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("l1", "long", json!({}))]).with_stop_reason(StopReason::MaxTokens))
+        .respond(ModelResponse::from_text("done"));
+    let (mut tool_loop, events) = recording(long_loop(&model));
+    let mut conversation = ask("go");
+    tool_loop.run(&mut conversation).await.unwrap();
+    assert_eq!(failures(&conversation), [Some(FailureKind::Incomplete)]);
+    assert_eq!(tool_events(&events), ["finished l1"]);
+    assert_eq!(finished(&events), results(&conversation));
+    assert_eq!(verdicts(&events), [("l1".to_owned(), Verdict::Undecided)]);
+}
+
+#[tokio::test]
+async fn calls_beyond_the_per_iteration_cap_are_reported_never_started() {
+    let model = ScriptedModel::new()
+        .respond(calls([call("l1", "long", json!({})), call("l2", "long", json!({}))]))
+        .respond(ModelResponse::from_text("done"));
+    let (mut tool_loop, events) = recording(long_loop(&model).max_tool_calls_per_iteration(1));
+    let mut conversation = ask("go");
+    tool_loop.run(&mut conversation).await.unwrap();
+    assert_eq!(failures(&conversation), [None, Some(FailureKind::TooManyCalls)]);
+    assert_eq!(tool_events(&events), ["started l1", "finished l1", "finished l2"]);
+    assert_eq!(finished(&events), results(&conversation));
+    assert_eq!(verdicts(&events), [("l1".to_owned(), Verdict::Allowed), ("l2".to_owned(), Verdict::Undecided)]);
 }

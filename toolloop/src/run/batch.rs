@@ -65,19 +65,6 @@ struct BatchState {
     scope: CallScope,
 }
 
-/// Error results for the calls of a truncated response: they may be cut
-/// off, so they are not executed.
-pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ToolExecution>> {
-    calls
-        .iter()
-        .map(|call| {
-            let message = "the response was cut off at the token limit, so this call may be incomplete and was \
-                           not executed; call it again";
-            Some(ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::Incomplete, message)))
-        })
-        .collect()
-}
-
 /// Cuts `result` to `limit` characters, ending it with a marker the model
 /// reads, so it knows the output was longer.
 fn cap_result(result: &mut ToolResult, limit: usize) {
@@ -219,7 +206,15 @@ impl Engine<'_> {
                 other => other,
             };
             match outcome {
-                CallOutcome::Skipped | CallOutcome::Owned(_) => results.push(None),
+                CallOutcome::Skipped => {
+                    // Never started, so never reported: reported here, with
+                    // the result the conversation will hold.
+                    if let Some(stopped) = &stop {
+                        self.report_interrupted(call, stopped, None, shared, at);
+                    }
+                    results.push(None);
+                }
+                CallOutcome::Owned(_) => results.push(None),
                 CallOutcome::Deferred(reason) => {
                     if self.options.hold_batch_on_deferral {
                         state.holding.store(true, Ordering::SeqCst);
@@ -354,6 +349,35 @@ impl Engine<'_> {
         if let Some(limit) = self.options.max_tool_result_chars {
             cap_result(result, limit);
         }
+    }
+
+    /// Answers the calls of a truncated response with errors, and reports
+    /// them: they may be cut off, so they are not executed (and governance
+    /// never decided them).
+    pub(crate) fn incomplete(&self, calls: &[ToolCall], tally: &Tally, at: (u32, u32)) -> Vec<Option<ToolExecution>> {
+        calls
+            .iter()
+            .map(|call| {
+                let message = "the response was cut off at the token limit, so this call may be incomplete and \
+                               was not executed; call it again";
+                let result = ToolResult::failure(&call.id, FailureKind::Incomplete, message);
+                Some(self.not_run(call, result, tally, at))
+            })
+            .collect()
+    }
+
+    /// Reports a call answered with `result` without running it, before
+    /// governance decided it (a truncated response's call, a call beyond
+    /// the per-iteration cap).
+    pub(crate) fn not_run(
+        &self,
+        call: &ToolCall,
+        result: ToolResult,
+        tally: &Tally,
+        (attempt, iteration): (u32, u32),
+    ) -> ToolExecution {
+        self.report(call, &result, Verdict::Undecided, Duration::ZERO, tally, At { attempt, iteration });
+        ToolExecution::answered(call, result)
     }
 
     /// Reports that a call has its result.

@@ -5,7 +5,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tracing::Instrument as _;
 
-use super::batch::incomplete;
 use super::control::{Control, LimitDecision, LimitReached};
 use super::deferral::{Answer, Checkpoint, Cursor, PendingBatch};
 use super::engine::Engine;
@@ -146,7 +145,7 @@ impl Engine<'_> {
             let truncated = stop_reason.is_truncated();
             let allowed = self.allowed_calls(calls.len());
             let (executed, stop) = if truncated {
-                (incomplete(&calls), None)
+                (self.incomplete(&calls, tally, (attempt, iteration)), None)
             } else {
                 self.execute_batch(
                     &calls[..allowed],
@@ -161,10 +160,11 @@ impl Engine<'_> {
             let mut executed = executed;
             if !truncated && allowed < calls.len() {
                 executed.resize(allowed, None);
+                let at = (attempt, iteration);
                 executed.extend(
                     calls[allowed..]
                         .iter()
-                        .map(|call| Some(ToolExecution::answered(call, self.too_many_calls(call, calls.len())))),
+                        .map(|call| Some(self.not_run(call, self.too_many_calls(call, calls.len()), tally, at))),
                 );
             }
             if truncated {
