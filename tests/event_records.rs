@@ -10,7 +10,7 @@ use common::*;
 use serde_json::json;
 use toolloop::run::{AuditRecord, Event, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
-use toolloop::{FailureKind, ModelResponse, StopReason, ToolResult, ToolSet};
+use toolloop::{Agent, Conversation, FailureKind, ModelResponse, StopReason, ToolResult, ToolSet};
 
 /// Answer at length.
 #[derive(toolloop::Tool)]
@@ -119,4 +119,51 @@ async fn calls_beyond_the_per_iteration_cap_are_reported_never_started() {
     assert_eq!(tool_events(&events), ["started l1", "finished l1", "finished l2"]);
     assert_eq!(finished(&events), results(&conversation));
     assert_eq!(verdicts(&events), [("l1".to_owned(), Verdict::Allowed), ("l2".to_owned(), Verdict::Undecided)]);
+}
+
+/// Runs a typed agent without reflection; returns its conversation and events.
+async fn typed_run(model: ScriptedModel) -> (Conversation, Events) {
+    let events = Events::default();
+    let seen = Arc::clone(&events);
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .on_event(move |event: &Event| seen.lock().unwrap().push(event.clone()))
+        .validator(|report: &Report| if report.title.is_empty() { Err("empty title") } else { Ok(()) })
+        .build()
+        .unwrap();
+    let mut conversation = ask("report");
+    agent.run(&mut conversation).await.unwrap();
+    (conversation, events)
+}
+
+#[tokio::test]
+async fn an_output_call_is_reported_with_its_verdict_without_reflection() {
+    let (conversation, events) =
+        typed_run(ScriptedModel::new().respond(output("o1", "", 5)).respond(output("o2", "T", 5))).await;
+    let told = results(&conversation);
+    assert!(told[0].content.starts_with("Your output was rejected:"), "{:?}", told[0]);
+    assert_eq!(told[1].content, "Output accepted.");
+    assert_eq!(finished(&events), told);
+    // The verdict comes after the output was proposed.
+    let events = events.lock().unwrap();
+    let position = |wanted: &dyn Fn(&Event) -> bool| events.iter().position(wanted);
+    let proposed = position(&|event| matches!(event, Event::OutputProposed { .. })).unwrap();
+    let verdict =
+        position(&|event| matches!(event, Event::ToolExecutionFinished { call, .. } if call.id == "o1")).unwrap();
+    assert!(proposed < verdict);
+}
+
+#[tokio::test]
+async fn two_output_calls_in_one_batch_are_each_reported_once() {
+    let model = ScriptedModel::new().respond(calls([
+        call("o1", "final_output", json!({"title": "A", "score": 5})),
+        call("o2", "final_output", json!({"title": "B", "score": 5})),
+    ]));
+    let (conversation, events) = typed_run(model).await;
+    let told = results(&conversation);
+    assert_eq!(told[1].content, "Output accepted.");
+    let mut streamed = finished(&events);
+    streamed.sort_by(|a, b| a.call_id.cmp(&b.call_id));
+    assert_eq!(streamed, told);
 }

@@ -247,21 +247,23 @@ impl Engine<'_> {
             }
         }
         drop(outcomes);
-        if stop.is_some() {
-            // The run ends with this batch: no verdict will settle a call
-            // whose result event the control left for later (`submit`), so
-            // its event goes out now, with the result the conversation keeps.
-            for done in results.iter().flatten().filter(|done| control.settles_later(&done.call)) {
-                let verdict = shared.settled(&done.call.id);
-                self.emit(shared, || Event::ToolExecutionFinished {
-                    attempt,
-                    iteration,
-                    call: done.call.clone(),
-                    result: done.result.clone(),
-                    verdict,
-                    elapsed: Duration::ZERO,
-                });
-            }
+        // A call whose result event the control left for later (`submit`,
+        // an output call) gets no verdict when the run ends with this batch,
+        // or when a later call of the batch took its place: its event goes
+        // out now, with the result the conversation keeps.
+        let unsettled = |done: &ToolExecution| {
+            shared.is_settling(&done.call.id) && (stop.is_some() || !control.settles_later(&done.call))
+        };
+        for done in results.iter().flatten().filter(|done| unsettled(done)) {
+            let verdict = shared.settled(&done.call.id);
+            self.emit(shared, || Event::ToolExecutionFinished {
+                attempt,
+                iteration,
+                call: done.call.clone(),
+                result: done.result.clone(),
+                verdict,
+                elapsed: Duration::ZERO,
+            });
         }
         if stop.is_none() && waiting.iter().any(Option::is_some) {
             stop = Some(self.defer(calls, &mut results, waiting, control, at, shared));
