@@ -247,24 +247,7 @@ impl Engine<'_> {
             }
         }
         drop(outcomes);
-        // A call whose result event the control left for later (`submit`,
-        // an output call) gets no verdict when the run ends with this batch,
-        // or when a later call of the batch took its place: its event goes
-        // out now, with the result the conversation keeps.
-        let unsettled = |done: &ToolExecution| {
-            shared.is_settling(&done.call.id) && (stop.is_some() || !control.settles_later(&done.call))
-        };
-        for done in results.iter().flatten().filter(|done| unsettled(done)) {
-            let verdict = shared.settled(&done.call.id);
-            self.emit(shared, || Event::ToolExecutionFinished {
-                attempt,
-                iteration,
-                call: done.call.clone(),
-                result: done.result.clone(),
-                verdict,
-                elapsed: Duration::ZERO,
-            });
-        }
+        self.report_unsettled(&results, stop.is_some(), control, shared, at);
         if stop.is_none() && waiting.iter().any(Option::is_some) {
             stop = Some(self.defer(calls, &mut results, waiting, control, at, shared));
         }
@@ -275,6 +258,34 @@ impl Engine<'_> {
         }
         tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
         (results, stop)
+    }
+
+    /// Reports the calls of a batch whose result event the control left for
+    /// later (`submit`, an output call) and that no verdict will settle:
+    /// the run ends with this batch (`stopped`), or a later call of the
+    /// batch took their place. Their events carry the result the
+    /// conversation keeps.
+    fn report_unsettled<S>(
+        &self,
+        results: &[Option<ToolExecution>],
+        stopped: bool,
+        control: &dyn Control<S>,
+        tally: &Tally,
+        At { attempt, iteration }: At,
+    ) {
+        let unsettled =
+            |done: &ToolExecution| tally.is_settling(&done.call.id) && (stopped || !control.settles_later(&done.call));
+        for done in results.iter().flatten().filter(|done| unsettled(done)) {
+            let verdict = tally.settled(&done.call.id);
+            self.emit(tally, || Event::ToolExecutionFinished {
+                attempt,
+                iteration,
+                call: done.call.clone(),
+                result: done.result.clone(),
+                verdict,
+                elapsed: Duration::ZERO,
+            });
+        }
     }
 
     /// What the tool calls of a batch see of the run (see [`ToolContext`](crate::ToolContext)).

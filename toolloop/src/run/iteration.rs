@@ -173,7 +173,7 @@ impl Engine<'_> {
                 append_batch(conversation, assistant, &calls, results, None);
                 continue;
             }
-            if let Some(signal) = self.after_batch(
+            if let Some(signal) = Self::after_batch(
                 conversation,
                 Some(assistant),
                 &calls,
@@ -208,7 +208,7 @@ impl Engine<'_> {
             .resume_batch(&calls, answers, control, tally, &mut cursor.consecutive_failures, at)
             .instrument(span)
             .await;
-        self.after_batch(conversation, None, &calls, executed, stop, tally, attempt, *cursor, control)
+        Self::after_batch(conversation, None, &calls, executed, stop, tally, attempt, *cursor, control)
     }
 
     /// Writes an executed batch into the conversation (after `assistant`,
@@ -217,7 +217,6 @@ impl Engine<'_> {
     /// and the run pauses.
     #[allow(clippy::too_many_arguments)] // where the loop stands, as it stood before the batch
     fn after_batch<S>(
-        &self,
         conversation: &mut Conversation,
         assistant: Option<Message>,
         calls: &[ToolCall],
