@@ -167,3 +167,19 @@ async fn two_output_calls_in_one_batch_are_each_reported_once() {
     streamed.sort_by(|a, b| a.call_id.cmp(&b.call_id));
     assert_eq!(streamed, told);
 }
+
+#[tokio::test]
+async fn a_call_waiting_for_approval_when_its_batch_stops_is_reported_never_started() {
+    let model = ScriptedModel::new().respond(calls([call("l1", "long", json!({})), call("u2", "nope", json!({}))]));
+    let governance = toolloop::run::Governance::new().needs_approval("long");
+    let (mut tool_loop, events) = recording(long_loop(&model).governance(governance).stop_on_failed_tool());
+    let mut conversation = ask("go");
+    tool_loop.run(&mut conversation).await.unwrap_err();
+    assert_consistent(&conversation);
+    assert_eq!(failures(&conversation), [Some(FailureKind::NotExecuted), Some(FailureKind::UnknownTool)]);
+    assert_eq!(tool_events(&events), ["started u2", "finished u2", "finished l1"]);
+    let mut streamed = finished(&events);
+    streamed.sort_by(|a, b| a.call_id.cmp(&b.call_id));
+    assert_eq!(streamed, results(&conversation));
+    assert_eq!(verdicts(&events), [("u2".to_owned(), Verdict::Allowed), ("l1".to_owned(), Verdict::Undecided)]);
+}

@@ -248,6 +248,13 @@ impl Engine<'_> {
         }
         drop(outcomes);
         self.report_unsettled(&results, stop.is_some(), control, shared, at);
+        if let Some(stopped) = &stop {
+            // Calls that waited (for approval, for the caller, held back)
+            // will not run: the run ends with this batch.
+            for (call, _) in calls.iter().zip(&waiting).filter(|(_, reason)| reason.is_some()) {
+                self.report_interrupted(call, stopped, None, shared, at);
+            }
+        }
         if stop.is_none() && waiting.iter().any(Option::is_some) {
             stop = Some(self.defer(calls, &mut results, waiting, control, at, shared));
         }
