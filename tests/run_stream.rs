@@ -79,10 +79,11 @@ async fn a_typed_run_streams_its_tool_calls_forming_running_and_its_output() {
             "tool_call_arguments_delta",
             "tool_call_written",
             "iteration_finished",
-            // The output tool's call is answered by the agent, then proposed.
+            // The output tool's call is answered by the agent, proposed, and
+            // its result event carries the verdict on it.
             "tool_execution_started",
-            "tool_execution_finished",
             "output_proposed",
+            "tool_execution_finished",
         ]
     );
     // The arguments form: each partial value is the arguments so far.

@@ -208,15 +208,13 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let call_id = proposal.call_id.clone();
         let parsed = proposal.parsed.is_ok();
         engine.emit(tally, || Event::OutputProposed { attempt, input: proposal.value.clone() });
-        // With reflection the verdict answers `submit`, whose
-        // result event the loop left to it (`Control::settles_later`).
-        let settled_here = self.typed.reflection.is_some();
+        // The verdict answers the output call (or `submit`, with
+        // reflection), whose result event the loop left to it
+        // (`Control::settles_later`).
         let checked = match self.checked(engine, tally, proposal).await {
             Ok(checked) => checked,
             Err(stop) => {
-                if settled_here {
-                    report_result(engine, conversation, tally, &call_id);
-                }
+                report_result(engine, conversation, tally, &call_id);
                 return Err(stop);
             }
         };
@@ -229,9 +227,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
             }
         };
         conversation.settle_last_result(verdict);
-        if settled_here {
-            report_result(engine, conversation, tally, &call_id);
-        }
+        report_result(engine, conversation, tally, &call_id);
         Ok(checked)
     }
 

@@ -157,7 +157,8 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
         let Some(handler) = self.reflection else {
             // Without reflection the call ends the loop (the last one of the
             // batch wins). This result is a placeholder: once validation has
-            // run, after the batch, the verdict replaces it.
+            // run, after the batch, the verdict replaces it (and is what its
+            // result event carries: `settles_later`).
             self.proposal = Some(proposal);
             return ToolResult::success(&call.id, "Output received; it will be validated.");
         };
@@ -192,9 +193,13 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
         }
     }
 
-    /// Whether `call` is the `submit` call whose result the verdict on the
-    /// submitted output will be.
+    /// Whether `call` is the call whose result the verdict on an output
+    /// will be: the `submit` call that submitted it, or without reflection
+    /// the output call that proposed it (the batch's last).
     fn settles_later(&self, call: &ToolCall) -> bool {
+        if self.reflection.is_none() {
+            return self.proposal.as_ref().is_some_and(|proposal| proposal.call_id == call.id);
+        }
         matches!(&self.submission, Some(Submission::Submitted(proposal)) if proposal.call_id == call.id)
     }
 

@@ -3,7 +3,12 @@
 //! A run reports each fact once, as a [`run::Event`](crate::run::Event):
 //! an attempt or iteration starting, the model's answer, a compaction, a
 //! tool call starting (after governance allowed it) and its result with
-//! governance's verdict, validation failing, the run's end. Hooks see them
+//! governance's verdict, validation failing, the run's end. Every tool call
+//! has exactly one result event, carrying what the model is told (the
+//! result as `max_tool_result_chars` cut it, the verdict on an output),
+//! calls that never ran included (skipped after a stop, cut off with their
+//! response, beyond `max_tool_calls_per_iteration`: a result, no start,
+//! [`Verdict::Undecided`](crate::run::Verdict::Undecided)). Hooks see them
 //! as they happen: [`on_event`](crate::AgentBuilder::on_event) sees every
 //! one, and each typed hook is named for the event it filters and gets its
 //! fields ([`on_attempt_started`](crate::AgentBuilder::on_attempt_started),

@@ -65,17 +65,14 @@ struct BatchState {
     scope: CallScope,
 }
 
-/// Error results for the calls of a truncated response: they may be cut
-/// off, so they are not executed.
-pub(crate) fn incomplete(calls: &[ToolCall]) -> Vec<Option<ToolExecution>> {
-    calls
-        .iter()
-        .map(|call| {
-            let message = "the response was cut off at the token limit, so this call may be incomplete and was \
-                           not executed; call it again";
-            Some(ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::Incomplete, message)))
-        })
-        .collect()
+/// Cuts `result` to `limit` characters, ending it with a marker the model
+/// reads, so it knows the output was longer.
+fn cap_result(result: &mut ToolResult, limit: usize) {
+    let Some((cut, _)) = result.content.char_indices().nth(limit) else { return };
+    let total = result.content.chars().count();
+    result.content.truncate(cut);
+    let marker = format!("\n[truncated: the tool returned {total} characters; only the first {limit} are shown]");
+    result.content.push_str(&marker);
 }
 
 /// Why a call waits, in one word, as its span records it.
@@ -209,7 +206,15 @@ impl Engine<'_> {
                 other => other,
             };
             match outcome {
-                CallOutcome::Skipped | CallOutcome::Owned(_) => results.push(None),
+                CallOutcome::Skipped => {
+                    // Never started, so never reported: reported here, with
+                    // the result the conversation will hold.
+                    if let Some(stopped) = &stop {
+                        self.report_interrupted(call, stopped, None, shared, at);
+                    }
+                    results.push(None);
+                }
+                CallOutcome::Owned(_) => results.push(None),
                 CallOutcome::Deferred(reason) => {
                     if self.options.hold_batch_on_deferral {
                         state.holding.store(true, Ordering::SeqCst);
@@ -242,20 +247,12 @@ impl Engine<'_> {
             }
         }
         drop(outcomes);
-        if stop.is_some() {
-            // The run ends with this batch: no verdict will settle a call
-            // whose result event the control left for later (`submit`), so
-            // its event goes out now, with the result the conversation keeps.
-            for done in results.iter().flatten().filter(|done| control.settles_later(&done.call)) {
-                let verdict = shared.settled(&done.call.id);
-                self.emit(shared, || Event::ToolExecutionFinished {
-                    attempt,
-                    iteration,
-                    call: done.call.clone(),
-                    result: done.result.clone(),
-                    verdict,
-                    elapsed: Duration::ZERO,
-                });
+        self.report_unsettled(&results, stop.is_some(), control, shared, at);
+        if let Some(stopped) = &stop {
+            // Calls that waited (for approval, for the caller, held back)
+            // will not run: the run ends with this batch.
+            for (call, _) in calls.iter().zip(&waiting).filter(|(_, reason)| reason.is_some()) {
+                self.report_interrupted(call, stopped, None, shared, at);
             }
         }
         if stop.is_none() && waiting.iter().any(Option::is_some) {
@@ -268,6 +265,34 @@ impl Engine<'_> {
         }
         tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
         (results, stop)
+    }
+
+    /// Reports the calls of a batch whose result event the control left for
+    /// later (`submit`, an output call) and that no verdict will settle:
+    /// the run ends with this batch (`stopped`), or a later call of the
+    /// batch took their place. Their events carry the result the
+    /// conversation keeps.
+    fn report_unsettled<S>(
+        &self,
+        results: &[Option<ToolExecution>],
+        stopped: bool,
+        control: &dyn Control<S>,
+        tally: &Tally,
+        At { attempt, iteration }: At,
+    ) {
+        let unsettled =
+            |done: &ToolExecution| tally.is_settling(&done.call.id) && (stopped || !control.settles_later(&done.call));
+        for done in results.iter().flatten().filter(|done| unsettled(done)) {
+            let verdict = tally.settled(&done.call.id);
+            self.emit(tally, || Event::ToolExecutionFinished {
+                attempt,
+                iteration,
+                call: done.call.clone(),
+                result: done.result.clone(),
+                verdict,
+                elapsed: Duration::ZERO,
+            });
+        }
     }
 
     /// What the tool calls of a batch see of the run (see [`ToolContext`](crate::ToolContext)).
@@ -328,16 +353,54 @@ impl Engine<'_> {
     ) -> ToolExecution {
         let At { attempt, iteration } = at;
         self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
-        let result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
+        let mut result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
             let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
             ToolResult::failure(&call.id, FailureKind::Panicked, message)
         });
+        self.cap(&mut result);
         if control.settles_later(call) {
             // Reported by whoever settles it, with this verdict.
             tally.settling(&call.id, verdict);
         } else {
             self.report(call, &result, verdict, Duration::ZERO, tally, at);
         }
+        ToolExecution::answered(call, result)
+    }
+
+    /// Cuts a result the model is to read to `max_tool_result_chars`,
+    /// before it is reported: the event carries what the model is told.
+    fn cap(&self, result: &mut ToolResult) {
+        if let Some(limit) = self.options.max_tool_result_chars {
+            cap_result(result, limit);
+        }
+    }
+
+    /// Answers the calls of a truncated response with errors, and reports
+    /// them: they may be cut off, so they are not executed (and governance
+    /// never decided them).
+    pub(crate) fn incomplete(&self, calls: &[ToolCall], tally: &Tally, at: (u32, u32)) -> Vec<Option<ToolExecution>> {
+        calls
+            .iter()
+            .map(|call| {
+                let message = "the response was cut off at the token limit, so this call may be incomplete and \
+                               was not executed; call it again";
+                let result = ToolResult::failure(&call.id, FailureKind::Incomplete, message);
+                Some(self.not_run(call, result, tally, at))
+            })
+            .collect()
+    }
+
+    /// Reports a call answered with `result` without running it, before
+    /// governance decided it (a truncated response's call, a call beyond
+    /// the per-iteration cap).
+    pub(crate) fn not_run(
+        &self,
+        call: &ToolCall,
+        result: ToolResult,
+        tally: &Tally,
+        (attempt, iteration): (u32, u32),
+    ) -> ToolExecution {
+        self.report(call, &result, Verdict::Undecided, Duration::ZERO, tally, At { attempt, iteration });
         ToolExecution::answered(call, result)
     }
 
@@ -456,12 +519,14 @@ impl Engine<'_> {
             },
             Preset::Approved => Verdict::Approved,
             Preset::Given(result, verdict) => {
-                self.report(call, result, verdict.clone(), Duration::ZERO, tally, at);
-                let done = ToolExecution::answered(call, result.clone());
+                let mut result = result.clone();
+                self.cap(&mut result);
+                self.report(call, &result, verdict.clone(), Duration::ZERO, tally, at);
+                let done = ToolExecution::answered(call, result);
                 return CallOutcome::Done(done, verdict.allows());
             }
         };
-        let (result, output, elapsed, executed) = match &verdict {
+        let (mut result, output, elapsed, executed) = match &verdict {
             Verdict::Deferred(reason) => return CallOutcome::Deferred(DeferralReason::Approval(reason.clone())),
             Verdict::Allowed | Verdict::Approved if !owned && self.tools.is_external(&call.name) => {
                 return CallOutcome::Deferred(DeferralReason::External);
@@ -512,6 +577,7 @@ impl Engine<'_> {
             }
         };
         tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
+        self.cap(&mut result);
         self.report(call, &result, verdict, elapsed, tally, at);
         CallOutcome::Done(ToolExecution { call: call.clone(), result, output, elapsed }, executed)
     }

@@ -73,8 +73,11 @@ pub(crate) trait Control<S>: Send {
 
     /// Whether the result [`answer`](Self::answer) just gave `call` is a
     /// placeholder that a verdict will replace once the batch is done (the
-    /// agent's `submit`): the loop then leaves its result event to whoever
-    /// settles it, so the event carries what the model is told.
+    /// agent's `submit`, or its output call without reflection): the loop
+    /// then leaves its result event to whoever settles it, so the event
+    /// carries what the model is told. Asked again when the batch is done:
+    /// a call that no longer settles later (a later call of the batch took
+    /// its place) is reported then, with its placeholder.
     fn settles_later(&self, _call: &ToolCall) -> bool {
         false
     }

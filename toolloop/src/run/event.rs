@@ -131,7 +131,10 @@ pub enum Event {
         call: ToolCall,
     },
     /// A tool call has its result: it ran (with output or an error), was
-    /// denied, or was not executed because the run stopped. The one record
+    /// denied, or was not executed (the run stopped first, the response was
+    /// cut off at the token limit, or it was beyond
+    /// `max_tool_calls_per_iteration`; such a call has no
+    /// [`ToolExecutionStarted`](Self::ToolExecutionStarted)). The one record
     /// of every call, for audit: [`AuditRecord`](super::AuditRecord) is its
     /// serialisable form.
     ToolExecutionFinished {
@@ -143,8 +146,8 @@ pub enum Event {
         call: ToolCall,
         /// What the model is told.
         result: ToolResult,
-        /// What governance decided ([`Verdict::Undecided`] when the run
-        /// stopped before it decided).
+        /// What governance decided ([`Verdict::Undecided`] when it did
+        /// not: the run stopped first, or the call never reached it).
         verdict: Verdict,
         /// How long the call ran (zero when it did not run).
         elapsed: Duration,

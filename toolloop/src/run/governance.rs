@@ -60,7 +60,9 @@ pub enum Verdict {
     /// The approver denied it.
     ApprovalDenied(String),
     /// Governance did not decide: the run stopped (cancellation,
-    /// `max_duration`, a limit) before it did, or before the call ran.
+    /// `max_duration`, a limit, a stop policy) before it did, or before the
+    /// call ran; or the call was never put to it (a call of a response cut
+    /// off at the token limit, a call beyond `max_tool_calls_per_iteration`).
     Undecided,
     /// The policy deferred it for approval (see [`Decision::Defer`]); the
     /// run pauses with the call pending.

@@ -5,7 +5,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tracing::Instrument as _;
 
-use super::batch::incomplete;
 use super::control::{Control, LimitDecision, LimitReached};
 use super::deferral::{Answer, Checkpoint, Cursor, PendingBatch};
 use super::engine::Engine;
@@ -31,16 +30,6 @@ pub enum LoopOutput<S> {
     Answer(String),
     /// A terminal check or the iteration-limit hook returned a signal.
     Signal(S),
-}
-
-/// Cuts `result` to `limit` characters, ending it with a marker the model
-/// reads, so it knows the output was longer.
-fn cap_result(result: &mut ToolResult, limit: usize) {
-    let Some((cut, _)) = result.content.char_indices().nth(limit) else { return };
-    let total = result.content.chars().count();
-    result.content.truncate(cut);
-    let marker = format!("\n[truncated: the tool returned {total} characters; only the first {limit} are shown]");
-    result.content.push_str(&marker);
 }
 
 impl Engine<'_> {
@@ -156,7 +145,7 @@ impl Engine<'_> {
             let truncated = stop_reason.is_truncated();
             let allowed = self.allowed_calls(calls.len());
             let (executed, stop) = if truncated {
-                (incomplete(&calls), None)
+                (self.incomplete(&calls, tally, (attempt, iteration)), None)
             } else {
                 self.execute_batch(
                     &calls[..allowed],
@@ -171,10 +160,11 @@ impl Engine<'_> {
             let mut executed = executed;
             if !truncated && allowed < calls.len() {
                 executed.resize(allowed, None);
+                let at = (attempt, iteration);
                 executed.extend(
                     calls[allowed..]
                         .iter()
-                        .map(|call| Some(ToolExecution::answered(call, self.too_many_calls(call, calls.len())))),
+                        .map(|call| Some(self.not_run(call, self.too_many_calls(call, calls.len()), tally, at))),
                 );
             }
             if truncated {
@@ -183,7 +173,7 @@ impl Engine<'_> {
                 append_batch(conversation, assistant, &calls, results, None);
                 continue;
             }
-            if let Some(signal) = self.after_batch(
+            if let Some(signal) = Self::after_batch(
                 conversation,
                 Some(assistant),
                 &calls,
@@ -218,7 +208,7 @@ impl Engine<'_> {
             .resume_batch(&calls, answers, control, tally, &mut cursor.consecutive_failures, at)
             .instrument(span)
             .await;
-        self.after_batch(conversation, None, &calls, executed, stop, tally, attempt, *cursor, control)
+        Self::after_batch(conversation, None, &calls, executed, stop, tally, attempt, *cursor, control)
     }
 
     /// Writes an executed batch into the conversation (after `assistant`,
@@ -227,7 +217,6 @@ impl Engine<'_> {
     /// and the run pauses.
     #[allow(clippy::too_many_arguments)] // where the loop stands, as it stood before the batch
     fn after_batch<S>(
-        &self,
         conversation: &mut Conversation,
         assistant: Option<Message>,
         calls: &[ToolCall],
@@ -238,14 +227,9 @@ impl Engine<'_> {
         cursor: Cursor,
         control: &mut dyn Control<S>,
     ) -> Result<Option<S>, Stop> {
-        let mut results: Vec<Option<ToolResult>> =
+        // Results were capped when they were made (and reported).
+        let results: Vec<Option<ToolResult>> =
             executed.iter().map(|done| done.as_ref().map(|done| done.result.clone())).collect();
-        if let Some(limit) = self.options.max_tool_result_chars {
-            // Results a paused batch kept were capped when they were made.
-            let kept = conversation.pending().map(|pending| pending.answered.as_slice()).unwrap_or_default();
-            let kept = |result: &ToolResult| kept.iter().any(|kept| kept.call_id == result.call_id);
-            results.iter_mut().flatten().filter(|result| !kept(result)).for_each(|result| cap_result(result, limit));
-        }
         if let Some(deferred) = stop.as_ref().and_then(Stop::deferred_calls) {
             if let Some(assistant) = assistant {
                 conversation.push(assistant);

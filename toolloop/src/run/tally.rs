@@ -98,6 +98,11 @@ impl Tally {
         self.settling.lock().unwrap_or_else(PoisonError::into_inner).push((call_id.to_owned(), verdict));
     }
 
+    /// Whether call `call_id`'s result is left to be settled later.
+    pub(crate) fn is_settling(&self, call_id: &str) -> bool {
+        self.settling.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|(id, _)| id == call_id)
+    }
+
     /// The verdict kept for call `call_id` (allowed, when none was kept).
     pub(crate) fn settled(&self, call_id: &str) -> Verdict {
         let mut settling = self.settling.lock().unwrap_or_else(PoisonError::into_inner);
