@@ -336,11 +336,14 @@ async fn a_streamed_run_reports_each_deferred_call_and_resumes_streamed() {
     assert!(names.contains(&"tool_execution_finished") && names.ends_with(&["run_finished"]), "{names:?}");
     assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
 
-    // A refused streamed resume ends with the refusal.
+    // A refused streamed resume ends with the refusal: its only event is
+    // `RunFinished`, with the error's termination.
     let mut stream = agent.resume_stream(&mut conversation, [("d1", Resolution::Approve)]);
-    assert!(stream.next().await.is_none(), "a refused resume reports nothing");
+    let Some(Event::RunFinished { termination }) = stream.next().await else { panic!("a refused resume ends") };
+    assert!(stream.next().await.is_none(), "a refused resume reports nothing else");
     let Err(error) = stream.output().await else { panic!("a refused resume fails") };
     assert_eq!(error.resume_error(), Some(&ResumeError::NothingPending));
+    assert_eq!(&termination, error.termination());
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use toolloop::run::{Termination, ToolLoop};
+use toolloop::run::{Event, Termination, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, Message, ModelResponse, ToolSet};
 
@@ -57,7 +57,7 @@ async fn a_typed_agent_and_a_tool_loop_apply_the_same_rule() {
 }
 
 #[tokio::test]
-async fn a_streamed_run_ends_with_the_same_error_and_streams_nothing_else() {
+async fn a_streamed_run_ends_with_the_same_error_and_streams_only_its_end() {
     let model = ScriptedModel::new().respond(ModelResponse::from_text("hello"));
     let agent = Agent::builder().model(model.clone()).build().unwrap();
     let mut conversation = Conversation::new();
@@ -66,7 +66,11 @@ async fn a_streamed_run_ends_with_the_same_error_and_streams_nothing_else() {
     while let Some(event) = stream.next().await {
         events.push(event);
     }
-    assert!(events.is_empty(), "a run that cannot start reports nothing: {events:?}");
+    // A run that cannot start reports nothing but its end.
+    assert!(
+        matches!(events.as_slice(), [Event::RunFinished { termination: Termination::NothingToAnswer }]),
+        "{events:?}"
+    );
     let Err(error) = stream.output().await else { panic!("expected a failed run") };
     assert_eq!(error.termination(), &Termination::NothingToAnswer);
     assert!(model.requests().is_empty());
