@@ -113,28 +113,27 @@ impl<T> Stream for RunStream<'_, T> {
 
 impl<T> RunStream<'_, T> {
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        let this = self;
         // Events already sent come first: they happened before the end.
-        if let Some(event) = this.ready.pop_front() {
+        if let Some(event) = self.ready.pop_front() {
             return Poll::Ready(Some(event));
         }
-        if let Some(run) = this.run.as_mut()
+        if let Some(run) = self.run.as_mut()
             && let Poll::Ready(result) = run.as_mut().poll(cx)
         {
-            this.run = None;
-            this.result = Some(result);
+            self.run = None;
+            self.result = Some(result);
         }
         // What the run sent while polled; when it sent nothing and is still
         // pending, its own wakers wake this stream's consumer.
-        this.sink.take_into(&mut this.ready);
-        if let Some(event) = this.ready.pop_front() {
+        self.sink.take_into(&mut self.ready);
+        if let Some(event) = self.ready.pop_front() {
             return Poll::Ready(Some(event));
         }
-        if this.run.is_some() {
+        if self.run.is_some() {
             return Poll::Pending;
         }
-        match &this.result {
-            Some(Err(error)) if !this.finished => {
+        match &self.result {
+            Some(Err(error)) if !self.finished => {
                 Poll::Ready(Some(Event::RunFinished { termination: error.termination().clone() }))
             }
             _ => Poll::Ready(None),
