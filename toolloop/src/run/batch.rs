@@ -30,7 +30,8 @@ enum CallOutcome {
     /// the tool ran (and so whether it counts in the metadata).
     Done(ToolExecution, bool),
     /// Governance let through a call the control answers itself; the
-    /// control answers it when the batch's outcomes are collected, in order.
+    /// control answers it once the batch's other calls are done, in call
+    /// order, unless the run stopped or a call was deferred.
     Owned(Verdict),
     /// The run stopped while the call was pending.
     Interrupted(Stop),
@@ -49,11 +50,16 @@ enum CallOutcome {
 enum Preset<'a> {
     /// Governance decides, then the tool runs (or the control answers).
     Decide,
-    /// Approved when the run was resumed: it runs without asking again.
-    Approved,
+    /// Governance decided already: approved when the run was resumed, or
+    /// let through before the run paused (a call the control answers, held
+    /// back with the deferred ones). It goes on without asking again.
+    Decided(&'a Verdict),
     /// Answered when the run was resumed (denied, or executed by the caller).
     Given(&'a ToolResult, &'a Verdict),
 }
+
+/// The verdict on a call approved when the run was resumed.
+static APPROVED: Verdict = Verdict::Approved;
 
 /// Shared by the calls of one batch, which may run at once.
 struct BatchState {
@@ -94,12 +100,14 @@ struct At {
 impl Engine<'_> {
     /// Executes `calls` in order (or up to `parallel_tool_calls` at once,
     /// results still in call order); the control answers the calls to its
-    /// own tools, in call order. Returns one entry per call (`None` where
-    /// the run stopped before a result) and the stop, if any.
+    /// own tools once the others are done, in call order. Returns one entry
+    /// per call (`None` where the run stopped before a result) and the
+    /// stop, if any.
     ///
     /// When calls are deferred and nothing stopped the run, the stop is
-    /// [`Stop::deferred`] with them (and the calls held back), and their
-    /// entries are `None`.
+    /// [`Stop::deferred`] with them and the calls held back (the control's
+    /// calls among them: the control answers them once, when the run is
+    /// resumed), and their entries are `None`.
     pub(crate) async fn execute_batch<S>(
         &self,
         calls: &[ToolCall],
@@ -114,8 +122,10 @@ impl Engine<'_> {
 
     /// Answers the calls of a resumed batch as `answers` say (one per call,
     /// in order): answered ones keep their results (and fire no events
-    /// again), the others run or get their given results. Returns what
-    /// [`execute_batch`](Self::execute_batch) does, over the whole batch.
+    /// again), the others run or get their given results; held calls that
+    /// governance let through before the pause (`tally.held`) are not put
+    /// to it again. Returns what [`execute_batch`](Self::execute_batch)
+    /// does, over the whole batch.
     pub(crate) async fn resume_batch<S>(
         &self,
         calls: &[ToolCall],
@@ -125,14 +135,16 @@ impl Engine<'_> {
         consecutive_failures: &mut u32,
         at: (u32, u32),
     ) -> (Vec<Option<ToolExecution>>, Option<Stop>) {
+        let held = std::mem::take(&mut tally.held);
+        let passed = |call: &ToolCall| held.iter().find(|(id, _)| *id == call.id).map(|(_, verdict)| verdict);
         let (open, presets): (Vec<ToolCall>, Vec<Preset<'_>>) = calls
             .iter()
             .zip(answers)
             .filter_map(|(call, answer)| {
                 let preset = match answer {
                     Answer::Answered(_) => return None,
-                    Answer::Approved => Preset::Approved,
-                    Answer::Held => Preset::Decide,
+                    Answer::Approved => Preset::Decided(&APPROVED),
+                    Answer::Held => passed(call).map_or(Preset::Decide, Preset::Decided),
                     Answer::Given(result, verdict) => Preset::Given(result, verdict),
                 };
                 Some((call.clone(), preset))
@@ -177,59 +189,46 @@ impl Engine<'_> {
             .collect();
         let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
 
-        let mut results = Vec::with_capacity(calls.len());
+        let mut results: Vec<Option<ToolExecution>> = Vec::with_capacity(calls.len());
         let mut stop = None;
         let mut executed_count = 0;
         // Drain every outcome: calls already in flight finish with their real
         // result; calls not yet started see `stopping` and are skipped.
-        // Outcomes arrive in call order whatever the parallelism, so the
-        // control sees its calls in order here.
+        // Outcomes arrive in call order whatever the parallelism.
         let mut calls_left = calls.iter();
         let mut used = Vec::new();
         // Why each call waits, for the calls that do.
         let mut waiting: Vec<Option<DeferralReason>> = vec![None; calls.len()];
+        // The calls the control answers, with governance's verdicts.
+        let mut owned: Vec<(usize, Verdict)> = Vec::new();
         while let Some(outcome) = outcomes.next().await {
             let call = calls_left.next().expect("one outcome per call");
             let index = results.len();
-            let outcome = match outcome {
+            results.push(None);
+            match outcome {
                 CallOutcome::Owned(verdict) => match &stop {
                     Some(stopped) => {
                         self.report_interrupted(call, stopped, Some(verdict), shared, at);
-                        results.push(None);
-                        continue;
                     }
-                    // A deferral ends the run here: the control answers
-                    // its calls when the run is resumed (see below).
-                    None if waiting.iter().any(Option::is_some) => CallOutcome::Held,
-                    None => CallOutcome::Done(self.answer_owned(call, control, verdict, shared, at), true),
+                    None => owned.push((index, verdict)),
                 },
-                other => other,
-            };
-            match outcome {
                 CallOutcome::Skipped => {
                     // Never started, so never reported: reported here, with
                     // the result the conversation will hold.
                     if let Some(stopped) = &stop {
                         self.report_interrupted(call, stopped, None, shared, at);
                     }
-                    results.push(None);
                 }
-                CallOutcome::Owned(_) => results.push(None),
                 CallOutcome::Deferred(reason) => {
                     if self.options.hold_batch_on_deferral {
                         state.holding.store(true, Ordering::SeqCst);
                     }
                     waiting[index] = Some(reason);
-                    results.push(None);
                 }
-                CallOutcome::Held => {
-                    waiting[index] = Some(DeferralReason::Held);
-                    results.push(None);
-                }
+                CallOutcome::Held => waiting[index] = Some(DeferralReason::Held),
                 CallOutcome::Interrupted(interrupted) => {
                     state.stopping.store(true, Ordering::SeqCst);
                     stop.get_or_insert(interrupted);
-                    results.push(None);
                 }
                 CallOutcome::Done(done, executed) => {
                     executed_count += u32::from(executed);
@@ -242,11 +241,32 @@ impl Engine<'_> {
                             state.stopping.store(true, Ordering::SeqCst);
                         }
                     }
-                    results.push(Some(done));
+                    results[index] = Some(done);
                 }
             }
         }
         drop(outcomes);
+        // The control answers its calls now that the others are done, so
+        // that each is answered (and reported, and counted) once: a
+        // deferral holds them back with their verdicts, to be answered when
+        // the run is resumed; a stop leaves them unanswered.
+        let deferring = stop.is_none() && waiting.iter().any(Option::is_some);
+        let mut held = Vec::new();
+        for (index, verdict) in owned {
+            let call = &calls[index];
+            if deferring {
+                waiting[index] = Some(DeferralReason::Held);
+                held.push((call.id.clone(), verdict));
+            } else if let Some(stopped) = &stop {
+                self.report_interrupted(call, stopped, Some(verdict), shared, at);
+            } else {
+                let done = self.answer_owned(call, control, verdict, shared, at);
+                executed_count += 1;
+                used.push(call.name.clone());
+                stop = self.policy_stop(&done, consecutive_failures);
+                results[index] = Some(done);
+            }
+        }
         self.report_unsettled(&results, stop.is_some(), control, shared, at);
         if let Some(stopped) = &stop {
             // Calls that waited (for approval, for the caller, held back)
@@ -255,8 +275,8 @@ impl Engine<'_> {
                 self.report_interrupted(call, stopped, None, shared, at);
             }
         }
-        if stop.is_none() && waiting.iter().any(Option::is_some) {
-            stop = Some(self.defer(calls, &mut results, waiting, control, at, shared));
+        if deferring {
+            stop = Some(self.defer(calls, waiting, at, shared));
         }
         tally.tool_calls += executed_count;
         tally.count_sub_runs(calls);
@@ -264,6 +284,7 @@ impl Engine<'_> {
             *tally.tools_used.entry(name).or_default() += 1;
         }
         tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
+        tally.held = held;
         (results, stop)
     }
 
@@ -306,25 +327,15 @@ impl Engine<'_> {
         CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(std::sync::Arc::new(run)))
     }
 
-    /// The stop of a batch whose `waiting` calls wait. The control's own
-    /// calls answered before the first deferral are held back too (their
-    /// answers dropped): the run ends here, so the control answers them
-    /// again, in order, when it is resumed.
-    fn defer<S>(
+    /// The stop of a batch whose `waiting` calls wait (the control's own
+    /// calls among them, held back), reported.
+    fn defer(
         &self,
         calls: &[ToolCall],
-        results: &mut [Option<ToolExecution>],
-        mut waiting: Vec<Option<DeferralReason>>,
-        control: &mut dyn Control<S>,
+        waiting: Vec<Option<DeferralReason>>,
         At { attempt, iteration }: At,
         tally: &Tally,
     ) -> Stop {
-        for ((call, result), reason) in calls.iter().zip(results.iter_mut()).zip(&mut waiting) {
-            if control.owns(&call.name) && result.is_some() {
-                *result = None;
-                *reason = Some(DeferralReason::Held);
-            }
-        }
         let deferred: Vec<DeferredCall> = calls
             .iter()
             .zip(waiting)
@@ -517,7 +528,7 @@ impl Engine<'_> {
                 () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
                 verdict = self.governance.decide(call, |approver| self.journal.approval(call, approver)) => verdict,
             },
-            Preset::Approved => Verdict::Approved,
+            Preset::Decided(verdict) => verdict.clone(),
             Preset::Given(result, verdict) => {
                 let mut result = result.clone();
                 self.cap(&mut result);

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::governance::Verdict;
 use super::metadata::AnsweredBy;
 use super::tally::Tally;
 use super::termination::AttemptFailure;
@@ -154,6 +155,40 @@ pub(crate) struct Checkpoint {
     pub(crate) stop_reason: Option<StopReason>,
     /// An agent's failed attempts before the pause.
     pub(crate) attempt_failures: Vec<AttemptFailure>,
+    /// Governance's verdicts on the calls of the paused batch it let
+    /// through and the pause held back (calls the control answers), by
+    /// call id. Absent from the checkpoints of older versions: those calls
+    /// are then put to governance again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) passed: BTreeMap<String, Passed>,
+}
+
+/// Governance's verdict on a call it let through, as a checkpoint keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Passed {
+    /// The policy allowed it.
+    Allowed,
+    /// The approver approved it.
+    Approved,
+}
+
+impl Passed {
+    /// The verdict, when it let the call through.
+    fn of(verdict: &Verdict) -> Option<Self> {
+        match verdict {
+            Verdict::Allowed => Some(Self::Allowed),
+            Verdict::Approved => Some(Self::Approved),
+            _ => None,
+        }
+    }
+
+    fn verdict(self) -> Verdict {
+        match self {
+            Self::Allowed => Verdict::Allowed,
+            Self::Approved => Verdict::Approved,
+        }
+    }
 }
 
 /// Where an attempt's iteration loop stands.
@@ -203,6 +238,7 @@ impl Checkpoint {
             elapsed_ms: u64::try_from(tally.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             stop_reason: tally.stop_reason.clone(),
             attempt_failures: Vec::new(),
+            passed: tally.held.iter().filter_map(|(id, verdict)| Some((id.clone(), Passed::of(verdict)?))).collect(),
         }
     }
 
@@ -227,6 +263,7 @@ impl Checkpoint {
         tally.tools_used.clone_from(&self.tools_used);
         tally.answered_by.clone_from(&self.answered_by);
         tally.stop_reason.clone_from(&self.stop_reason);
+        tally.held = self.passed.iter().map(|(id, passed)| (id.clone(), passed.verdict())).collect();
         tally.position = (self.attempt, self.iteration);
         let elapsed = std::time::Duration::from_millis(self.elapsed_ms);
         tally.started = tally.started.checked_sub(elapsed).unwrap_or(tally.started);
@@ -240,11 +277,12 @@ pub(crate) enum Answer {
     Answered(ToolResult),
     /// It runs now, without asking governance again (approved).
     Approved,
-    /// It runs now, through governance (held).
+    /// It runs now (held back): through governance, unless governance let
+    /// it through before the pause (see [`Checkpoint::passed`]).
     Held,
     /// Its result is given (denied, or executed by the caller); the verdict
     /// is what the audit record says.
-    Given(ToolResult, super::governance::Verdict),
+    Given(ToolResult, Verdict),
 }
 
 /// The paused batch, checked against `resolutions`: one answer per call of
@@ -255,7 +293,6 @@ pub(crate) fn plan(
     calls: &[ToolCall],
     resolutions: Vec<(String, Resolution)>,
 ) -> Result<Vec<Answer>, ResumeError> {
-    use super::governance::Verdict;
     use crate::message::FailureKind;
 
     check_match(batch, calls)?;

@@ -39,6 +39,10 @@ pub(crate) struct Tally {
     /// The verdicts on calls whose results are settled later (the agent's
     /// `submit`), by call id, for their `ToolExecutionFinished` events.
     pub(crate) settling: Mutex<Vec<(String, Verdict)>>,
+    /// The verdicts on calls governance let through that a deferral held
+    /// back (calls the control answers), by call id: kept in the paused
+    /// run's checkpoint, so the resumed run answers them without asking again.
+    pub(crate) held: Vec<(String, Verdict)>,
     /// The view of the conversation the model is sent.
     pub(crate) context: ContextView,
     pub(crate) compactions: Vec<Compaction>,
@@ -67,6 +71,7 @@ impl Tally {
             stop_reason: None,
             hook_errors: Mutex::new(Vec::new()),
             settling: Mutex::new(Vec::new()),
+            held: Vec::new(),
             context: ContextView::default(),
             compactions: Vec::new(),
             rewrite_scan: crate::conversation::RewriteScan::default(),
