@@ -107,16 +107,16 @@ fn location() -> ToolDefinition {
 }
 
 /// Output calls are put to the approver, which approves them (so their
-/// verdict is `Approved`); the waiting call waits as `wait` says.
-fn governance(wait: Wait, seen: &Seen) -> Governance {
+/// verdict is `Approved`); `delete` waits as `wait` says (runs without one).
+fn governance(wait: Option<Wait>, seen: &Seen) -> Governance {
     let policy = Arc::clone(&seen.policy);
     let approver = Arc::clone(&seen.approver);
     Governance::new()
         .policy(move |call| {
             policy.lock().unwrap().push(call.id.clone());
             match (call.name.as_str(), wait) {
-                ("final_output" | "submit", _) | ("delete", Wait::Approver) => Decision::Ask,
-                ("delete", _) => Decision::Defer("a person signs off deletions".into()),
+                ("final_output" | "submit", _) | ("delete", Some(Wait::Approver)) => Decision::Ask,
+                ("delete", Some(_)) => Decision::Defer("a person signs off deletions".into()),
                 _ => Decision::Allow,
             }
         })
@@ -161,14 +161,31 @@ impl Reporter {
 }
 
 fn agent(model: &ScriptedModel, wait: Wait, reflection: bool, seen: &Seen) -> Reporter {
+    build(model, Some(wait), reflection, seen, Stops::default())
+}
+
+/// The stop policies of an agent.
+#[derive(Clone, Copy, Default)]
+struct Stops {
+    on_failed_tool: bool,
+    consecutive_failures: Option<u32>,
+}
+
+fn build(model: &ScriptedModel, wait: Option<Wait>, reflection: bool, seen: &Seen, stops: Stops) -> Reporter {
     let events = Arc::clone(&seen.events);
-    let builder = toolloop::Agent::builder()
+    let mut builder = toolloop::Agent::builder()
         .model(model.clone())
         .tool_with_state::<Delete>(Arc::clone(&seen.deletions))
         .external_tool(location())
         .governance(governance(wait, seen))
-        .on_event(move |event: &Event| events.lock().unwrap().push(event.clone()))
-        .output::<Report>();
+        .on_event(move |event: &Event| events.lock().unwrap().push(event.clone()));
+    if stops.on_failed_tool {
+        builder = builder.stop_on_failed_tool();
+    }
+    if let Some(limit) = stops.consecutive_failures {
+        builder = builder.max_consecutive_tool_failures(limit);
+    }
+    let builder = builder.output::<Report>();
     if reflection {
         let reflective = builder.reflection(|report: &Report| format!("{} scores {}", report.title, report.score));
         Reporter::Reflective(reflective.build().unwrap())
@@ -187,9 +204,9 @@ fn output_calls(reflection: bool) -> Vec<ToolCall> {
 fn batch(wait: Wait, reflection: bool, output_first: bool) -> Vec<ToolCall> {
     let mut calls = output_calls(reflection);
     if output_first {
-        calls.push(wait.call())
+        calls.push(wait.call());
     } else {
-        calls.insert(0, wait.call())
+        calls.insert(0, wait.call());
     }
     calls
 }
@@ -371,8 +388,9 @@ async fn output_and_submit_wait_with_an_external_call() {
 
 /// The paused segment of a durable run, replayed from any prefix of its
 /// journal: the same conversation (paused batch included), metadata and
-/// tool events, and governance asks nothing the journal recorded.
-#[tokio::test]
+/// tool events, and governance asks nothing the journal recorded. (On a
+/// paused clock: the checkpoint keeps the run time, in milliseconds.)
+#[tokio::test(start_paused = true)]
 async fn a_paused_run_replayed_from_its_journal_reports_and_counts_nothing_twice() {
     for reflection in [false, true] {
         let calls = batch(Wait::Approver, reflection, true);
@@ -404,4 +422,94 @@ async fn a_paused_run_replayed_from_its_journal_reports_and_counts_nothing_twice
             assert_eq!(again.approver.lock().unwrap().len(), approvals - recorded, "replaying {kept} steps");
         }
     }
+}
+
+/// Each call's result as reported, checked against the conversation: one
+/// `ToolExecutionFinished` per call, carrying what the model is told.
+fn assert_reported_once(events: &[Event], conversation: &Conversation) {
+    assert_consistent(conversation);
+    let reports = finished(events);
+    let told = results(conversation);
+    assert_eq!(reports.len(), told.len(), "{:?}", tool_events(events));
+    for result in told {
+        let reported: Vec<_> = reports.iter().filter(|(id, ..)| *id == result.call_id).collect();
+        assert_eq!(reported.len(), 1, "`{}`: {:?}", result.call_id, tool_events(events));
+        assert_eq!(reported[0].1, result);
+    }
+}
+
+/// A control's call whose answer fails stops the batch under
+/// `stop_on_failed_tool` before the calls after it start, as any call does.
+#[tokio::test]
+async fn a_failed_output_call_stops_the_batch_before_its_later_calls() {
+    let bad = call("o1", "final_output", json!({"title": "T"}));
+    let model = ScriptedModel::new()
+        .respond(ModelResponse::from_tool_calls([bad, call("d1", "delete", json!({"path": "/a"}))]));
+    let seen = Seen::default();
+    let agent = build(&model, None, true, &seen, Stops { on_failed_tool: true, ..Stops::default() });
+    let mut conversation = ask("Report.");
+    let error = agent.run(&mut conversation).await.unwrap_err();
+    assert!(!error.is_deferred() && !error.termination().is_success(), "{error}");
+    assert_eq!(seen.deletions.0.load(Ordering::SeqCst), 0, "the call after the failed one never started");
+    let failures: Vec<_> = results(&conversation).iter().map(|result| result.failure).collect();
+    assert_eq!(failures, [Some(FailureKind::InvalidArguments), Some(FailureKind::NotExecuted)]);
+    let events = seen.take_events();
+    assert_eq!(tool_events(&events), ["started o1", "finished o1", "finished d1"]);
+    assert_reported_once(&events, &conversation);
+    assert_eq!(error.metadata().tool_calls, 1);
+}
+
+/// The control's calls answered before a call that stops the batch keep
+/// their answers, reported once.
+#[tokio::test]
+async fn output_calls_before_a_failed_call_keep_their_answers() {
+    for reflection in [false, true] {
+        let mut calls = output_calls(reflection);
+        calls.push(call("u1", "unknown", json!({})));
+        let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls(calls.clone()));
+        let seen = Seen::default();
+        let agent = build(&model, None, reflection, &seen, Stops { on_failed_tool: true, ..Stops::default() });
+        let mut conversation = ask("Report.");
+        let error = agent.run(&mut conversation).await.unwrap_err();
+        assert!(!error.termination().is_success(), "{error}");
+        let contents: Vec<_> = results(&conversation).into_iter().map(|result| result.content).collect();
+        let expected: &[&str] = if reflection {
+            &["T scores 7", "Submitted for validation."]
+        } else {
+            &["Output received; it will be validated."]
+        };
+        assert_eq!(contents[..expected.len()], *expected, "reflection {reflection}");
+        let events = seen.take_events();
+        // Each started and finished once (the control's calls are reported
+        // once the batch's other calls are done).
+        let mut expected: Vec<String> =
+            calls.iter().flat_map(|call| [format!("started {}", call.id), format!("finished {}", call.id)]).collect();
+        let mut reported = tool_events(&events);
+        expected.sort();
+        reported.sort();
+        assert_eq!(reported, expected, "reflection {reflection}");
+        assert_reported_once(&events, &conversation);
+        assert_eq!(error.metadata().tool_calls as usize, calls.len(), "reflection {reflection}");
+    }
+}
+
+/// A held call's failure counts once toward `max_consecutive_tool_failures`:
+/// when the resumed run answers it, not also before the pause.
+#[tokio::test]
+async fn a_held_output_call_that_fails_counts_once_toward_consecutive_failures() {
+    let bad = call("o1", "final_output", json!({"title": "T"}));
+    let model = ScriptedModel::new()
+        .respond(ModelResponse::from_tool_calls([bad, Wait::Policy.call()]))
+        .respond(ModelResponse::from_tool_calls(output_calls(true)));
+    let seen = Seen::default();
+    let stops = Stops { consecutive_failures: Some(2), ..Stops::default() };
+    let agent = build(&model, Some(Wait::Policy), true, &seen, stops);
+    let mut conversation = ask("Report.");
+    assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+    let mut conversation = reload(&conversation);
+    let done = agent.resume(&mut conversation, Resolution::Approve).await.unwrap();
+    assert_eq!(done.output, Report { title: "T".into(), score: 7 });
+    assert_eq!(model.requests().len(), 2);
+    assert_reported_once(&seen.take_events(), &conversation);
+    assert_eq!(results(&conversation)[0].failure, Some(FailureKind::InvalidArguments));
 }

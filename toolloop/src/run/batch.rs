@@ -30,8 +30,8 @@ enum CallOutcome {
     /// the tool ran (and so whether it counts in the metadata).
     Done(ToolExecution, bool),
     /// Governance let through a call the control answers itself; the
-    /// control answers it once the batch's other calls are done, in call
-    /// order, unless the run stopped or a call was deferred.
+    /// control answers it as the batch's outcomes are collected, in order
+    /// (see [`Collected::owned`]).
     Owned(Verdict),
     /// The run stopped while the call was pending.
     Interrupted(Stop),
@@ -81,6 +81,65 @@ fn cap_result(result: &mut ToolResult, limit: usize) {
     result.content.push_str(&marker);
 }
 
+/// Whether `kind` says governance refused the call.
+fn denied(kind: FailureKind) -> bool {
+    matches!(kind, FailureKind::Denied | FailureKind::ApprovalDenied)
+}
+
+/// Counts `done` in the run of consecutive failed calls: a success ends
+/// the run, a refusal leaves it as it is. Returns whether `done` failed
+/// (and so lengthened it).
+fn count_failure(done: &ToolExecution, consecutive_failures: &mut u32) -> bool {
+    match done.result.failure {
+        None => *consecutive_failures = 0,
+        Some(kind) if denied(kind) => {}
+        Some(_) => {
+            *consecutive_failures += 1;
+            return true;
+        }
+    }
+    false
+}
+
+/// The outcomes of a batch's calls, collected in call order.
+struct Collected {
+    /// The result of each call so far, when it has one.
+    results: Vec<Option<ToolExecution>>,
+    /// The stop, once a call stopped the run.
+    stop: Option<Stop>,
+    /// Why each call waits, for the calls that do.
+    waiting: Vec<Option<DeferralReason>>,
+    /// The control's calls governance let through, with its verdicts, not
+    /// reported yet. The control answers each as it comes (so its answer
+    /// meets the stop policies in call order), unless a call before it
+    /// waits; the answer is reported and counted once no deferral can
+    /// hold the batch back, and dropped when one does.
+    owned: Vec<(usize, Verdict)>,
+    /// The tools of the calls that ran (or that the control answered), one
+    /// entry per call, for the metadata.
+    used: Vec<String>,
+    /// The run of consecutive failed calls before the batch.
+    failures_before: u32,
+}
+
+impl Collected {
+    fn new(calls: usize, failures_before: u32) -> Self {
+        Self {
+            results: Vec::with_capacity(calls),
+            stop: None,
+            waiting: vec![None; calls],
+            owned: Vec::new(),
+            used: Vec::new(),
+            failures_before,
+        }
+    }
+
+    /// Whether a call waits (for approval, for the caller, held back).
+    fn waits(&self) -> bool {
+        self.waiting.iter().any(Option::is_some)
+    }
+}
+
 /// Why a call waits, in one word, as its span records it.
 fn deferral_kind(reason: &DeferralReason) -> &'static str {
     match reason {
@@ -100,9 +159,8 @@ struct At {
 impl Engine<'_> {
     /// Executes `calls` in order (or up to `parallel_tool_calls` at once,
     /// results still in call order); the control answers the calls to its
-    /// own tools once the others are done, in call order. Returns one entry
-    /// per call (`None` where the run stopped before a result) and the
-    /// stop, if any.
+    /// own tools, in call order. Returns one entry per call (`None` where
+    /// the run stopped before a result) and the stop, if any.
     ///
     /// When calls are deferred and nothing stopped the run, the stop is
     /// [`Stop::deferred`] with them and the calls held back (the control's
@@ -189,33 +247,34 @@ impl Engine<'_> {
             .collect();
         let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
 
-        let mut results: Vec<Option<ToolExecution>> = Vec::with_capacity(calls.len());
-        let mut stop = None;
-        let mut executed_count = 0;
+        let mut batch = Collected::new(calls.len(), *consecutive_failures);
         // Drain every outcome: calls already in flight finish with their real
         // result; calls not yet started see `stopping` and are skipped.
-        // Outcomes arrive in call order whatever the parallelism.
+        // Outcomes arrive in call order whatever the parallelism, so the
+        // control sees its calls in order here.
         let mut calls_left = calls.iter();
-        let mut used = Vec::new();
-        // Why each call waits, for the calls that do.
-        let mut waiting: Vec<Option<DeferralReason>> = vec![None; calls.len()];
-        // The calls the control answers, with governance's verdicts.
-        let mut owned: Vec<(usize, Verdict)> = Vec::new();
         while let Some(outcome) = outcomes.next().await {
             let call = calls_left.next().expect("one outcome per call");
-            let index = results.len();
-            results.push(None);
+            let index = batch.results.len();
+            batch.results.push(None);
             match outcome {
-                CallOutcome::Owned(verdict) => match &stop {
+                CallOutcome::Owned(verdict) => match &batch.stop {
                     Some(stopped) => {
                         self.report_interrupted(call, stopped, Some(verdict), shared, at);
                     }
-                    None => owned.push((index, verdict)),
+                    // A call before it waits: it waits too, unanswered.
+                    None if batch.waits() => batch.owned.push((index, verdict)),
+                    None => {
+                        let done = self.answer_owned(call, control);
+                        batch.stop = self.policy_stop(&done, consecutive_failures);
+                        batch.results[index] = Some(done);
+                        batch.owned.push((index, verdict));
+                    }
                 },
                 CallOutcome::Skipped => {
                     // Never started, so never reported: reported here, with
                     // the result the conversation will hold.
-                    if let Some(stopped) = &stop {
+                    if let Some(stopped) = &batch.stop {
                         self.report_interrupted(call, stopped, None, shared, at);
                     }
                 }
@@ -223,69 +282,102 @@ impl Engine<'_> {
                     if self.options.hold_batch_on_deferral {
                         state.holding.store(true, Ordering::SeqCst);
                     }
-                    waiting[index] = Some(reason);
+                    batch.waiting[index] = Some(reason);
                 }
-                CallOutcome::Held => waiting[index] = Some(DeferralReason::Held),
+                CallOutcome::Held => batch.waiting[index] = Some(DeferralReason::Held),
                 CallOutcome::Interrupted(interrupted) => {
-                    state.stopping.store(true, Ordering::SeqCst);
-                    stop.get_or_insert(interrupted);
+                    batch.stop.get_or_insert(interrupted);
                 }
                 CallOutcome::Done(done, executed) => {
-                    executed_count += u32::from(executed);
                     if executed {
-                        used.push(done.call.name.clone());
+                        batch.used.push(done.call.name.clone());
                     }
-                    if stop.is_none() {
-                        stop = self.policy_stop(&done, consecutive_failures);
-                        if stop.is_some() {
-                            state.stopping.store(true, Ordering::SeqCst);
-                        }
+                    if batch.stop.is_none() {
+                        batch.stop = self.policy_stop(&done, consecutive_failures);
                     }
-                    results[index] = Some(done);
+                    batch.results[index] = Some(done);
                 }
+            }
+            if batch.stop.is_some() {
+                state.stopping.store(true, Ordering::SeqCst);
+                // The run ends with this batch: no deferral holds back the
+                // control's answers now.
+                self.report_owned(calls, &mut batch, control, shared, at);
             }
         }
         drop(outcomes);
-        // The control answers its calls now that the others are done, so
-        // that each is answered (and reported, and counted) once: a
-        // deferral holds them back with their verdicts, to be answered when
-        // the run is resumed; a stop leaves them unanswered.
-        let deferring = stop.is_none() && waiting.iter().any(Option::is_some);
-        let mut held = Vec::new();
-        for (index, verdict) in owned {
-            let call = &calls[index];
-            if deferring {
-                waiting[index] = Some(DeferralReason::Held);
-                held.push((call.id.clone(), verdict));
-            } else if let Some(stopped) = &stop {
-                self.report_interrupted(call, stopped, Some(verdict), shared, at);
-            } else {
-                let done = self.answer_owned(call, control, verdict, shared, at);
-                executed_count += 1;
-                used.push(call.name.clone());
-                stop = self.policy_stop(&done, consecutive_failures);
-                results[index] = Some(done);
-            }
+        let deferring = batch.stop.is_none() && batch.waits();
+        if deferring {
+            tally.held = Self::hold(calls, &mut batch, consecutive_failures);
+        } else {
+            self.report_owned(calls, &mut batch, control, shared, at);
         }
-        self.report_unsettled(&results, stop.is_some(), control, shared, at);
+        let Collected { results, stop, waiting, used, .. } = batch;
+        self.report_unsettled(&results, stop.is_some(), control, tally, at);
         if let Some(stopped) = &stop {
             // Calls that waited (for approval, for the caller, held back)
             // will not run: the run ends with this batch.
             for (call, _) in calls.iter().zip(&waiting).filter(|(_, reason)| reason.is_some()) {
-                self.report_interrupted(call, stopped, None, shared, at);
+                self.report_interrupted(call, stopped, None, tally, at);
             }
         }
-        if deferring {
-            stop = Some(self.defer(calls, waiting, at, shared));
-        }
-        tally.tool_calls += executed_count;
+        let stop = if deferring { Some(self.defer(calls, waiting, at, tally)) } else { stop };
+        tally.tool_calls += u32::try_from(used.len()).unwrap_or(u32::MAX);
         tally.count_sub_runs(calls);
         for name in used {
             *tally.tools_used.entry(name).or_default() += 1;
         }
         tally.limited_tool_calls = state.executions.load(Ordering::SeqCst);
-        tally.held = held;
         (results, stop)
+    }
+
+    /// Reports the control's answers to its calls of `batch` (but those
+    /// whose result event it leaves to whoever settles them) and counts
+    /// them; its calls it did not answer (a call before them waited, then
+    /// the run stopped) are reported as not executed.
+    fn report_owned<S>(
+        &self,
+        calls: &[ToolCall],
+        batch: &mut Collected,
+        control: &dyn Control<S>,
+        tally: &Tally,
+        at: At,
+    ) {
+        let At { attempt, iteration } = at;
+        for (index, verdict) in batch.owned.drain(..) {
+            let call = &calls[index];
+            if let Some(done) = &batch.results[index] {
+                self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
+                if control.settles_later(call) {
+                    // Reported by whoever settles it, with this verdict.
+                    tally.settling(&call.id, verdict);
+                } else {
+                    self.report(call, &done.result, verdict, Duration::ZERO, tally, at);
+                }
+                batch.used.push(call.name.clone());
+            } else if let Some(stopped) = &batch.stop {
+                self.report_interrupted(call, stopped, Some(verdict), tally, at);
+            }
+        }
+    }
+
+    /// Holds back the control's calls of a deferred `batch`, answered or
+    /// not, with the deferred ones: their answers are dropped (the control
+    /// answers them again when the run is resumed), and so is their part in
+    /// the run of consecutive failed calls. Returns governance's verdicts
+    /// on them, by call id, for the resumed run.
+    fn hold(calls: &[ToolCall], batch: &mut Collected, consecutive_failures: &mut u32) -> Vec<(String, Verdict)> {
+        let mut held = Vec::with_capacity(batch.owned.len());
+        for (index, verdict) in batch.owned.drain(..) {
+            batch.results[index] = None;
+            batch.waiting[index] = Some(DeferralReason::Held);
+            held.push((calls[index].id.clone(), verdict));
+        }
+        *consecutive_failures = batch.failures_before;
+        for done in batch.results.iter().flatten() {
+            count_failure(done, consecutive_failures);
+        }
+        held
     }
 
     /// Reports the calls of a batch whose result event the control left for
@@ -353,28 +445,14 @@ impl Engine<'_> {
         Stop::deferred(deferred)
     }
 
-    /// Has the control answer a call to one of its own tools, and reports it.
-    fn answer_owned<S>(
-        &self,
-        call: &ToolCall,
-        control: &mut dyn Control<S>,
-        verdict: Verdict,
-        tally: &Tally,
-        at: At,
-    ) -> ToolExecution {
-        let At { attempt, iteration } = at;
-        self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
+    /// Has the control answer a call to one of its own tools (reported
+    /// later: see [`report_owned`](Self::report_owned)).
+    fn answer_owned<S>(&self, call: &ToolCall, control: &mut dyn Control<S>) -> ToolExecution {
         let mut result = catch_unwind(AssertUnwindSafe(|| control.answer(call))).unwrap_or_else(|panic| {
             let message = format!("tool `{}` panicked: {}", call.name, panic_message(&*panic));
             ToolResult::failure(&call.id, FailureKind::Panicked, message)
         });
         self.cap(&mut result);
-        if control.settles_later(call) {
-            // Reported by whoever settles it, with this verdict.
-            tally.settling(&call.id, verdict);
-        } else {
-            self.report(call, &result, verdict, Duration::ZERO, tally, at);
-        }
         ToolExecution::answered(call, result)
     }
 
@@ -451,19 +529,15 @@ impl Engine<'_> {
 
     /// The stop a finished call causes under the stop policies, if any.
     fn policy_stop(&self, done: &ToolExecution, consecutive_failures: &mut u32) -> Option<Stop> {
-        let Some(kind) = done.result.failure else {
-            *consecutive_failures = 0;
-            return None;
-        };
-        let denied = matches!(kind, FailureKind::Denied | FailureKind::ApprovalDenied);
-        let policy = if denied { self.options.stop_on_denied_tool } else { self.options.stop_on_failed_tool };
-        if policy {
-            return Some(Stop::tool(&done.call.name, kind, &done.result.content));
+        if let Some(kind) = done.result.failure {
+            let policy = if denied(kind) { self.options.stop_on_denied_tool } else { self.options.stop_on_failed_tool };
+            if policy {
+                return Some(Stop::tool(&done.call.name, kind, &done.result.content));
+            }
         }
-        if denied {
+        if !count_failure(done, consecutive_failures) {
             return None;
         }
-        *consecutive_failures += 1;
         match self.options.max_consecutive_tool_failures {
             Some(limit) if *consecutive_failures >= limit => {
                 Some(Stop::new(Termination::ConsecutiveToolFailures { count: *consecutive_failures }))
