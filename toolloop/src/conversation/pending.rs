@@ -23,9 +23,12 @@ pub enum DeferralReason {
     /// executes it and resumes with [`Resolution::Output`](crate::run::Resolution::Output) or
     /// [`Resolution::Error`](crate::run::Resolution::Error) (or [`Resolution::Deny`](crate::run::Resolution::Deny)).
     External,
-    /// The call needs no decision but was held back with the deferred ones
-    /// ([`hold_batch_on_deferral`](crate::AgentBuilder::hold_batch_on_deferral)):
-    /// it runs, governance first, when the run is resumed.
+    /// The call needs no resolution but waits with the deferred ones: a
+    /// call held back by
+    /// [`hold_batch_on_deferral`](crate::AgentBuilder::hold_batch_on_deferral)
+    /// (it runs, governance first, when the run is resumed), or a typed
+    /// agent's output call or `submit` (answered when the run is resumed,
+    /// with the verdict governance gave it before the pause).
     Held,
 }
 

@@ -28,6 +28,13 @@
 //! on the builder to hold back the calls after a deferred one as well, so nothing runs
 //! before it is resolved.
 //!
+//! A typed agent's output call (and `submit`, with reflection) waits with
+//! the deferred calls of its response, wherever it is in it
+//! ([`DeferralReason::Held`](crate::run::DeferralReason::Held)): the output
+//! ends the run, so it is validated once they are resolved. Governance
+//! decides it once, before the pause; it is answered, reported and counted
+//! once, when the run is resumed.
+//!
 //! ## Pause, save, load, resume
 //!
 //! The paused run's error says what waits
