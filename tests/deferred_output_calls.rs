@@ -161,17 +161,19 @@ impl Reporter {
 }
 
 fn agent(model: &ScriptedModel, wait: Wait, reflection: bool, seen: &Seen) -> Reporter {
-    build(model, Some(wait), reflection, seen, Stops::default())
+    build(model, Some(wait), reflection, seen, Options::default())
 }
 
-/// The stop policies of an agent.
+/// The options of an agent: its stop policies, and whether it runs the
+/// calls of a response at once.
 #[derive(Clone, Copy, Default)]
-struct Stops {
+struct Options {
     on_failed_tool: bool,
     consecutive_failures: Option<u32>,
+    parallel: bool,
 }
 
-fn build(model: &ScriptedModel, wait: Option<Wait>, reflection: bool, seen: &Seen, stops: Stops) -> Reporter {
+fn build(model: &ScriptedModel, wait: Option<Wait>, reflection: bool, seen: &Seen, options: Options) -> Reporter {
     let events = Arc::clone(&seen.events);
     let mut builder = toolloop::Agent::builder()
         .model(model.clone())
@@ -179,11 +181,14 @@ fn build(model: &ScriptedModel, wait: Option<Wait>, reflection: bool, seen: &See
         .external_tool(location())
         .governance(governance(wait, seen))
         .on_event(move |event: &Event| events.lock().unwrap().push(event.clone()));
-    if stops.on_failed_tool {
+    if options.on_failed_tool {
         builder = builder.stop_on_failed_tool();
     }
-    if let Some(limit) = stops.consecutive_failures {
+    if let Some(limit) = options.consecutive_failures {
         builder = builder.max_consecutive_tool_failures(limit);
+    }
+    if options.parallel {
+        builder = builder.parallel_tool_calls(std::num::NonZeroUsize::new(3).unwrap());
     }
     let builder = builder.output::<Report>();
     if reflection {
@@ -253,12 +258,13 @@ fn reload(conversation: &Conversation) -> Conversation {
 
 /// Pauses on the batch, checks the paused segment, resumes as `resolve`
 /// says and checks the whole run.
-async fn pause_and_resume(wait: Wait, reflection: bool, output_first: bool, resolve: Resolve) {
-    let case = format!("{wait:?}, reflection {reflection}, output first {output_first}, {resolve:?}");
+async fn pause_and_resume(wait: Wait, reflection: bool, output_first: bool, resolve: Resolve, parallel: bool) {
+    let case =
+        format!("{wait:?}, reflection {reflection}, output first {output_first}, {resolve:?}, parallel {parallel}");
     let calls = batch(wait, reflection, output_first);
     let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls(calls.clone()));
     let seen = Seen::default();
-    let agent = agent(&model, wait, reflection, &seen);
+    let agent = build(&model, Some(wait), reflection, &seen, Options { parallel, ..Options::default() });
     let owned: Vec<String> = output_calls(reflection).into_iter().map(|call| call.id).collect();
 
     // The pause: the output calls wait with the batch, unanswered and unreported.
@@ -347,11 +353,14 @@ async fn pause_and_resume(wait: Wait, reflection: bool, output_first: bool, reso
     assert_eq!(Seen::asked(&seen.approver), expected, "{case}: approver invocations");
 }
 
-/// Every position of the output calls and every resolution, for one way to wait.
+/// Every position of the output calls and every resolution, the calls run
+/// one after the other and at once, for one way to wait.
 async fn every_case(wait: Wait, reflection: bool) {
     for output_first in [true, false] {
         for resolve in [Resolve::Go, Resolve::Deny] {
-            pause_and_resume(wait, reflection, output_first, resolve).await;
+            for parallel in [false, true] {
+                pause_and_resume(wait, reflection, output_first, resolve, parallel).await;
+            }
         }
     }
 }
@@ -446,7 +455,7 @@ async fn a_failed_output_call_stops_the_batch_before_its_later_calls() {
     let model = ScriptedModel::new()
         .respond(ModelResponse::from_tool_calls([bad, call("d1", "delete", json!({"path": "/a"}))]));
     let seen = Seen::default();
-    let agent = build(&model, None, true, &seen, Stops { on_failed_tool: true, ..Stops::default() });
+    let agent = build(&model, None, true, &seen, Options { on_failed_tool: true, ..Options::default() });
     let mut conversation = ask("Report.");
     let error = agent.run(&mut conversation).await.unwrap_err();
     assert!(!error.is_deferred() && !error.termination().is_success(), "{error}");
@@ -468,7 +477,7 @@ async fn output_calls_before_a_failed_call_keep_their_answers() {
         calls.push(call("u1", "unknown", json!({})));
         let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls(calls.clone()));
         let seen = Seen::default();
-        let agent = build(&model, None, reflection, &seen, Stops { on_failed_tool: true, ..Stops::default() });
+        let agent = build(&model, None, reflection, &seen, Options { on_failed_tool: true, ..Options::default() });
         let mut conversation = ask("Report.");
         let error = agent.run(&mut conversation).await.unwrap_err();
         assert!(!error.termination().is_success(), "{error}");
@@ -502,8 +511,8 @@ async fn a_held_output_call_that_fails_counts_once_toward_consecutive_failures()
         .respond(ModelResponse::from_tool_calls([bad, Wait::Policy.call()]))
         .respond(ModelResponse::from_tool_calls(output_calls(true)));
     let seen = Seen::default();
-    let stops = Stops { consecutive_failures: Some(2), ..Stops::default() };
-    let agent = build(&model, Some(Wait::Policy), true, &seen, stops);
+    let options = Options { consecutive_failures: Some(2), ..Options::default() };
+    let agent = build(&model, Some(Wait::Policy), true, &seen, options);
     let mut conversation = ask("Report.");
     assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
     let mut conversation = reload(&conversation);
