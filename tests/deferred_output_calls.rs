@@ -522,3 +522,24 @@ async fn a_held_output_call_that_fails_counts_once_toward_consecutive_failures()
     assert_reported_once(&seen.take_events(), &conversation);
     assert_eq!(results(&conversation)[0].failure, Some(FailureKind::InvalidArguments));
 }
+
+/// A conversation paused by an earlier version (its checkpoint keeps no
+/// verdicts) still resumes: its waiting output call meets governance again,
+/// as it did then, and is answered and reported once.
+#[tokio::test]
+async fn a_conversation_paused_before_verdicts_were_kept_still_resumes() {
+    let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls(batch(Wait::Policy, false, true)));
+    let seen = Seen::default();
+    let agent = agent(&model, Wait::Policy, false, &seen);
+    let mut conversation = ask("Report.");
+    assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+    let mut stored = serde_json::to_value(&conversation).unwrap();
+    let checkpoint = stored["pending"]["checkpoint"].as_object_mut().unwrap();
+    assert_eq!(checkpoint.remove("passed"), Some(json!({"o1": "approved"})));
+    let mut conversation: Conversation = serde_json::from_value(stored).unwrap();
+    seen.take_events();
+    let done = agent.resume(&mut conversation, Resolution::Approve).await.unwrap();
+    assert_eq!(done.output, Report { title: "T".into(), score: 7 });
+    assert_reported_once(&seen.take_events(), &conversation);
+    assert_eq!(Seen::asked(&seen.approver)["o1"], 2, "asked again, as before");
+}
