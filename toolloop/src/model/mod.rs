@@ -8,8 +8,7 @@
 //! partial JSON parser behind streamed tool arguments,
 //! [`parse_partial_json`]), prompt caching ([`PromptCache`]), native
 //! structured output ([`ResponseSchema`]), the kinds of model errors
-//! ([`ModelErrorKind`], [`ContextOverflow`]) and the request-time view of a
-//! conversation ([`RequestView`]). The reasoning settings are in
+//! ([`ModelErrorKind`], [`ContextOverflow`]). The reasoning settings are in
 //! [`reasoning`](crate::reasoning).
 
 mod error;
@@ -33,7 +32,6 @@ pub(crate) use stream::chunk_response;
 pub(crate) use stream::until_content;
 pub use stream::{ResponseAccumulator, StreamEvent};
 
-pub use crate::conversation::RequestView;
 /// futures-util's boxed, sendable future, as [`Model::complete`] and
 /// [`DynTool::call`](crate::tool::DynTool::call) return it: re-exported so
 /// that an implementation names it without depending on futures-util.
