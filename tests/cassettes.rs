@@ -664,9 +664,13 @@ fn a_changed_request_fails_with_a_diff_by_json_pointer() {
         );
         match cassette.finish() {
             Err(CassetteError::Mismatch { request: 1, differences, .. }) => {
-                assert_eq!(differences.len(), 1, "{differences:?}");
-                assert_eq!(differences[0].pointer, "/body/messages/1/content");
-                assert_eq!(differences[0].recorded, Some(json!(QUESTION)));
+                assert_eq!(
+                    differences,
+                    [format!(
+                        "/body/messages/1/content: recorded {}, sent \"Which is larger, Rome or Berlin?\"",
+                        json!(QUESTION)
+                    )]
+                );
             }
             other => panic!("expected a mismatch, got {other:?}"),
         }

@@ -120,7 +120,9 @@ pub trait Model: Send + Sync {
 }
 
 /// The stream of a whole response once `complete` gives it.
-pub(crate) fn replay(complete: BoxFuture<'_, Result<ModelResponse, ModelError>>) -> BoxStream<'_, Result<StreamEvent, ModelError>> {
+pub(crate) fn replay(
+    complete: BoxFuture<'_, Result<ModelResponse, ModelError>>,
+) -> BoxStream<'_, Result<StreamEvent, ModelError>> {
     use futures_util::StreamExt as _;
     Box::pin(futures_util::stream::once(complete).flat_map(|outcome| {
         let events: Vec<Result<StreamEvent, ModelError>> = match outcome {

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use futures_util::{StreamExt as _, stream};
 
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, BoxStream, StreamEvent, until_content,
+    BoxFuture, BoxStream, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StreamEvent, until_content,
 };
 
 type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;

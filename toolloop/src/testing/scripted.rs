@@ -8,7 +8,7 @@ use super::{RecordedRequest, TEST_PROVIDER};
 use futures_util::StreamExt as _;
 
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, BoxStream, StreamEvent, chunk_response,
+    BoxFuture, BoxStream, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StreamEvent, chunk_response,
 };
 
 /// How many characters each delta carries unless `with_chunk_size` says.

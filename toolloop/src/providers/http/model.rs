@@ -19,7 +19,7 @@ use super::shared::Shared;
 use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, BoxStream, ReasoningConfig,
+    BoxFuture, BoxStream, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig,
     ResponseAccumulator, StreamEvent, until_content,
 };
 
