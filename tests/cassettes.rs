@@ -621,10 +621,8 @@ fn secrets_never_reach_the_cassette() {
         let messages = [toolloop::Message::user("hello")];
         let answer = model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
         assert_eq!(answer.text(), echo, "the caller sees the answer as sent");
-        let streamed = toolloop::model::ResponseAccumulator::new()
-            .collect(model.stream(toolloop::ModelRequest::new(&messages)))
-            .await
-            .unwrap();
+        let streamed =
+            toolloop::ModelResponse::from_stream(model.stream(toolloop::ModelRequest::new(&messages))).await.unwrap();
         assert_eq!(streamed.text(), echo);
         cassette.finish().unwrap();
         server.requests()

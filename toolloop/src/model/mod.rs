@@ -4,7 +4,7 @@
 //! [`Model`], [`ModelRequest`], [`ModelResponse`] and [`ModelError`] are
 //! also at the crate root. The rest is for code that implements or wraps a
 //! model: the streamed form of a response ([`BoxStream`] of
-//! [`StreamEvent`]s, put back together by a [`ResponseAccumulator`]; the
+//! [`StreamEvent`]s, put back together by [`ModelResponse::from_stream`]; the
 //! partial JSON parser behind streamed tool arguments,
 //! [`parse_partial_json`]), prompt caching ([`PromptCache`]), native
 //! structured output ([`ResponseSchema`]), the kinds of model errors
@@ -28,9 +28,10 @@ pub use prompt_cache::{CacheTtl, PromptCache};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 pub use response_schema::{ResponseSchema, ResponseSchemaSupport};
+pub(crate) use stream::ResponseAccumulator;
+pub use stream::StreamEvent;
 pub(crate) use stream::chunk_response;
 pub(crate) use stream::until_content;
-pub use stream::{ResponseAccumulator, StreamEvent};
 
 /// futures-util's boxed, sendable future, as [`Model::complete`] and
 /// [`DynTool::call`](crate::tool::DynTool::call) return it: re-exported so
@@ -97,7 +98,7 @@ pub trait Model: Send + Sync {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 
     /// Sends one request and streams the response as it arrives: collecting
-    /// the events with a [`ResponseAccumulator`] gives what
+    /// the events with [`ModelResponse::from_stream`] gives what
     /// [`complete`](Self::complete) returns.
     ///
     /// The default waits for [`complete`](Self::complete) and replays its
