@@ -354,8 +354,7 @@ async fn googles_errors_become_typed_errors_and_transient_ones_are_retried() {
     assert!(error.is_retryable());
     let error = model.complete(ModelRequest::new(&history)).await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::ContextOverflow);
-    let overflow = error.context_overflow().unwrap();
-    assert_eq!((overflow.prompt_tokens, overflow.limit), (Some(1_196_265), Some(1_048_575)));
+    assert_eq!((error.prompt_tokens(), error.context_window()), (Some(1_196_265), Some(1_048_575)));
 }
 
 /// A rate limit whose `RetryInfo` says to wait is retried after that wait.

@@ -41,7 +41,8 @@
 //! A prompt that does not fit the context window is a typed error on every
 //! provider — [`ModelErrorKind::ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow),
 //! with the server's numbers in
-//! [`ModelError::context_overflow()`](crate::ModelError::context_overflow) —
+//! [`ModelError::prompt_tokens()`](crate::ModelError::prompt_tokens) and
+//! [`context_window()`](crate::ModelError::context_window) —
 //! and the conversation is left intact. Ollama takes its window as a
 //! setting (`Ollama::builder().num_ctx(32_768)`), is asked to fail rather
 //! than truncate, and a prompt it truncates anyway is caught.

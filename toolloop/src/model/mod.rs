@@ -8,7 +8,7 @@
 //! partial JSON parser behind streamed tool arguments,
 //! [`parse_partial_json`]), prompt caching ([`PromptCache`]), native
 //! structured output ([`ResponseSchema`]), the kinds of model errors
-//! ([`ModelErrorKind`], [`ContextOverflow`]). The reasoning settings are in
+//! ([`ModelErrorKind`]). The reasoning settings are in
 //! [`reasoning`](crate::reasoning).
 
 mod error;
@@ -22,7 +22,8 @@ pub(crate) mod stream;
 use std::sync::Arc;
 
 pub(crate) use crate::reasoning::ReasoningConfig;
-pub use error::{ContextOverflow, ModelError, ModelErrorKind};
+pub(crate) use error::ContextOverflow;
+pub use error::{ModelError, ModelErrorKind};
 pub use partial_json::parse_partial_json;
 pub use prompt_cache::{CacheTtl, PromptCache};
 pub use request::ModelRequest;
