@@ -6,9 +6,9 @@
 //! model: the streamed form of a response ([`BoxStream`] of
 //! [`StreamEvent`]s, put back together by [`ModelResponse::from_stream`]; the
 //! partial JSON parser behind streamed tool arguments,
-//! [`parse_partial_json`]), prompt caching ([`PromptCache`]), native
-//! structured output ([`ResponseSchema`]), the kinds of model errors
-//! ([`ModelErrorKind`]). The reasoning settings are in
+//! [`parse_partial_json`]), prompt caching ([`PromptCache`], [`CacheTtl`]),
+//! native structured output ([`ResponseSchema`]) and the kinds of model
+//! errors ([`ModelErrorKind`]). The reasoning settings are in
 //! [`reasoning`](crate::reasoning).
 
 mod error;
