@@ -18,7 +18,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
-use toolloop::model::{ContextOverflow, ModelErrorKind};
+use toolloop::model::ModelErrorKind;
 use toolloop::prelude::*;
 use toolloop::run::{ContextPolicy, estimate_tokens};
 use toolloop::testing::FunctionModel;
@@ -56,7 +56,7 @@ fn offline() -> FunctionModel {
                 "offline",
                 format!("prompt is too long: {tokens} tokens > {WINDOW} maximum"),
             )
-            .with_context_overflow(ContextOverflow::new(Some(tokens), Some(WINDOW))));
+            .with_context_overflow(Some(tokens), Some(WINDOW)));
         }
         // What the previous call sent is read from the cache, the rest written.
         let cached = u64::try_from(previous.swap(usize::try_from(tokens).unwrap_or(0), Ordering::Relaxed))

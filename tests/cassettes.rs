@@ -621,10 +621,8 @@ fn secrets_never_reach_the_cassette() {
         let messages = [toolloop::Message::user("hello")];
         let answer = model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
         assert_eq!(answer.text(), echo, "the caller sees the answer as sent");
-        let streamed = toolloop::model::ResponseAccumulator::new()
-            .collect(model.stream(toolloop::ModelRequest::new(&messages)))
-            .await
-            .unwrap();
+        let streamed =
+            toolloop::ModelResponse::from_stream(model.stream(toolloop::ModelRequest::new(&messages))).await.unwrap();
         assert_eq!(streamed.text(), echo);
         cassette.finish().unwrap();
         server.requests()
@@ -664,9 +662,13 @@ fn a_changed_request_fails_with_a_diff_by_json_pointer() {
         );
         match cassette.finish() {
             Err(CassetteError::Mismatch { request: 1, differences, .. }) => {
-                assert_eq!(differences.len(), 1, "{differences:?}");
-                assert_eq!(differences[0].pointer, "/body/messages/1/content");
-                assert_eq!(differences[0].recorded, Some(json!(QUESTION)));
+                assert_eq!(
+                    differences,
+                    [format!(
+                        "/body/messages/1/content: recorded {}, sent \"Which is larger, Rome or Berlin?\"",
+                        json!(QUESTION)
+                    )]
+                );
             }
             other => panic!("expected a mismatch, got {other:?}"),
         }

@@ -89,8 +89,7 @@ fn assert_overflow(
     let error = result.as_ref().unwrap_err();
     let model_error = error.model_error().unwrap();
     assert_eq!(model_error.kind(), ModelErrorKind::ContextOverflow, "{model_error}");
-    let overflow = model_error.context_overflow().unwrap();
-    assert_eq!((overflow.prompt_tokens, overflow.limit), numbers);
+    assert_eq!((model_error.prompt_tokens(), model_error.context_window()), numbers);
     // Intact: nothing rewritten, nothing appended but what was there.
     assert!(conversation == &history(provider), "the conversation changed");
 }
@@ -306,7 +305,7 @@ async fn an_ollama_server_that_truncates_anyway_is_caught() {
     let error = result.unwrap_err();
     let model_error = error.model_error().unwrap();
     assert_eq!(model_error.kind(), ModelErrorKind::ContextOverflow);
-    assert_eq!(model_error.context_overflow().unwrap().limit, Some(4096));
+    assert_eq!(model_error.context_window(), Some(4096));
     assert!(conversation == history("ollama"), "the conversation changed");
 }
 

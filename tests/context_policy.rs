@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use serde_json::json;
-use toolloop::model::{ContextOverflow, ModelErrorKind};
+use toolloop::model::ModelErrorKind;
 use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, Hooks, estimate_tokens};
 use toolloop::testing::FunctionModel;
 use toolloop::{Agent, ContentBlock, Conversation, Message, ModelError, ModelResponse, Role, ToolCall};
@@ -43,7 +43,7 @@ fn model(window: u64, pages: Vec<Vec<usize>>, seen: Arc<Mutex<Vec<Vec<Message>>>
                 "test",
                 format!("prompt is too long: {tokens} tokens > {window} maximum"),
             )
-            .with_context_overflow(ContextOverflow::new(Some(tokens), Some(window))));
+            .with_context_overflow(Some(tokens), Some(window)));
         }
         // Counted over the calls that answered: compacted views hold fewer turns.
         let done = {
@@ -91,9 +91,8 @@ async fn without_a_policy_an_overflow_is_a_typed_error_and_the_conversation_stay
     let error = agent.run(&mut conversation).await.unwrap_err();
     let model_error = error.model_error().expect("a model error");
     assert_eq!(model_error.kind(), ModelErrorKind::ContextOverflow);
-    let overflow = model_error.context_overflow().unwrap();
-    assert_eq!(overflow.limit, Some(3000));
-    assert!(overflow.prompt_tokens.unwrap() > 3000);
+    assert_eq!(model_error.context_window(), Some(3000));
+    assert!(model_error.prompt_tokens().unwrap() > 3000);
     every_call_answered(&conversation);
     assert!(error.metadata().compactions.is_empty());
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolloop::model::{ModelErrorKind, ResponseAccumulator};
+use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::gemini::Gemini;
@@ -21,7 +21,7 @@ use toolloop::providers::openai::OpenAi;
 use toolloop::reasoning::{ReasoningConfig, ReasoningEffort, ReasoningState, ReasoningSummary};
 use toolloop::run::Event;
 use toolloop::tool::ToolDefinition;
-use toolloop::{Conversation, Message, Model, ModelRequest};
+use toolloop::{Conversation, Message, Model, ModelRequest, ModelResponse};
 mod cities;
 
 use cities::{Report, agent};
@@ -187,7 +187,7 @@ async fn a_streamed_call_accumulates_to_the_non_streamed_response() {
     let history = [Message::user("Paris or Berlin?")];
     let request = ModelRequest::new(&history).with_tools(&tools);
     let whole = model.complete(request).await.unwrap();
-    let streamed = ResponseAccumulator::new().collect(model.stream(request)).await.unwrap();
+    let streamed = ModelResponse::from_stream(model.stream(request)).await.unwrap();
     assert_eq!(streamed, whole);
     let ids: Vec<&str> = whole.tool_calls().map(|call| call.id.as_str()).collect();
     assert_eq!(ids, ["call_0_resp1", "call_1_resp1"]);
@@ -354,8 +354,7 @@ async fn googles_errors_become_typed_errors_and_transient_ones_are_retried() {
     assert!(error.is_retryable());
     let error = model.complete(ModelRequest::new(&history)).await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::ContextOverflow);
-    let overflow = error.context_overflow().unwrap();
-    assert_eq!((overflow.prompt_tokens, overflow.limit), (Some(1_196_265), Some(1_048_575)));
+    assert_eq!((error.prompt_tokens(), error.context_window()), (Some(1_196_265), Some(1_048_575)));
 }
 
 /// A rate limit whose `RetryInfo` says to wait is retried after that wait.
@@ -391,10 +390,10 @@ async fn streamed_failures_before_content_are_retried() {
     .await;
     let model = Gemini::builder().api_key(KEY).base_url(server.url()).retry_policy(quick()).build().unwrap();
     let history = [Message::user("hi")];
-    let response = ResponseAccumulator::new().collect(model.stream(ModelRequest::new(&history))).await.unwrap();
+    let response = ModelResponse::from_stream(model.stream(ModelRequest::new(&history))).await.unwrap();
     assert_eq!(response.text(), "Hello there.");
     assert_eq!(server.requests().len(), 2, "the failure before content was retried");
-    let error = ResponseAccumulator::new().collect(model.stream(ModelRequest::new(&history))).await.unwrap_err();
+    let error = ModelResponse::from_stream(model.stream(ModelRequest::new(&history))).await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::Overloaded);
     assert_eq!(server.requests().len(), 3, "a failure after content is not retried");
 }
@@ -538,7 +537,7 @@ async fn vertex_names_the_project_and_sends_the_bearer_token() {
         .unwrap();
     let history = [Message::user("hi")];
     model.complete(ModelRequest::new(&history)).await.unwrap();
-    ResponseAccumulator::new().collect(model.stream(ModelRequest::new(&history))).await.unwrap();
+    ModelResponse::from_stream(model.stream(ModelRequest::new(&history))).await.unwrap();
     let requests = server.requests();
     assert_eq!(
         requests[0].path,

@@ -290,7 +290,7 @@ async fn prompt_cache_settings_are_sent_and_cached_tokens_reported() {
         .base_url(server.url())
         .model("gpt-test")
         .prompt_cache_key("research-agent-v1")
-        .prompt_cache_retention(toolloop::providers::openai::PromptCacheRetention::Hours24)
+        .prompt_cache_retention(toolloop::model::CacheTtl::Extended)
         .build()
         .unwrap();
     let messages = [Message::user("hi")];

@@ -115,7 +115,7 @@ async fn caching_off_bills_every_prompt_token_as_input() {
 
 #[tokio::test]
 async fn a_one_hour_prefix_is_written_once_at_the_one_hour_price() {
-    let (bills, _) = run(PromptCache::auto().prefix_ttl(CacheTtl::OneHour)).await;
+    let (bills, _) = run(PromptCache::auto().prefix_ttl(CacheTtl::Extended)).await;
     assert!(bills[0].cache_write_1h >= 2000, "{:?}", bills[0]);
     assert!(bills[1..].iter().all(|bill| bill.cache_write_1h == 0), "{bills:?}");
     assert!(share(sum(&bills[1..])) >= 0.8);
@@ -250,8 +250,8 @@ async fn billed_tokens_table() {
     for (name, cache) in [
         ("caching off", PromptCache::off()),
         ("default (5m prefix + moving 5m)", PromptCache::default()),
-        ("1h prefix + moving 5m", PromptCache::auto().prefix_ttl(CacheTtl::OneHour)),
-        ("prefix only", PromptCache::prefix_only(CacheTtl::FiveMinutes)),
+        ("1h prefix + moving 5m", PromptCache::auto().prefix_ttl(CacheTtl::Extended)),
+        ("prefix only", PromptCache::prefix_only(CacheTtl::Standard)),
     ] {
         let (bills, _) = run(cache).await;
         let total = sum(&bills);

@@ -297,7 +297,10 @@ impl toolloop::Model for StallsAfterDelta {
     ) -> toolloop::model::BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(std::future::pending())
     }
-    fn stream<'a>(&'a self, _: toolloop::ModelRequest<'a>) -> toolloop::model::ModelStream<'a> {
+    fn stream<'a>(
+        &'a self,
+        _: toolloop::ModelRequest<'a>,
+    ) -> toolloop::model::BoxStream<'a, Result<toolloop::model::StreamEvent, ModelError>> {
         let delta = toolloop::model::StreamEvent::TextDelta { index: 0, text: "Hel".into() };
         Box::pin(futures_util::stream::iter([Ok(delta)]).chain(futures_util::stream::pending()))
     }

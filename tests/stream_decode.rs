@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolloop::model::{ModelErrorKind, ResponseAccumulator, StreamEvent, parse_partial_json};
+use toolloop::model::{ModelErrorKind, parse_partial_json};
 use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use toolloop::testing::chunk_response;
 use toolloop::{ContentBlock, ModelError, ModelResponse, StopReason, ToolCall, Usage};
@@ -56,11 +56,10 @@ proptest! {
 
     #[test]
     fn chunked_responses_accumulate_to_themselves(response in response(), chunk_size in 0usize..12) {
-        let mut accumulator = ResponseAccumulator::new();
-        for event in chunk_response(&response, chunk_size) {
-            accumulator.push(&event).unwrap();
-        }
-        prop_assert_eq!(accumulator.finish().unwrap(), response);
+        use futures_util::FutureExt as _;
+        let events = chunk_response(&response, chunk_size).into_iter().map(Ok::<_, ModelError>);
+        let streamed = ModelResponse::from_stream(futures_util::stream::iter(events)).now_or_never();
+        prop_assert_eq!(streamed.expect("a stream of ready events").unwrap(), response);
     }
 }
 
@@ -108,43 +107,20 @@ async fn a_stream_of_events_collects_into_the_response() {
     .with_usage(Usage::new(12, 7))
     .with_model("m");
     let events = chunk_response(&response, 3).into_iter().map(Ok::<_, ModelError>);
-    let collected = ResponseAccumulator::new().collect(futures_util::stream::iter(events)).await.unwrap();
+    let collected = ModelResponse::from_stream(futures_util::stream::iter(events)).await.unwrap();
     assert_eq!(collected, response);
 
     // The stream's own error ends the collection with that error.
     let mut events: Vec<_> = chunk_response(&response, 3).into_iter().map(Ok).collect();
     events.insert(3, Err(ModelError::new(ModelErrorKind::Overloaded, "test", "Overloaded")));
-    let error = ResponseAccumulator::new().collect(futures_util::stream::iter(events)).await.unwrap_err();
+    let error = ModelResponse::from_stream(futures_util::stream::iter(events)).await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::Overloaded);
 
     // A stream that stops before its last event is cut off, not a response.
     let mut events = chunk_response(&response, 3);
     events.pop();
-    let error = ResponseAccumulator::new().collect(futures_util::stream::iter(events.into_iter().map(Ok))).await;
+    let error = ModelResponse::from_stream(futures_util::stream::iter(events.into_iter().map(Ok))).await;
     assert_eq!(error.unwrap_err().kind(), ModelErrorKind::Connection);
-}
-
-#[test]
-fn tool_call_arguments_can_be_shown_while_they_form() {
-    let mut accumulator = ResponseAccumulator::new();
-    accumulator.push(&StreamEvent::ToolCallStarted { index: 0, id: "a".into(), name: "weather".into() }).unwrap();
-    let mut seen = Vec::new();
-    for fragment in ["{\"ci", "ty\": \"Pa", "ris\", \"days\": [1,", " 2]}"] {
-        accumulator.push(&StreamEvent::ToolCallArgumentsDelta { index: 0, fragment: fragment.into() }).unwrap();
-        seen.push(accumulator.partial_input(0).unwrap());
-    }
-    assert_eq!(
-        seen,
-        [
-            serde_json::json!({}),
-            serde_json::json!({"city": "Pa"}),
-            serde_json::json!({"city": "Paris", "days": [1]}),
-            serde_json::json!({"city": "Paris", "days": [1, 2]}),
-        ]
-    );
-    assert_eq!(accumulator.tool_call(0), None);
-    accumulator.push(&StreamEvent::ToolCallFinished { index: 0, input: None }).unwrap();
-    assert_eq!(accumulator.tool_call(0).unwrap().input, serde_json::json!({"city": "Paris", "days": [1, 2]}));
 }
 
 /// Reasoning as providers return it: plain text, signed thinking, redacted

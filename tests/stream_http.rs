@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
-use toolloop::model::{ModelErrorKind, ResponseAccumulator, StreamEvent};
+use toolloop::model::{ModelErrorKind, StreamEvent};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
@@ -169,22 +169,19 @@ fn ollama_lines() -> Vec<Value> {
     ]
 }
 
-/// Streams one request; returns the events seen and how the stream ended.
-async fn stream(model: &dyn Model) -> (Vec<StreamEvent>, ResponseAccumulator, Option<ModelError>) {
+/// Streams one request; returns the events seen and what they fold into:
+/// the response, or the error that ended the stream (with the usage
+/// reported before it).
+async fn stream(model: &dyn Model) -> (Vec<StreamEvent>, Result<ModelResponse, ModelError>) {
     let messages = [Message::user("weather in Paris?")];
     let mut events = Vec::new();
-    let mut accumulator = ResponseAccumulator::new();
-    let mut stream = model.stream(ModelRequest::new(&messages));
-    while let Some(event) = stream.next().await {
-        match event {
-            Ok(event) => {
-                accumulator.push(&event).unwrap();
-                events.push(event);
-            }
-            Err(error) => return (events, accumulator, Some(error)),
+    let seen = model.stream(ModelRequest::new(&messages)).inspect(|event| {
+        if let Ok(event) = event {
+            events.push(event.clone());
         }
-    }
-    (events, accumulator, None)
+    });
+    let response = ModelResponse::from_stream(seen).await;
+    (events, response)
 }
 
 fn check_response(response: &ModelResponse) {
@@ -201,8 +198,7 @@ async fn anthropic_streams_a_text_and_a_tool_call_with_arguments_forming() {
         TestServer::start([Reply::stream("text/event-stream", now(sse(&anthropic_events())), StreamEnd::Complete)])
             .await;
     let model = anthropic(&server.url());
-    let (events, accumulator, error) = stream(&model).await;
-    assert!(error.is_none(), "{error:?}");
+    let (events, response) = stream(&model).await;
     let fragments: Vec<_> = events
         .iter()
         .filter_map(|event| match event {
@@ -211,7 +207,7 @@ async fn anthropic_streams_a_text_and_a_tool_call_with_arguments_forming() {
         })
         .collect();
     assert_eq!(fragments, ["{\"city\": \"Pa", "ris\"}"]);
-    check_response(&accumulator.finish().unwrap());
+    check_response(&response.unwrap());
     let body = server.requests()[0].json();
     assert_eq!(body["stream"], json!(true));
 }
@@ -222,9 +218,8 @@ async fn openai_chat_streams_with_usage_requested() {
         TestServer::start([Reply::stream("text/event-stream", now(chat_sse(&chat_chunks())), StreamEnd::Complete)])
             .await;
     let model = openai(&server.url());
-    let (_, accumulator, error) = stream(&model).await;
-    assert!(error.is_none(), "{error:?}");
-    check_response(&accumulator.finish().unwrap());
+    let (_, response) = stream(&model).await;
+    check_response(&response.unwrap());
     let body = server.requests()[0].json();
     assert_eq!(body["stream"], json!(true));
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
@@ -236,9 +231,8 @@ async fn ollama_streams_ndjson() {
         TestServer::start([Reply::stream("application/x-ndjson", now(ndjson(&ollama_lines())), StreamEnd::Complete)])
             .await;
     let model = ollama(&server.url());
-    let (_, accumulator, error) = stream(&model).await;
-    assert!(error.is_none(), "{error:?}");
-    let response = accumulator.finish().unwrap();
+    let (_, response) = stream(&model).await;
+    let response = response.unwrap();
     assert_eq!(response.text(), "Let me check.");
     assert_eq!(response.tool_calls().next().unwrap().input, json!({"city": "Paris"}));
     assert_eq!(response.usage, Usage::new(10, 5));
@@ -252,9 +246,8 @@ async fn a_failure_before_the_first_byte_is_retried() {
         Reply::stream("text/event-stream", now(sse(&anthropic_events())), StreamEnd::Complete),
     ])
     .await;
-    let (_, accumulator, error) = stream(&anthropic(&server.url())).await;
-    assert!(error.is_none(), "{error:?}");
-    check_response(&accumulator.finish().unwrap());
+    let (_, response) = stream(&anthropic(&server.url())).await;
+    check_response(&response.unwrap());
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -263,11 +256,11 @@ async fn an_error_event_mid_stream_is_a_typed_error_and_keeps_the_usage_seen() {
     let mut events = anthropic_events()[..4].to_vec();
     events.push(("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})));
     let server = TestServer::start([Reply::stream("text/event-stream", now(sse(&events)), StreamEnd::Complete)]).await;
-    let (seen, accumulator, error) = stream(&anthropic(&server.url())).await;
-    let error = error.expect("an error");
+    let (seen, response) = stream(&anthropic(&server.url())).await;
+    let error = response.expect_err("an error");
     assert_eq!(error.kind(), ModelErrorKind::Overloaded);
     assert!(seen.iter().any(|event| matches!(event, StreamEvent::TextDelta { .. })));
-    assert_eq!(accumulator.usage().input_tokens, 10);
+    assert_eq!(error.usage().map(|usage| usage.input_tokens), Some(10));
     // Not retried after the first byte: one request.
     assert_eq!(server.requests().len(), 1);
 
@@ -277,8 +270,8 @@ async fn an_error_event_mid_stream_is_a_typed_error_and_keeps_the_usage_seen() {
     );
     let server =
         TestServer::start([Reply::stream("text/event-stream", now(chat_sse(&chunks)), StreamEnd::Complete)]).await;
-    let (_, _, error) = stream(&openai(&server.url())).await;
-    assert_eq!(error.expect("an error").kind(), ModelErrorKind::Server);
+    let (_, response) = stream(&openai(&server.url())).await;
+    assert_eq!(response.expect_err("an error").kind(), ModelErrorKind::Server);
 }
 
 #[tokio::test]
@@ -298,8 +291,8 @@ async fn a_dropped_connection_or_missing_final_event_is_a_connection_error() {
         .await;
         let model = build(&server.url());
         for _ in 0..2 {
-            let (_, _, error) = stream(&*model).await;
-            assert_eq!(error.expect("an error").kind(), ModelErrorKind::Connection, "{content_type}");
+            let (_, response) = stream(&*model).await;
+            assert_eq!(response.expect_err("an error").kind(), ModelErrorKind::Connection, "{content_type}");
         }
     }
 }
@@ -308,8 +301,8 @@ async fn a_dropped_connection_or_missing_final_event_is_a_connection_error() {
 async fn a_stall_past_the_idle_timeout_is_a_timeout() {
     let pieces = sse(&anthropic_events())[..4].to_vec();
     let server = TestServer::start([Reply::stream("text/event-stream", now(pieces), StreamEnd::Stall)]).await;
-    let (seen, _, error) = stream(&anthropic(&server.url())).await;
-    assert_eq!(error.expect("an error").kind(), ModelErrorKind::Timeout);
+    let (seen, response) = stream(&anthropic(&server.url())).await;
+    assert_eq!(response.expect_err("an error").kind(), ModelErrorKind::Timeout);
     assert!(!seen.is_empty());
     server.wait_for_disconnects(1).await;
 }
@@ -319,8 +312,8 @@ async fn malformed_data_is_a_malformed_response() {
     let mut pieces = sse(&anthropic_events())[..3].to_vec();
     pieces.push(b"event: content_block_delta\ndata: {not json\n\n".to_vec());
     let server = TestServer::start([Reply::stream("text/event-stream", now(pieces), StreamEnd::Complete)]).await;
-    let (_, _, error) = stream(&anthropic(&server.url())).await;
-    assert_eq!(error.expect("an error").kind(), ModelErrorKind::MalformedResponse);
+    let (_, response) = stream(&anthropic(&server.url())).await;
+    assert_eq!(response.expect_err("an error").kind(), ModelErrorKind::MalformedResponse);
 }
 
 #[tokio::test]
@@ -387,15 +380,11 @@ async fn streamed_equals_whole(whole: &dyn Model, streaming: &dyn Model) -> Vec<
         json!({"type": "object", "properties": {"city": {"type": "string"}}}),
     )];
     let expected = whole.complete(ModelRequest::new(&messages).with_tools(&tools)).await.unwrap();
-    let mut accumulator = ResponseAccumulator::new();
     let mut events = Vec::new();
-    let mut stream = streaming.stream(ModelRequest::new(&messages).with_tools(&tools));
-    while let Some(event) = stream.next().await {
-        let event = event.unwrap();
-        accumulator.push(&event).unwrap();
-        events.push(event);
-    }
-    let streamed = accumulator.finish().unwrap();
+    let stream = streaming.stream(ModelRequest::new(&messages).with_tools(&tools)).inspect(|event| {
+        events.push(event.clone().unwrap());
+    });
+    let streamed = ModelResponse::from_stream(stream).await.unwrap();
     assert_eq!(streamed, expected);
     assert_eq!(streamed.reasoning().count(), expected.reasoning().count());
     assert!(expected.reasoning().count() > 0 && expected.tool_calls().count() == 2, "{expected:?}");
@@ -507,14 +496,14 @@ async fn a_failed_or_cut_responses_stream_is_a_typed_error() {
     ])
     .await;
     let model = responses(&server.url());
-    let (seen, _, error) = stream(&model).await;
-    let error = error.expect("response.failed is an error");
+    let (seen, response) = stream(&model).await;
+    let error = response.expect_err("response.failed is an error");
     assert_eq!(error.kind(), ModelErrorKind::Server);
     assert!(error.message().contains("failed to generate"), "{error}");
     assert!(seen.iter().any(|event| matches!(event, StreamEvent::TextDelta { .. })));
     for _ in 0..2 {
-        let (_, _, error) = stream(&model).await;
-        assert_eq!(error.expect("no response.completed").kind(), ModelErrorKind::Connection);
+        let (_, response) = stream(&model).await;
+        assert_eq!(response.expect_err("no response.completed").kind(), ModelErrorKind::Connection);
     }
 }
 
@@ -532,9 +521,8 @@ async fn a_stream_may_outlast_the_timeout_while_it_keeps_sending() {
         .idle_timeout(Duration::from_millis(300))
         .build()
         .unwrap();
-    let (_, accumulator, error) = stream(&model).await;
-    assert!(error.is_none(), "{error:?}");
-    check_response(&accumulator.finish().unwrap());
+    let (_, response) = stream(&model).await;
+    check_response(&response.unwrap());
 
     // The timeout still bounds the wait for the answer's head.
     let server = TestServer::start([Reply::hang()]).await;
@@ -545,8 +533,8 @@ async fn a_stream_may_outlast_the_timeout_while_it_keeps_sending() {
         .timeout(Duration::from_millis(200))
         .build()
         .unwrap();
-    let (_, _, error) = stream(&model).await;
-    assert_eq!(error.expect("a timeout").kind(), ModelErrorKind::Timeout);
+    let (_, response) = stream(&model).await;
+    assert_eq!(response.expect_err("a timeout").kind(), ModelErrorKind::Timeout);
 }
 
 #[tokio::test]
@@ -560,9 +548,8 @@ async fn a_failure_in_the_stream_before_any_content_is_retried() {
         Reply::stream("text/event-stream", now(sse(&anthropic_events())), StreamEnd::Complete),
     ])
     .await;
-    let (seen, accumulator, error) = stream(&anthropic(&server.url())).await;
-    assert!(error.is_none(), "{error:?}");
-    check_response(&accumulator.finish().unwrap());
+    let (seen, response) = stream(&anthropic(&server.url())).await;
+    check_response(&response.unwrap());
     assert_eq!(server.requests().len(), 2);
     let started = seen.iter().filter(|event| matches!(event, StreamEvent::Started { .. })).count();
     assert_eq!(started, 1, "the failed attempt's events were never shown");
@@ -571,8 +558,8 @@ async fn a_failure_in_the_stream_before_any_content_is_retried() {
     let mut events = anthropic_events()[..1].to_vec();
     events.push(("error", json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}})));
     let server = TestServer::start([Reply::stream("text/event-stream", now(sse(&events)), StreamEnd::Complete)]).await;
-    let (_, _, error) = stream(&anthropic(&server.url())).await;
-    assert_eq!(error.expect("an error").kind(), ModelErrorKind::InvalidRequest);
+    let (_, response) = stream(&anthropic(&server.url())).await;
+    assert_eq!(response.expect_err("an error").kind(), ModelErrorKind::InvalidRequest);
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -591,9 +578,8 @@ async fn a_fallback_streams_from_the_next_model_when_the_first_fails_before_any_
         .build()
         .unwrap();
     let fallback = toolloop::providers::Fallback::new(primary).then(openai(&up.url()));
-    let (seen, accumulator, error) = stream(&fallback).await;
-    assert!(error.is_none(), "{error:?}");
-    let response = accumulator.finish().unwrap();
+    let (seen, response) = stream(&fallback).await;
+    let response = response.unwrap();
     check_response(&response);
     assert_eq!(response.provider.as_deref(), Some("openai"));
     assert_eq!(seen.iter().filter(|event| matches!(event, StreamEvent::Started { .. })).count(), 1);
@@ -613,8 +599,8 @@ async fn a_stream_past_the_response_size_limit_is_too_large() {
         .max_response_bytes(600)
         .build()
         .unwrap();
-    let (seen, _, error) = stream(&model).await;
-    assert_eq!(error.expect("too large").kind(), ModelErrorKind::ResponseTooLarge);
+    let (seen, response) = stream(&model).await;
+    assert_eq!(response.expect_err("too large").kind(), ModelErrorKind::ResponseTooLarge);
     assert!(!seen.is_empty(), "the events within the limit were delivered");
 }
 
@@ -624,9 +610,8 @@ async fn a_finished_stream_leaves_its_connection_for_the_next_call() {
     let server = TestServer::start([reply(), reply(), reply()]).await.keep_alive();
     let model = anthropic(&server.url());
     for _ in 0..3 {
-        let (_, accumulator, error) = stream(&model).await;
-        assert!(error.is_none(), "{error:?}");
-        check_response(&accumulator.finish().unwrap());
+        let (_, response) = stream(&model).await;
+        check_response(&response.unwrap());
     }
     assert_eq!(server.requests().len(), 3);
     assert_eq!(server.connections(), 1, "each call reused the pooled connection");
@@ -646,8 +631,8 @@ async fn an_empty_text_opening_is_not_content_so_a_following_error_is_retried() 
     let reply =
         || Reply::stream("text/event-stream", now(anthropic_opening_then("overloaded_error")), StreamEnd::Complete);
     let server = TestServer::start([reply(), reply(), reply()]).await;
-    let (seen, _, error) = stream(&anthropic(&server.url())).await;
-    let error = error.expect("an error");
+    let (seen, response) = stream(&anthropic(&server.url())).await;
+    let error = response.expect_err("an error");
     assert_eq!((error.kind(), error.attempts()), (ModelErrorKind::Overloaded, 3));
     assert_eq!(server.requests().len(), 3, "retried as the policy says (2 retries)");
     assert!(seen.iter().all(|event| !matches!(event, StreamEvent::TextDelta { .. })), "{seen:?}");
@@ -674,8 +659,8 @@ async fn an_empty_text_opening_is_not_content_so_a_following_error_is_retried() 
         .idle_timeout(Duration::from_millis(300))
         .build()
         .unwrap();
-    let (_, _, error) = stream(&model).await;
-    let error = error.expect("an error");
+    let (_, response) = stream(&model).await;
+    let error = response.expect_err("an error");
     assert_eq!((error.kind(), error.attempts()), (ModelErrorKind::Server, 2));
     assert_eq!(server.requests().len(), 2);
 }
@@ -686,8 +671,8 @@ async fn a_failure_before_content_keeps_the_usage_reported_for_the_call() {
         Reply::stream("text/event-stream", now(anthropic_opening_then("invalid_request_error")), StreamEnd::Complete)
     };
     let server = TestServer::start([reply()]).await;
-    let (_, _, error) = stream(&anthropic(&server.url())).await;
-    let error = error.expect("an error");
+    let (_, response) = stream(&anthropic(&server.url())).await;
+    let error = response.expect_err("an error");
     assert_eq!(error.kind(), ModelErrorKind::InvalidRequest);
     assert_eq!(error.usage(), Some(Usage::new(10, 1)), "message_start reported it");
 
@@ -719,8 +704,8 @@ async fn a_stall_before_content_is_retried_once_whatever_the_policy() {
         .idle_timeout(Duration::from_millis(200))
         .build()
         .unwrap();
-    let (_, _, error) = stream(&model).await;
-    let error = error.expect("a timeout");
+    let (_, response) = stream(&model).await;
+    let error = response.expect_err("a timeout");
     assert_eq!((error.kind(), error.attempts()), (ModelErrorKind::Timeout, 2));
     assert_eq!(server.requests().len(), 2, "a second stall ends the call");
 }

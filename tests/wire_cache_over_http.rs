@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolloop::model::{BoxFuture, ModelStream};
+use toolloop::model::{BoxFuture, BoxStream, StreamEvent};
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::ollama::Ollama;
 use toolloop::providers::openai::OpenAi;
@@ -34,7 +34,7 @@ impl<M: Model> Model for Recording<M> {
         self.sent.lock().unwrap().push(request.messages.to_vec());
         self.inner.complete(request)
     }
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         self.sent.lock().unwrap().push(request.messages.to_vec());
         self.inner.stream(request)
     }

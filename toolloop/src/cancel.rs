@@ -1,13 +1,11 @@
-//! Cancellation, and the boxed future that cancellable work returns.
+//! Cancellation, and the boxed future that cancellable work returns
+//! (futures-util's [`BoxFuture`], re-exported as `toolloop::model::BoxFuture`).
 
 use std::future::Future;
 use std::pin::Pin;
 
+pub(crate) use futures_util::future::BoxFuture;
 pub use tokio_util::sync::CancellationToken;
-
-/// A boxed, sendable future, as returned by [`Model::complete`](crate::Model::complete)
-/// and [`DynTool::call`](crate::tool::DynTool::call).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The work was cancelled through its [`CancellationToken`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,10 +1,10 @@
 //! The same streamed call made through toolloop: `Model::stream` on the
-//! Anthropic or OpenAI provider pointed at the stub, every event folded into
-//! a `ResponseAccumulator` (as a streamed run does), text deltas handed to
-//! the caller as they arrive.
+//! Anthropic or OpenAI provider pointed at the stub, the events folded by
+//! `ModelResponse::from_stream` (the accumulator a streamed run uses), text
+//! deltas handed to the caller as they arrive.
 
 use futures_util::StreamExt as _;
-use toolloop::model::{ResponseAccumulator, StreamEvent};
+use toolloop::model::StreamEvent;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::providers::openai::OpenAi;
 use toolloop::{Message, Model, ModelRequest, ModelResponse, Tool as _};
@@ -39,17 +39,13 @@ pub(crate) async fn stream_call(model: &dyn Model, on_text: &mut dyn FnMut(&str)
     let messages = [Message::user("What is the weather in Paris?")];
     let mut request = ModelRequest::new(&messages);
     request.tools = std::slice::from_ref(Lookup::definition());
-    let mut events = model.stream(request);
-    let mut accumulator = ResponseAccumulator::new();
-    while let Some(event) = events.next().await {
-        let event = event.unwrap();
+    let events = model.stream(request).inspect(|event| {
         // An empty first delta only opens the block (Anthropic's `content_block_start`).
-        if let StreamEvent::TextDelta { text, .. } = &event
+        if let Ok(StreamEvent::TextDelta { text, .. }) = event
             && !text.is_empty()
         {
             on_text(text);
         }
-        accumulator.push(&event).unwrap();
-    }
-    accumulator.finish().unwrap()
+    });
+    ModelResponse::from_stream(events).await.unwrap()
 }

@@ -12,7 +12,6 @@ use crate::message::{ContentBlock, Message, Role, ToolResult};
 pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
 use pending::{DeferredCall, PendingBatch};
-pub use view::RequestView;
 #[cfg(feature = "http")]
 pub(crate) use view::needs_view;
 pub(crate) use view::{RewriteScan, view_for, view_without_tools};

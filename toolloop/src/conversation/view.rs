@@ -8,29 +8,29 @@ use super::Conversation;
 use crate::message::{ContentBlock, Message};
 
 /// A request-time view of some messages and what building it changed, so
-/// that a caller can report it (a model switch that dropped reasoning, say).
+/// that it can be reported (a model switch that dropped reasoning, say: a
+/// debug event of [`view_for`]).
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct RequestView<'m> {
+pub(crate) struct RequestView<'m> {
     /// The messages to send; borrowed from the history when nothing changed.
-    pub messages: Cow<'m, [Message]>,
+    pub(crate) messages: Cow<'m, [Message]>,
     /// Tool calls made through another provider, shown as text (their
     /// results are shown as text too, and not counted here).
-    pub flattened_tool_calls: usize,
+    pub(crate) flattened_tool_calls: usize,
     /// Reasoning blocks left out because their opaque state belongs to
     /// another provider.
-    pub dropped_reasoning: usize,
+    pub(crate) dropped_reasoning: usize,
 }
 
 impl<'m> RequestView<'m> {
     /// Whether the view is the history unchanged.
-    pub fn is_unchanged(&self) -> bool {
+    pub(crate) fn is_unchanged(&self) -> bool {
         self.flattened_tool_calls == 0 && self.dropped_reasoning == 0
     }
 
     /// The view of `messages` for `provider`, by the rules of
     /// [`Conversation::view_for`].
-    pub fn of(messages: &'m [Message], provider: &str) -> Self {
+    pub(crate) fn of(messages: &'m [Message], provider: &str) -> Self {
         rewrite(messages, Some(provider), |message| has_foreign_calls(message, provider))
     }
 }
@@ -48,8 +48,9 @@ impl Conversation {
     /// no such artifacts, or whose artifacts came from `provider` or from no
     /// provider at all (written by hand or by a test model), pass through
     /// untouched. The raw history is never changed: when nothing needs
-    /// rewriting the view borrows it. [`RequestView::of`] also says what
-    /// was rewritten.
+    /// rewriting the view borrows it. A view that rewrote something says
+    /// how many tool calls it showed as text and how many reasoning blocks
+    /// it left out in a `debug` event (target `toolloop`).
     ///
     /// Models build this view themselves from the raw history in a request
     /// ([`ModelRequest::view_for`](crate::ModelRequest::view_for)); call it to
@@ -59,9 +60,19 @@ impl Conversation {
     }
 }
 
-/// `messages` as `provider` is sent them (see [`Conversation::view_for`]).
+/// `messages` as `provider` is sent them (see [`Conversation::view_for`]),
+/// with a `debug` event saying what was rewritten, if anything.
 pub(crate) fn view_for<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [Message]> {
-    RequestView::of(messages, provider).messages
+    let view = RequestView::of(messages, provider);
+    if !view.is_unchanged() {
+        tracing::debug!(
+            provider,
+            flattened_tool_calls = view.flattened_tool_calls,
+            dropped_reasoning = view.dropped_reasoning,
+            "request view rewrote the history for another provider"
+        );
+    }
+    view.messages
 }
 
 /// `messages` with every tool call and result shown as text, for a request

@@ -15,22 +15,25 @@
 //! the previous call ended and the whole previous call is still read from
 //! cache (never more than three breakpoints of the API's four).
 //!
-//! Set a one-hour TTL on the prefix, turn caching off, or override it per
-//! request with [`ModelRequest::with_prompt_cache`](crate::ModelRequest::with_prompt_cache):
+//! Set the extended TTL (one hour on Anthropic) on the prefix, turn caching
+//! off, or override it per request with
+//! [`ModelRequest::with_prompt_cache`](crate::ModelRequest::with_prompt_cache):
 //!
 //! ```
 //! use toolloop::providers::anthropic::Anthropic;
 //! use toolloop::model::{CacheTtl, PromptCache};
 //!
-//! let hour = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::OneHour)).build()?;
+//! let hour = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::Extended)).build()?;
 //! let none = Anthropic::builder().api_key("sk-ant-...").prompt_cache(PromptCache::off()).build()?;
 //! # let _ = (hour, none);
 //! # Ok::<(), toolloop::BuildError>(())
 //! ```
 //!
-//! OpenAI caches on its own; set `prompt_cache_key(..)` (and
-//! `prompt_cache_retention`) on the Chat or Responses builder to raise its
-//! hit rate. Every provider's cache reads and writes land in
+//! OpenAI caches on its own; set `prompt_cache_key(..)` on the Chat or
+//! Responses builder to raise its hit rate, and
+//! `prompt_cache_retention(CacheTtl::Extended)` to keep prefixes up to a
+//! day ([`CacheTtl`](crate::model::CacheTtl) says what each provider
+//! sends). Every provider's cache reads and writes land in
 //! [`Usage`](crate::Usage) (on the Responses API: `cached_tokens` as cache
 //! reads, `reasoning_tokens` as reasoning), and
 //! [`RunMetadata::cache_hit_share()`](crate::run::RunMetadata::cache_hit_share)
@@ -41,7 +44,8 @@
 //! A prompt that does not fit the context window is a typed error on every
 //! provider — [`ModelErrorKind::ContextOverflow`](crate::model::ModelErrorKind::ContextOverflow),
 //! with the server's numbers in
-//! [`ModelError::context_overflow()`](crate::ModelError::context_overflow) —
+//! [`ModelError::prompt_tokens()`](crate::ModelError::prompt_tokens) and
+//! [`context_window()`](crate::ModelError::context_window) —
 //! and the conversation is left intact. Ollama takes its window as a
 //! setting (`Ollama::builder().num_ctx(32_768)`), is asked to fail rather
 //! than truncate, and a prompt it truncates anyway is caught.

@@ -66,8 +66,9 @@
 //! Reasoning state is the provider's: a conversation that switches provider
 //! keeps it in the raw history (and through serde), but the request-time
 //! view for another provider leaves out the signed or encrypted reasoning
-//! it cannot verify ([`RequestView::of`](crate::model::RequestView::of) says how
-//! many blocks it dropped). Switching back sends it again.
+//! it cannot verify ([`Conversation::view_for`](crate::Conversation::view_for)
+//! shows what a provider is sent, and a `debug` event says how many blocks a
+//! request left out). Switching back sends it again.
 //!
 //! Gemini 3 rejects a tool loop whose function calls come back without
 //! their thought signatures ("Function call is missing a

@@ -25,7 +25,8 @@ pub enum ModelErrorKind {
     /// The prompt does not fit the model's context window (Anthropic
     /// "prompt is too long", OpenAI `context_length_exceeded`, Ollama and
     /// OpenAI-compatible servers' equivalents, or a prompt Ollama would
-    /// have truncated); see [`ModelError::context_overflow`]. The
+    /// have truncated); the numbers, when the provider gave them, are
+    /// [`ModelError::prompt_tokens`] and [`ModelError::context_window`]. The
     /// conversation is unchanged: shorten what is sent and call again.
     ContextOverflow,
     /// The provider failed (HTTP 5xx).
@@ -101,19 +102,18 @@ struct Details {
 
 /// The numbers of a prompt that did not fit the context window, as far as
 /// the provider gave them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct ContextOverflow {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ContextOverflow {
     /// How many tokens the prompt has (or prompt plus requested output, for
     /// servers that count both).
-    pub prompt_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
     /// The most the model accepts.
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
 }
 
 impl ContextOverflow {
     /// An overflow of `prompt_tokens` over `limit`, either unknown.
-    pub const fn new(prompt_tokens: Option<u64>, limit: Option<u64>) -> Self {
+    pub(crate) const fn new(prompt_tokens: Option<u64>, limit: Option<u64>) -> Self {
         Self { prompt_tokens, limit }
     }
 }
@@ -167,21 +167,45 @@ impl ModelError {
         self.details.as_ref()?.request_id.as_deref()
     }
 
-    /// Makes this a [`ModelErrorKind::ContextOverflow`] with the provider's numbers.
-    pub fn with_context_overflow(mut self, overflow: ContextOverflow) -> Self {
+    /// Makes this a [`ModelErrorKind::ContextOverflow`] with the provider's
+    /// numbers, each `None` when it did not give it: the prompt's size and
+    /// the model's context window, in tokens.
+    ///
+    /// ```
+    /// use toolloop::ModelError;
+    /// use toolloop::model::ModelErrorKind;
+    ///
+    /// let error = ModelError::new(ModelErrorKind::InvalidRequest, "anthropic", "prompt is too long")
+    ///     .with_context_overflow(Some(208_310), Some(200_000));
+    /// assert_eq!(error.kind(), ModelErrorKind::ContextOverflow);
+    /// assert_eq!((error.prompt_tokens(), error.context_window()), (Some(208_310), Some(200_000)));
+    /// ```
+    pub fn with_context_overflow(mut self, prompt_tokens: Option<u64>, context_window: Option<u64>) -> Self {
         self.kind = ModelErrorKind::ContextOverflow;
-        self.details.get_or_insert_default().context_overflow = Some(overflow);
+        self.details.get_or_insert_default().context_overflow =
+            Some(ContextOverflow::new(prompt_tokens, context_window));
         self
     }
 
-    /// The prompt's size and the context window, when this is a
-    /// [`ModelErrorKind::ContextOverflow`] (each number only when the
-    /// provider gave it).
-    pub fn context_overflow(&self) -> Option<ContextOverflow> {
+    /// The overflow's numbers, when this is a [`ModelErrorKind::ContextOverflow`].
+    fn overflow(&self) -> Option<ContextOverflow> {
         if self.kind != ModelErrorKind::ContextOverflow {
             return None;
         }
-        Some(self.details.as_ref().and_then(|details| details.context_overflow).unwrap_or_default())
+        self.details.as_ref()?.context_overflow
+    }
+
+    /// How many tokens the prompt that did not fit has (or prompt plus
+    /// requested output, for servers that count both), when this is a
+    /// [`ModelErrorKind::ContextOverflow`] and the provider said.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        self.overflow()?.prompt_tokens
+    }
+
+    /// The model's context window in tokens, the most it accepts, when this
+    /// is a [`ModelErrorKind::ContextOverflow`] and the provider said.
+    pub fn context_window(&self) -> Option<u64> {
+        self.overflow()?.limit
     }
 
     /// Adds the tokens the provider had reported for the call before it

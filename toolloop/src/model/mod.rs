@@ -3,13 +3,12 @@
 //!
 //! [`Model`], [`ModelRequest`], [`ModelResponse`] and [`ModelError`] are
 //! also at the crate root. The rest is for code that implements or wraps a
-//! model: the streamed form of a response ([`ModelStream`] of
-//! [`StreamEvent`]s, put back together by a [`ResponseAccumulator`]; the
+//! model: the streamed form of a response ([`BoxStream`] of
+//! [`StreamEvent`]s, put back together by [`ModelResponse::from_stream`]; the
 //! partial JSON parser behind streamed tool arguments,
-//! [`parse_partial_json`]), prompt caching ([`PromptCache`]), native
-//! structured output ([`ResponseSchema`]), the kinds of model errors
-//! ([`ModelErrorKind`], [`ContextOverflow`]) and the request-time view of a
-//! conversation ([`RequestView`]). The reasoning settings are in
+//! [`parse_partial_json`]), prompt caching ([`PromptCache`], [`CacheTtl`]),
+//! native structured output ([`ResponseSchema`]) and the kinds of model
+//! errors ([`ModelErrorKind`]). The reasoning settings are in
 //! [`reasoning`](crate::reasoning).
 
 mod error;
@@ -23,24 +22,28 @@ pub(crate) mod stream;
 use std::sync::Arc;
 
 pub(crate) use crate::reasoning::ReasoningConfig;
-pub use error::{ContextOverflow, ModelError, ModelErrorKind};
+pub(crate) use error::ContextOverflow;
+pub use error::{ModelError, ModelErrorKind};
 pub use partial_json::parse_partial_json;
 pub use prompt_cache::{CacheTtl, PromptCache};
 pub use request::ModelRequest;
 pub use response::ModelResponse;
 pub use response_schema::{ResponseSchema, ResponseSchemaSupport};
+pub(crate) use stream::ResponseAccumulator;
+pub use stream::StreamEvent;
 pub(crate) use stream::chunk_response;
 pub(crate) use stream::until_content;
-pub use stream::{ResponseAccumulator, StreamEvent};
 
-pub use crate::cancel::BoxFuture;
-pub use crate::conversation::RequestView;
-
-/// A model's streamed response, as returned by [`Model::stream`]: events in
-/// order, then the end of the stream. A failure (before the first content or
-/// after it) is the last item.
-pub type ModelStream<'a> =
-    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<StreamEvent, ModelError>> + Send + 'a>>;
+/// futures-util's boxed, sendable future, as [`Model::complete`] and
+/// [`DynTool::call`](crate::tool::DynTool::call) return it: re-exported so
+/// that an implementation names it without depending on futures-util.
+#[doc(no_inline)]
+pub use futures_util::future::BoxFuture;
+/// futures-util's boxed, sendable stream, as [`Model::stream`] returns it
+/// (of `Result<StreamEvent, ModelError>`): re-exported so that an
+/// implementation names it without depending on futures-util.
+#[doc(no_inline)]
+pub use futures_util::stream::BoxStream;
 
 /// How many characters of text (or argument JSON) each delta of the default
 /// [`Model::stream`] carries.
@@ -96,13 +99,13 @@ pub trait Model: Send + Sync {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 
     /// Sends one request and streams the response as it arrives: collecting
-    /// the events with a [`ResponseAccumulator`] gives what
+    /// the events with [`ModelResponse::from_stream`] gives what
     /// [`complete`](Self::complete) returns.
     ///
     /// The default waits for [`complete`](Self::complete) and replays its
     /// response in chunks ([`chunk_response`]), so every model streams; the
     /// HTTP providers stream from the wire.
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         replay(self.complete(request))
     }
 
@@ -119,7 +122,9 @@ pub trait Model: Send + Sync {
 }
 
 /// The stream of a whole response once `complete` gives it.
-pub(crate) fn replay(complete: BoxFuture<'_, Result<ModelResponse, ModelError>>) -> ModelStream<'_> {
+pub(crate) fn replay(
+    complete: BoxFuture<'_, Result<ModelResponse, ModelError>>,
+) -> BoxStream<'_, Result<StreamEvent, ModelError>> {
     use futures_util::StreamExt as _;
     Box::pin(futures_util::stream::once(complete).flat_map(|outcome| {
         let events: Vec<Result<StreamEvent, ModelError>> = match outcome {
@@ -141,7 +146,7 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         (**self).stream(request)
     }
     fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {
@@ -160,7 +165,7 @@ impl<M: Model + ?Sized> Model for Box<M> {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         (**self).stream(request)
     }
     fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {
@@ -179,7 +184,7 @@ impl<M: Model + ?Sized> Model for &M {
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         (**self).stream(request)
     }
     fn response_schema_support(&self, schema: &ResponseSchema) -> ResponseSchemaSupport {

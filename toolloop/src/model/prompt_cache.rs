@@ -1,18 +1,38 @@
-//! Where a request asks the provider to cache its prompt, for providers
-//! that cache only at explicit breakpoints (Anthropic's `cache_control`).
-//! Providers that cache every prompt prefix on their own (OpenAI) ignore it.
+//! How long a provider keeps a cached prompt prefix ([`CacheTtl`]), and
+//! where a request asks the provider to cache its prompt ([`PromptCache`]),
+//! for providers that cache only at explicit breakpoints (Anthropic's
+//! `cache_control`). Providers that cache every prompt prefix on their own
+//! (OpenAI, Gemini) ignore the breakpoints.
 
 /// How long a provider keeps a cached prompt prefix after its last use.
+///
+/// Each provider offers a standard retention and a longer, extended one,
+/// under its own names and durations; this says which, and each provider
+/// sends its own:
+///
+/// | | Anthropic (`cache_control.ttl`) | OpenAI (`prompt_cache_retention`) |
+/// |---|---|---|
+/// | [`Standard`](Self::Standard) | `5m` (left unsaid: the default) | `in_memory` |
+/// | [`Extended`](Self::Extended) | `1h` | `24h` |
+///
+/// Anthropic takes it per breakpoint, in a [`PromptCache`]; OpenAI per
+/// model, on the Chat or Responses builder (`prompt_cache_retention`).
+/// Gemini caches prefixes on its own (implicit caching) and takes no
+/// retention.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum CacheTtl {
-    /// Five minutes, refreshed at every hit (Anthropic's default; writes
-    /// cost 1.25 times the input price).
+    /// The provider's standard retention. Anthropic: five minutes,
+    /// refreshed at every hit (writes cost 1.25 times the input price).
+    /// OpenAI: in memory, typically 5 to 10 minutes of inactivity and at
+    /// most an hour.
     #[default]
-    FiveMinutes,
-    /// One hour (writes cost twice the input price): for prefixes reused
-    /// across pauses longer than five minutes.
-    OneHour,
+    Standard,
+    /// The provider's extended retention, for prefixes reused across
+    /// pauses longer than a few minutes. Anthropic: one hour (writes cost
+    /// twice the input price). OpenAI: up to 24 hours, on the models that
+    /// offer it (the same price).
+    Extended,
 }
 
 /// Which prompt-cache breakpoints a request carries.
@@ -31,9 +51,9 @@ pub enum CacheTtl {
 /// use toolloop::model::{CacheTtl, PromptCache};
 ///
 /// // Keep the system prompt and tools for an hour, the conversation for five minutes.
-/// let cache = PromptCache::auto().prefix_ttl(CacheTtl::OneHour);
-/// assert_eq!(cache.prefix(), Some(CacheTtl::OneHour));
-/// assert_eq!(cache.conversation(), Some(CacheTtl::FiveMinutes));
+/// let cache = PromptCache::auto().prefix_ttl(CacheTtl::Extended);
+/// assert_eq!(cache.prefix(), Some(CacheTtl::Extended));
+/// assert_eq!(cache.conversation(), Some(CacheTtl::Standard));
 /// assert_eq!(PromptCache::off().prefix(), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,9 +69,9 @@ impl Default for PromptCache {
 }
 
 impl PromptCache {
-    /// Both breakpoints, with the five-minute TTL.
+    /// Both breakpoints, with the standard (five-minute) TTL.
     pub const fn auto() -> Self {
-        Self { prefix: Some(CacheTtl::FiveMinutes), conversation: Some(CacheTtl::FiveMinutes) }
+        Self { prefix: Some(CacheTtl::Standard), conversation: Some(CacheTtl::Standard) }
     }
 
     /// No breakpoint: nothing is cached (on Anthropic) and nothing is billed

@@ -1,5 +1,7 @@
 //! What a model answered.
 
+use super::ModelError;
+use super::stream::{ResponseAccumulator, StreamEvent};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
 use crate::reasoning::Reasoning;
 use crate::stop_reason::StopReason;
@@ -40,6 +42,40 @@ impl ModelResponse {
             StopReason::EndTurn
         };
         Self { content, stop_reason, usage: Usage::default(), model: None, provider: None, id: None }
+    }
+
+    /// The response a streamed answer folds into: the one
+    /// [`Model::complete`](crate::Model::complete) returns for the answer
+    /// [`Model::stream`](crate::Model::stream) streams. Text and reasoning
+    /// blocks, tool calls with their arguments parsed (empty text is an
+    /// empty object; text that is not JSON is kept as a JSON string, see
+    /// [`ToolCall::input`]), stop reason, usage, model and provider.
+    ///
+    /// The first error ends it: the stream's own, or a
+    /// [`ModelErrorKind::MalformedResponse`](super::ModelErrorKind::MalformedResponse)
+    /// for events that break the stream's rules (a tool call delta before
+    /// the call started, a block whose kind changes, anything after
+    /// [`Finished`](StreamEvent::Finished)), or a
+    /// [`Connection`](super::ModelErrorKind::Connection) error for a stream
+    /// that ends before `Finished`. The error carries the usage reported
+    /// before it ([`ModelError::usage`]).
+    ///
+    /// ```
+    /// use toolloop::testing::ScriptedModel;
+    /// use toolloop::{Model, ModelRequest, ModelResponse};
+    ///
+    /// # tokio_test::block_on(async {
+    /// let model = ScriptedModel::new().respond(ModelResponse::from_text("Hello"));
+    /// let response = ModelResponse::from_stream(model.stream(ModelRequest::new(&[]))).await?;
+    /// assert_eq!(response.text(), "Hello");
+    /// # Ok::<(), toolloop::ModelError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn from_stream<S>(stream: S) -> Result<Self, ModelError>
+    where
+        S: futures_util::Stream<Item = Result<StreamEvent, ModelError>>,
+    {
+        ResponseAccumulator::new().collect(stream).await
     }
 
     /// A text-only response.

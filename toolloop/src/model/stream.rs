@@ -5,7 +5,8 @@
 //! Responses, Ollama) decodes its stream into [`StreamEvent`]s; the run loop
 //! forwards them to the user and feeds them to a [`ResponseAccumulator`],
 //! whose [`finish`](ResponseAccumulator::finish) is the [`ModelResponse`]
-//! that `complete` would have returned for the same answer.
+//! that `complete` would have returned for the same answer
+//! ([`ModelResponse::from_stream`] folds a whole stream).
 
 use std::borrow::Cow;
 
@@ -26,7 +27,7 @@ use crate::usage::Usage;
 /// index. Indices need not be contiguous.
 ///
 /// A well-formed stream starts with [`Started`](Self::Started) and ends with
-/// [`Finished`](Self::Finished); [`ResponseAccumulator`] checks the rest.
+/// [`Finished`](Self::Finished); [`ModelResponse::from_stream`] checks the rest.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum StreamEvent {
@@ -119,25 +120,10 @@ pub enum StreamEvent {
 /// stream's rules (a tool call delta before the call started, a block whose
 /// kind changes, anything after
 /// [`Finished`](StreamEvent::Finished)) are errors of kind
-/// [`ModelErrorKind::MalformedResponse`].
-///
-/// ```
-/// use toolloop::StopReason;
-/// use toolloop::model::{ResponseAccumulator, StreamEvent};
-///
-/// let mut accumulator = ResponseAccumulator::new();
-/// for event in [
-///     StreamEvent::TextDelta { index: 0, text: "Hel".into() },
-///     StreamEvent::TextDelta { index: 0, text: "lo".into() },
-///     StreamEvent::Finished { stop_reason: StopReason::EndTurn },
-/// ] {
-///     accumulator.push(&event)?;
-/// }
-/// assert_eq!(accumulator.finish()?.text(), "Hello");
-/// # Ok::<(), toolloop::ModelError>(())
-/// ```
+/// [`ModelErrorKind::MalformedResponse`]. [`ModelResponse::from_stream`]
+/// is its public face.
 #[derive(Clone, Debug, Default)]
-pub struct ResponseAccumulator {
+pub(crate) struct ResponseAccumulator {
     model: Option<String>,
     provider: Option<String>,
     id: Option<String>,
@@ -200,12 +186,12 @@ impl PendingCall {
 
 impl ResponseAccumulator {
     /// An accumulator that has seen nothing.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Adds one event.
-    pub fn push(&mut self, event: &StreamEvent) -> Result<(), ModelError> {
+    pub(crate) fn push(&mut self, event: &StreamEvent) -> Result<(), ModelError> {
         if self.stop_reason.is_some() {
             return Err(self.malformed("an event arrived after the response finished"));
         }
@@ -264,7 +250,7 @@ impl ResponseAccumulator {
     /// non-streamed call returns. The first error, from the stream or from
     /// its events, ends it, carrying the usage reported before it
     /// ([`ModelError::usage`]).
-    pub async fn collect<S>(mut self, stream: S) -> Result<ModelResponse, ModelError>
+    pub(crate) async fn collect<S>(mut self, stream: S) -> Result<ModelResponse, ModelError>
     where
         S: futures_util::Stream<Item = Result<StreamEvent, ModelError>>,
     {
@@ -290,18 +276,13 @@ impl ResponseAccumulator {
     }
 
     /// Whether [`Finished`](StreamEvent::Finished) has arrived.
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.stop_reason.is_some()
-    }
-
-    /// The usage reported so far.
-    pub fn usage(&self) -> Usage {
-        self.usage
     }
 
     /// The tool call at `index`, once [`ToolCallFinished`](StreamEvent::ToolCallFinished)
     /// has arrived for it, with its arguments parsed as in the finished response.
-    pub fn tool_call(&self, index: usize) -> Option<ToolCall> {
+    pub(crate) fn tool_call(&self, index: usize) -> Option<ToolCall> {
         match self.find(index)? {
             Block::ToolCall(call) if call.finished => Some(call.to_call()),
             _ => None,
@@ -311,7 +292,7 @@ impl ResponseAccumulator {
     /// The arguments of the tool call at `index` as far as they have arrived,
     /// parsed with [`parse_partial_json`](crate::model::parse_partial_json): what a
     /// user interface shows while the call forms.
-    pub fn partial_input(&self, index: usize) -> Option<Value> {
+    pub(crate) fn partial_input(&self, index: usize) -> Option<Value> {
         match self.find(index)? {
             Block::ToolCall(PendingCall { input: Some(input), .. }) => Some(input.clone()),
             Block::ToolCall(call) => super::partial_json::parse_partial_json(&call.arguments),
@@ -328,7 +309,8 @@ impl ResponseAccumulator {
     }
 
     /// The reasoning text streamed so far for the block at `index`.
-    pub fn reasoning_text(&self, index: usize) -> Option<&str> {
+    #[cfg(test)]
+    fn reasoning_text(&self, index: usize) -> Option<&str> {
         match self.find(index)? {
             Block::Reasoning(part) => Some(&part.text),
             _ => None,
@@ -338,7 +320,7 @@ impl ResponseAccumulator {
     /// The response, once [`Finished`](StreamEvent::Finished) has arrived.
     /// Tool calls still open when the response finished are closed with the
     /// arguments received.
-    pub fn finish(mut self) -> Result<ModelResponse, ModelError> {
+    pub(crate) fn finish(mut self) -> Result<ModelResponse, ModelError> {
         let Some(stop_reason) = self.stop_reason.take() else {
             return Err(ModelError::new(
                 ModelErrorKind::Connection,
@@ -491,24 +473,22 @@ fn tool_input_as_text(input: &Value) -> Cow<'_, str> {
 }
 
 /// The events a model streaming `response` in pieces of at most
-/// `chunk_size` characters (at least one) would send. Fed to a
-/// [`ResponseAccumulator`], they give back `response` exactly; test models
-/// use them to stream scripted responses. Tool results, which models do not
-/// produce, are left out.
+/// `chunk_size` characters (at least one) would send. Folded by
+/// [`ModelResponse::from_stream`], they give back `response` exactly; test
+/// models use them to stream scripted responses. Tool results, which models
+/// do not produce, are left out.
 ///
 /// ```
-/// use toolloop::{ModelResponse, testing::chunk_response};
-/// use toolloop::model::ResponseAccumulator;
+/// use toolloop::{ModelError, ModelResponse, testing::chunk_response};
 ///
+/// # tokio_test::block_on(async {
 /// let response = ModelResponse::from_text("Hello, world");
 /// let events = chunk_response(&response, 5);
 /// assert_eq!(events.len(), 6); // started, 3 text deltas, usage, finished
-/// let mut accumulator = ResponseAccumulator::new();
-/// for event in &events {
-///     accumulator.push(event)?;
-/// }
-/// assert_eq!(accumulator.finish()?, response);
-/// # Ok::<(), toolloop::ModelError>(())
+/// let stream = futures_util::stream::iter(events.into_iter().map(Ok::<_, ModelError>));
+/// assert_eq!(ModelResponse::from_stream(stream).await?, response);
+/// # Ok::<(), ModelError>(())
+/// # }).unwrap();
 /// ```
 pub fn chunk_response(response: &ModelResponse, chunk_size: usize) -> Vec<StreamEvent> {
     let chunk_size = chunk_size.max(1);

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use futures_util::{StreamExt as _, stream};
 
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, StreamEvent, until_content,
+    BoxFuture, BoxStream, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StreamEvent, until_content,
 };
 
 type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
@@ -199,7 +199,7 @@ impl Model for Fallback {
     /// fails before its first content (nothing shown yet) is left for the
     /// next as [`complete`](Model::complete) leaves it; a failure after
     /// content ends the stream.
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         let opened = async move {
             let last = self.models.len() - 1;
             for (index, model) in self.models.iter().enumerate() {

@@ -24,7 +24,7 @@ mod recorded;
 mod scripted;
 
 #[cfg(feature = "http")]
-pub use cassette::{Cassette, CassetteError, RECORD_VARIABLE, RequestDifference};
+pub use cassette::{Cassette, CassetteError, RECORD_VARIABLE};
 pub use function::FunctionModel;
 pub use recorded::RecordedRequest;
 pub use scripted::ScriptedModel;

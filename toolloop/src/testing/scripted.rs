@@ -8,7 +8,7 @@ use super::{RecordedRequest, TEST_PROVIDER};
 use futures_util::StreamExt as _;
 
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, StreamEvent, chunk_response,
+    BoxFuture, BoxStream, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StreamEvent, chunk_response,
 };
 
 /// How many characters each delta carries unless `with_chunk_size` says.
@@ -156,7 +156,7 @@ impl Model for ScriptedModel {
         Box::pin(self.answer(number, step))
     }
 
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         let (number, step) = self.take(&request);
         let chunk = self.chunk_size.unwrap_or(DEFAULT_CHUNK);
         if let Some(Step::FailMidStream { response, after, error }) = step {

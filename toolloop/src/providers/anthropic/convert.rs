@@ -216,9 +216,9 @@ fn ends_with_user_turn(messages: &[Message]) -> bool {
 
 fn cache_control(ttl: CacheTtl) -> CacheControl {
     let ttl = match ttl {
-        CacheTtl::OneHour => Some("1h"),
-        // The API's default; left unsaid so bodies stay as they were.
-        _ => None,
+        CacheTtl::Extended => Some("1h"),
+        // The API's default, five minutes; left unsaid so bodies stay as they were.
+        CacheTtl::Standard => None,
     };
     CacheControl { kind: "ephemeral", ttl }
 }
@@ -693,7 +693,7 @@ mod body_tests {
             Anthropic::builder()
                 .api_key("k")
                 .model("claude-1h")
-                .prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::OneHour))
+                .prompt_cache(PromptCache::auto().prefix_ttl(CacheTtl::Extended))
                 .build()
                 .unwrap(),
         ]
@@ -780,7 +780,7 @@ mod body_tests {
         let long = body(
             ModelRequest::new(&history)
                 .with_system("S")
-                .with_prompt_cache(PromptCache::auto().conversation_ttl(CacheTtl::OneHour)),
+                .with_prompt_cache(PromptCache::auto().conversation_ttl(CacheTtl::Extended)),
         );
         assert_eq!(long["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
         assert_eq!(long["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
@@ -789,7 +789,7 @@ mod body_tests {
         let only_prefix = body(
             ModelRequest::new(&history)
                 .with_tools(&tools)
-                .with_prompt_cache(PromptCache::prefix_only(CacheTtl::OneHour)),
+                .with_prompt_cache(PromptCache::prefix_only(CacheTtl::Extended)),
         );
         assert_eq!(only_prefix.to_string().matches("cache_control").count(), 1);
     }

@@ -55,7 +55,7 @@ pub(crate) fn status_error(provider: &'static str, status: u16, body: &[u8], par
         .with_status(status)
         .with_error_type(parsed.error_type);
     match overflow {
-        Some(overflow) => error.with_context_overflow(overflow),
+        Some(overflow) => error.with_context_overflow(overflow.prompt_tokens, overflow.limit),
         None => error,
     }
 }
@@ -87,7 +87,7 @@ pub(crate) fn stream_error(
     let overflow = overflow::recognise(&message, error_type.as_deref(), message.as_bytes());
     let error = ModelError::new(kind, provider, message).with_error_type(error_type);
     match overflow {
-        Some(overflow) => error.with_context_overflow(overflow),
+        Some(overflow) => error.with_context_overflow(overflow.prompt_tokens, overflow.limit),
         None => error,
     }
 }

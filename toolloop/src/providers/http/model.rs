@@ -19,7 +19,7 @@ use super::shared::Shared;
 use super::sse::{MAX_EVENT_BYTES, sse_frames};
 use super::trace::CallTrace;
 use crate::model::{
-    BoxFuture, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ModelStream, ReasoningConfig,
+    BoxFuture, BoxStream, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig,
     ResponseAccumulator, StreamEvent, until_content,
 };
 
@@ -267,7 +267,7 @@ impl<W: WireFormat> Model for HttpModel<W> {
         CallTrace::start(W::PROVIDER, &self.model, &request).run(self.call(request))
     }
 
-    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> ModelStream<'a> {
+    fn stream<'a>(&'a self, request: ModelRequest<'a>) -> BoxStream<'a, Result<StreamEvent, ModelError>> {
         let trace = CallTrace::start(W::PROVIDER, &self.model, &request);
         let opening = Box::pin(self.open_stream_retrying(request).instrument(trace.span()));
         Box::pin(CallEvents {

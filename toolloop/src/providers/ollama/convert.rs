@@ -14,9 +14,7 @@ use super::wire::{
 };
 use super::{DEFAULT_HOST, DEFAULT_MODEL, PROVIDER};
 use crate::message::{ContentBlock, Message, Role, ToolCall};
-use crate::model::{
-    ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport,
-};
+use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseSchema, ResponseSchemaSupport};
 use crate::providers::convert::{ChatTurn, FunctionTool, function_tools, object_input, result_text};
 use crate::providers::http::{
     ApiError, ApiKey, Body, BodyResult, CallSettings, Format, Framing, RequestHeaders, write_element,
@@ -113,7 +111,7 @@ impl Format for OllamaChat {
                      {at_least} and the context window (num_ctx) is {window}"
                 ),
             )
-            .with_context_overflow(ContextOverflow::new(Some(at_least), Some(window)))),
+            .with_context_overflow(Some(at_least), Some(window))),
             _ => Ok(()),
         }
     }

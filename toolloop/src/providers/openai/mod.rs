@@ -22,7 +22,6 @@ use convert::OpenAiChat;
 use stream::ChatStreamDecoder;
 
 pub(crate) use convert::error_body;
-pub use prompt_cache::PromptCacheRetention;
 pub(crate) use prompt_cache::{PromptCacheSettings, PromptCaching};
 pub(crate) use reasoning::openai_effort;
 pub(crate) use stream::error_kind;

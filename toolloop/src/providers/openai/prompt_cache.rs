@@ -1,25 +1,14 @@
 //! OpenAI's prompt-cache settings, which Chat Completions and the Responses
 //! API take alike: their setters exist once, for both formats.
 
+use crate::model::CacheTtl;
 use crate::providers::http::{HttpModelBuilder, WireFormat};
 
-/// How long OpenAI keeps cached prompt prefixes (`prompt_cache_retention`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum PromptCacheRetention {
-    /// `in_memory`: minutes, the API's default.
-    InMemory,
-    /// `24h`: up to a day, on the models that offer it.
-    Hours24,
-}
-
-impl PromptCacheRetention {
-    /// The API's name for it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::InMemory => "in_memory",
-            Self::Hours24 => "24h",
-        }
+/// OpenAI's name for a retention (`prompt_cache_retention`).
+const fn retention_name(ttl: CacheTtl) -> &'static str {
+    match ttl {
+        CacheTtl::Standard => "in_memory",
+        CacheTtl::Extended => "24h",
     }
 }
 
@@ -28,7 +17,7 @@ impl PromptCacheRetention {
 #[allow(unreachable_pub)] // named by the sealed `PromptCaching`
 pub struct PromptCacheSettings {
     key: Option<String>,
-    retention: Option<PromptCacheRetention>,
+    retention: Option<CacheTtl>,
 }
 
 impl PromptCacheSettings {
@@ -39,7 +28,7 @@ impl PromptCacheSettings {
 
     /// `prompt_cache_retention`, when set.
     pub(crate) fn retention(&self) -> Option<&'static str> {
-        self.retention.map(PromptCacheRetention::as_str)
+        self.retention.map(retention_name)
     }
 }
 
@@ -67,11 +56,27 @@ impl<W: PromptCaching> HttpModelBuilder<W> {
         self
     }
 
-    /// Sets how long cached prompt prefixes are kept (`prompt_cache_retention`;
-    /// default: the API's). Compatible servers that do not know the field
-    /// may reject it.
-    pub fn prompt_cache_retention(mut self, retention: PromptCacheRetention) -> Self {
-        self.format.prompt_cache_settings().retention = Some(retention);
+    /// Sets how long cached prompt prefixes are kept
+    /// (`prompt_cache_retention`; default: the API's, in memory):
+    /// [`CacheTtl::Standard`] sends `in_memory` (typically 5 to 10 minutes of
+    /// inactivity, at most an hour), [`CacheTtl::Extended`] sends `24h` (up
+    /// to a day, on the models that offer it). Compatible servers that do
+    /// not know the field may reject it.
+    pub fn prompt_cache_retention(mut self, ttl: CacheTtl) -> Self {
+        self.format.prompt_cache_settings().retention = Some(ttl);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CacheTtl, PromptCacheSettings};
+
+    #[test]
+    fn each_retention_has_its_openai_name() {
+        let sent = |ttl| PromptCacheSettings { key: None, retention: Some(ttl) }.retention();
+        assert_eq!(sent(CacheTtl::Standard), Some("in_memory"));
+        assert_eq!(sent(CacheTtl::Extended), Some("24h"));
+        assert_eq!(PromptCacheSettings::default().retention(), None, "the API's default: the field is left out");
     }
 }

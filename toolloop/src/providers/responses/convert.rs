@@ -11,7 +11,7 @@ use super::wire::{
     SummaryPart, Usage as WireUsage,
 };
 use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-use crate::model::{ContextOverflow, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
+use crate::model::{ModelError, ModelErrorKind, ModelRequest, ModelResponse, ReasoningConfig};
 use crate::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolDefinition;
@@ -221,7 +221,7 @@ impl TryFrom<ResponsesResponse> for ModelResponse {
             // A failed response names its cause by code; the prompt that did not fit is the caller's to fix.
             let overflow = code.as_deref() == Some(CONTEXT_LENGTH_EXCEEDED);
             let error = ModelError::new(ModelErrorKind::Server, PROVIDER, message).with_error_type(code);
-            return Err(if overflow { error.with_context_overflow(ContextOverflow::new(None, None)) } else { error });
+            return Err(if overflow { error.with_context_overflow(None, None) } else { error });
         }
         let mut content = Vec::new();
         let mut refused = false;

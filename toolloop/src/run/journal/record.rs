@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::model::{ContextOverflow, ModelError, ModelErrorKind};
+use crate::model::{ModelError, ModelErrorKind};
 use crate::usage::Usage;
 
 /// The version of the recorded form ([`encode`]) this toolloop writes and
@@ -134,7 +134,8 @@ impl From<&ModelError> for ModelFailure {
             attempts: error.attempts(),
             error_type: error.error_type().map(str::to_owned),
             request_id: error.request_id().map(str::to_owned),
-            context_overflow: error.context_overflow().map(|overflow| (overflow.prompt_tokens, overflow.limit)),
+            context_overflow: (error.kind() == ModelErrorKind::ContextOverflow)
+                .then(|| (error.prompt_tokens(), error.context_window())),
             usage: error.usage(),
         }
     }
@@ -154,7 +155,7 @@ impl ModelFailure {
             error = error.with_status(status);
         }
         if let Some((prompt_tokens, limit)) = self.context_overflow {
-            error = error.with_context_overflow(ContextOverflow { prompt_tokens, limit });
+            error = error.with_context_overflow(prompt_tokens, limit);
         }
         if let Some(usage) = self.usage {
             error = error.with_usage(usage);
@@ -189,12 +190,11 @@ mod tests {
 
     #[test]
     fn a_model_error_reads_back_the_same() {
-        let overflow = ContextOverflow { prompt_tokens: Some(9_000), limit: Some(8_192) };
         let error = ModelError::new(ModelErrorKind::ContextOverflow, "openai", "too long")
             .with_status(400)
             .with_retry_after(Some(Duration::from_millis(1_500)))
             .with_request_id(Some("req_1".to_owned()))
-            .with_context_overflow(overflow)
+            .with_context_overflow(Some(9_000), Some(8_192))
             .with_attempts(2)
             .with_usage(Usage { input_tokens: 12, output_tokens: 3, ..Usage::default() });
         let json = encode(&error).unwrap();
@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(again.kind(), error.kind());
         assert_eq!(again.status(), Some(400));
         assert_eq!(again.retry_after(), error.retry_after());
-        assert_eq!(again.context_overflow(), error.context_overflow());
+        assert_eq!((again.prompt_tokens(), again.context_window()), (Some(9_000), Some(8_192)));
         assert_eq!(again.attempts(), 2);
         // A failed call's reported usage is counted by the run: a replay counts it too.
         assert_eq!(again.usage(), error.usage());

@@ -28,15 +28,14 @@ pub(crate) struct Ignored {
 
 /// One place where the sent request differs from the recorded one.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct Difference {
+pub(crate) struct Difference {
     /// The JSON pointer of the place, in the document
     /// `{"method", "path", "headers", "body"}`.
-    pub pointer: String,
+    pub(crate) pointer: String,
     /// What the cassette holds there (`None`: nothing).
-    pub recorded: Option<Value>,
+    pub(crate) recorded: Option<Value>,
     /// What was sent there (`None`: nothing).
-    pub sent: Option<Value>,
+    pub(crate) sent: Option<Value>,
 }
 
 impl fmt::Display for Difference {

@@ -31,7 +31,6 @@ use std::sync::Arc;
 
 use crate::providers::{HttpModelBuilder, WireFormat};
 
-pub use matching::Difference as RequestDifference;
 pub(crate) use tape::Tape;
 
 /// The environment variable that switches cassettes to recording.
@@ -112,8 +111,11 @@ pub enum CassetteError {
         path: PathBuf,
         /// The request's place in the run, from 1.
         request: usize,
-        /// Where the request differs, by JSON pointer.
-        differences: Vec<RequestDifference>,
+        /// Where the request differs, one line per place: its JSON pointer
+        /// (the one [`Cassette::ignore_pointer`] takes), what the cassette
+        /// holds there and what was sent (`/body/model: recorded "a", sent
+        /// "b"`; a side that holds nothing reads `nothing`).
+        differences: Vec<String>,
     },
     /// More requests were made than the cassette recorded.
     #[error(
@@ -145,7 +147,7 @@ pub enum CassetteError {
 }
 
 /// The message of [`CassetteError::Mismatch`]: one line per difference.
-fn mismatch(path: &Path, request: usize, differences: &[RequestDifference]) -> String {
+fn mismatch(path: &Path, request: usize, differences: &[String]) -> String {
     const SHOWN: usize = 20;
     let mut message = format!(
         "request {request} does not match the one recorded in the cassette {} (re-record it with \
@@ -154,7 +156,7 @@ fn mismatch(path: &Path, request: usize, differences: &[RequestDifference]) -> S
     );
     for difference in differences.iter().take(SHOWN) {
         message.push_str("\n  ");
-        message.push_str(&difference.to_string());
+        message.push_str(difference);
     }
     if differences.len() > SHOWN {
         let _ = write!(message, "\n  … and {} more", differences.len() - SHOWN);

@@ -171,7 +171,11 @@ impl Tape {
                     state.next += 1;
                     return Ok(response);
                 }
-                CassetteError::Mismatch { path: self.path.clone(), request: index + 1, differences }
+                CassetteError::Mismatch {
+                    path: self.path.clone(),
+                    request: index + 1,
+                    differences: differences.iter().map(ToString::to_string).collect(),
+                }
             }
         };
         let error = ModelError::new(ModelErrorKind::Other, provider, failure.to_string());
