@@ -18,7 +18,7 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use serde_json::json;
 use toolloop::FailureKind;
 use toolloop::prelude::*;
-use toolloop::run::{Approval, Decision, Governance};
+use toolloop::run::{Approval, Decision, Event, Governance};
 use toolloop::testing::ScriptedModel;
 
 /// Run a read-only SQL query against the customer database.
@@ -133,7 +133,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let kind = result.failure.map_or("ok", FailureKind::as_str);
             println!("  {} -> [{kind}] {}", call.name, result.content);
         })
-        .on_audit(|record| serde_json::to_string(record).map(|json| println!("  audit: {json}")))
+        // The audit log: each finished call's event, serialised as it is.
+        .on_event(|event: &Event| match event {
+            Event::ToolExecutionFinished { .. } => serde_json::to_string(event).map(|json| println!("  audit: {json}")),
+            _ => Ok(()),
+        })
         .build()?;
 
     let mut conversation = Conversation::new();

@@ -254,8 +254,10 @@ async fn a_tool_interrupted_while_running_still_gets_its_result_event_and_audit_
             assert_eq!(result.failure, Some(FailureKind::NotExecuted));
             seen_results.fetch_add(1, Ordering::SeqCst);
         })
-        .on_audit(move |_record| {
-            seen_audits.fetch_add(1, Ordering::SeqCst);
+        .on_event(move |event: &toolloop::run::Event| {
+            if let toolloop::run::Event::ToolExecutionFinished { .. } = event {
+                seen_audits.fetch_add(1, Ordering::SeqCst);
+            }
         })
         .build()
         .unwrap();

@@ -47,7 +47,7 @@ pub use control::{LimitDecision, LimitReached};
 pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
 pub use event::Event;
 pub use governance::{Approval, Approver, Decision, Governance, Verdict};
-pub use hooks::{AuditRecord, HookError, HookOutcome, Hooks};
+pub use hooks::{HookError, HookOutcome, Hooks};
 pub(crate) use hooks::{event_hooks, hook_setters};
 pub use iteration::LoopOutput;
 pub use journal::Journal;
