@@ -18,7 +18,7 @@ use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
 use toolloop::run::journal::{JournalEntry, MemoryJournal};
-use toolloop::run::{Approval, ContextPolicy, Decision, Governance, RunMetadata};
+use toolloop::run::{ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::FunctionModel;
 use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
@@ -212,7 +212,7 @@ async fn run(
                 asked.fetch_add(1, Ordering::SeqCst);
                 let millis = call.input["millis"].as_u64().unwrap_or_default();
                 async move {
-                    if millis.is_multiple_of(3) { Approval::Deny("not now".to_owned()) } else { Approval::Approve }
+                    if millis.is_multiple_of(3) { Decision::Deny("not now".to_owned()) } else { Decision::Allow }
                 }
             },
         );

@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::{Approval, Decision, Event, Governance, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
+use toolloop::run::{Decision, Event, Governance, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Conversation, FailureKind, ModelError, ModelResponse, RunError, StopReason, ToolSet};
 
@@ -290,7 +290,7 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             _ => Decision::Allow,
         })
         .approver(|call: toolloop::ToolCall| async move {
-            if call.input["label"] == "ok" { Approval::Approve } else { Approval::Deny("not today".into()) }
+            if call.input["label"] == "ok" { Decision::Allow } else { Decision::Deny("not today".into()) }
         });
     let model = ScriptedModel::new()
         .respond(calls([

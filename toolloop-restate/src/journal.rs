@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use restate_sdk::prelude::*;
 use toolloop::model::ModelErrorKind;
 use toolloop::run::journal::{self, Journal, JournalError, Journaled, Step, ask};
-use toolloop::run::{Approval, Approver};
+use toolloop::run::{Approver, Decision};
 use toolloop::tool::ToolExecution;
 use toolloop::{CancellationToken, Cancelled, ModelError, ModelResponse, ToolCall};
 
@@ -280,13 +280,13 @@ impl Journal for RestateJournal<'_> {
         })
     }
 
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let decided = match approver {
                 Some(approver) => {
                     let name = Step::Approval { call }.to_string();
                     let work = Box::pin(async move { recorded(ask(call, Some(approver)).await) });
-                    match self.step::<Approval>(&name, work).await {
+                    match self.step::<Decision>(&name, work).await {
                         Some(Ok(approval)) => Ok(approval),
                         Some(Err(error)) => Err(error),
                         None => return std::future::pending().await,
@@ -300,7 +300,7 @@ impl Journal for RestateJournal<'_> {
                     self.cancel.cancel();
                     std::future::pending().await
                 }
-                Err(error) => Approval::Deny(format!("the approval failed: {}", error.message())),
+                Err(error) => Decision::Deny(format!("the approval failed: {}", error.message())),
             }
         })
     }
@@ -320,7 +320,7 @@ impl Journal for RestateJournal<'_> {
 }
 
 impl RestateJournal<'_> {
-    fn wait_for_person<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Result<Approval, TerminalError>> {
+    fn wait_for_person<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Result<Decision, TerminalError>> {
         let key = self.approvals_key.clone();
         let invocation = self.invocation_id().to_owned();
         let timeout = self.approval_timeout;

@@ -46,7 +46,7 @@ pub use context::{ContextPolicy, Summariser};
 pub use control::{LimitDecision, LimitReached};
 pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
 pub use event::Event;
-pub use governance::{Approval, Approver, Decision, Governance, Verdict};
+pub use governance::{Approver, Decision, Governance, Verdict};
 pub use hooks::{HookError, HookOutcome, Hooks};
 pub(crate) use hooks::{event_hooks, hook_setters};
 pub use iteration::LoopOutput;

@@ -12,7 +12,7 @@ use super::{Journal, Journaled, Step, ask};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelErrorKind, ModelResponse};
-use crate::run::governance::{Approval, Approver};
+use crate::run::governance::{Approver, Decision};
 use crate::tool::ToolExecution;
 
 /// One recorded step: its name ([`Step`]'s `Display`) and its outcome in
@@ -213,12 +213,12 @@ impl Journal for MemoryJournal {
         })
     }
 
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
         let name = Step::Approval { call }.to_string();
         Box::pin(async move {
-            match self.replay::<Approval>(&name) {
+            match self.replay::<Decision>(&name) {
                 Some(Ok(approval)) => approval,
-                Some(Err(error)) => Approval::Deny(error.to_string()),
+                Some(Err(error)) => Decision::Deny(error.to_string()),
                 None => {
                     let approval = ask(call, approver).await;
                     self.record(name, &approval);

@@ -11,7 +11,7 @@
 //! | `model call N` | [`model_call`](Journal::model_call) | the whole [`ModelResponse`] (content, reasoning, usage, ids) or the [`ModelError`] |
 //! | `summary N` | [`summary`](Journal::summary) | the summariser's text or its error |
 //! | `tool NAME ID` | [`tool_execution`](Journal::tool_execution) | the [`ToolExecution`]: result, structured output, elapsed time |
-//! | `approval NAME ID` | [`approval`](Journal::approval) | the [`Approval`] |
+//! | `approval NAME ID` | [`approval`](Journal::approval) | the approver's [`Decision`] |
 //! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when `max_duration` is set |
 //!
 //! A run in process ([`Agent::run`](crate::Agent::run)) passes every step
@@ -50,7 +50,7 @@
 //! value is the serde form of a model call's `Result<ModelResponse,
 //! ModelError>` (a [`ModelError`] records everything it says but its source
 //! error), a summary's `Result<String, ModelError>`, a [`ToolExecution`], an
-//! [`Approval`] or a [`Duration`].
+//! approver's [`Decision`] or a [`Duration`].
 //! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
 //! recorded value could be read differently; adding an optional field does
 //! not change it. A record of another format is refused with
@@ -67,7 +67,7 @@ use std::time::Duration;
 pub use memory::{JournalEntry, MemoryJournal};
 pub use record::{JOURNAL_FORMAT, JournalError, decode, decode_str, encode};
 
-use super::governance::{Approval, Approver};
+use super::governance::{Approver, Decision};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::ToolCall;
 use crate::model::{ModelError, ModelResponse};
@@ -182,7 +182,7 @@ pub trait Journal: Send + Sync {
     /// configured on the run, if any) or from wherever the journal gets
     /// decisions (a durable promise, for example).
     /// Its step is [`Step::Approval`] of `call`.
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval>;
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision>;
 
     /// The run's elapsed time, for its `max_duration`; `measured` is what this
     /// process measured since the run started. Only read when the run has
@@ -220,7 +220,7 @@ impl Journal for InProcess {
         Box::pin(async move { Journaled::live(execute.await) })
     }
 
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
         ask(call, approver)
     }
 
@@ -231,10 +231,10 @@ impl Journal for InProcess {
 
 /// Asks `approver` about `call`, as a run in process does: without an
 /// approver, the call is denied.
-pub fn ask<'a>(call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+pub fn ask<'a>(call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
     match approver {
         Some(approver) => approver.approve(call),
-        None => Box::pin(std::future::ready(Approval::Deny(
+        None => Box::pin(std::future::ready(Decision::Deny(
             "approval is required but no approver is configured".to_owned(),
         ))),
     }
