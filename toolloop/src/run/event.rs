@@ -15,9 +15,9 @@ use crate::usage::Usage;
 
 /// One fact of a run, reported once, when it becomes true. Every observer
 /// of a run sees the same events: hooks
-/// ([`Hooks::on_event`](super::Hooks::on_event) and the typed hooks,
+/// ([`on_event`](crate::AgentBuilder::on_event) and the typed hooks,
 /// each named for the event it filters, as
-/// [`Hooks::on_tool_execution_finished`](super::Hooks::on_tool_execution_finished)), a streamed run's
+/// [`on_tool_execution_finished`](crate::AgentBuilder::on_tool_execution_finished)), a streamed run's
 /// [`RunStream`](crate::stream::RunStream), and the trace-level dump
 /// (`RUST_LOG=toolloop=trace`).
 ///

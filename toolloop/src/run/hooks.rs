@@ -50,9 +50,10 @@ impl<E: fmt::Display> HookOutcome for Result<(), E> {
 
 type Hook = dyn Fn(&Event) -> Option<String> + Send + Sync;
 
-/// The hooks of a run. Cheap to clone.
+/// The hooks of a run, as the builders' `on_*` setters add them. Cheap to
+/// clone.
 #[derive(Clone, Default)]
-pub struct Hooks {
+pub(crate) struct Hooks {
     hooks: Vec<Arc<Hook>>,
 }
 
@@ -64,7 +65,7 @@ impl fmt::Debug for Hooks {
 
 impl Hooks {
     /// No hooks.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -81,13 +82,8 @@ impl Hooks {
         }
     }
 
-    /// Adds every hook of `other` after these.
-    pub(crate) fn extend(&mut self, other: Hooks) {
-        self.hooks.extend(other.hooks);
-    }
-
     /// Whether no hook is set.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
 }
@@ -170,7 +166,7 @@ macro_rules! hook_methods {
     ($($(#[$doc:meta])* $name:ident($($arg:ty),*) = $pattern:pat => ($($value:expr),*);)*) => {
         $(
             $(#[$doc])*
-            pub fn $name<H: HookOutcome>(
+            pub(crate) fn $name<H: HookOutcome>(
                 &mut self,
                 hook: impl Fn($($arg),*) -> H + Send + Sync + 'static,
             ) -> &mut Self {
