@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::{Report, Search, ask, assert_consistent, call, calls, output, results, submit};
 use serde_json::json;
 use toolloop::run::Event;
-use toolloop::run::{
-    Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop,
-};
+use toolloop::run::{Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet};

@@ -300,9 +300,8 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             call("4", "search", json!({"query": "q"})),
         ]))
         .respond(ModelResponse::from_text("done"));
-    let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default()))
-        .governance(governance)
-        .on_event(move |event: &Event| {
+    let mut tool_loop =
+        ToolLoop::new(model, tools(&db, &Gauge::default())).governance(governance).on_event(move |event: &Event| {
             if let Event::ToolExecutionFinished { call, verdict, .. } = event {
                 log.lock().unwrap().push((call.name.clone(), verdict.clone()));
             }

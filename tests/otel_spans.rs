@@ -419,8 +419,11 @@ fn replayed(span: &SpanData) -> bool {
 
 /// Chat spans, then the tool's, in the order they started: whether each was replayed.
 fn replayed_steps(trace: &Trace) -> Vec<(String, bool)> {
-    let mut steps: Vec<&SpanData> =
-        trace.spans.iter().filter(|span| span.name.starts_with("chat") || span.name.starts_with("execute_tool")).collect();
+    let mut steps: Vec<&SpanData> = trace
+        .spans
+        .iter()
+        .filter(|span| span.name.starts_with("chat") || span.name.starts_with("execute_tool"))
+        .collect();
     steps.sort_by_key(|span| span.start_time);
     steps.into_iter().map(|span| (span.name.to_string(), replayed(span))).collect()
 }

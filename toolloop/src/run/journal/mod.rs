@@ -158,10 +158,9 @@ pub trait Journal: Send + Sync {
         execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
     ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>>;
 
-    /// The decision on a call the policy asked about
-    /// ([`Decision::Ask`](super::Decision::Ask)), from `approver` (the one
-    /// configured on the run, if any) or from wherever the journal gets
-    /// decisions (a durable promise, for example).
+    /// The decision on a call the policy asked about ([`Decision::Ask`]),
+    /// from `approver` (the one configured on the run, if any) or from
+    /// wherever the journal gets decisions (a durable promise, for example).
     /// Its step is [`Step::Approval`] of `call`.
     fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision>;
 
