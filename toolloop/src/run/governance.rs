@@ -38,9 +38,11 @@ pub enum Decision {
     Deny(String),
     /// Let the next one in line decide. From the policy: the
     /// [approver](Governance::approver) is asked (without one, the call is
-    /// denied). From the approver: a person is, later; the call is deferred
-    /// for approval as with [`Defer`](Self::Defer), the reason saying that
-    /// the approver passed it on.
+    /// denied, unless the run's [journal](super::journal) gets decisions
+    /// elsewhere, as `toolloop-restate` does from a person). From the
+    /// approver: a person is, later; the call is deferred for approval as
+    /// with [`Defer`](Self::Defer), the reason saying that the approver
+    /// passed it on.
     Ask,
     /// Do not run it now: the run pauses with the call pending (a
     /// [`DeferredCall`](super::DeferredCall) for approval, saying `reason`),
