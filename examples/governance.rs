@@ -18,7 +18,7 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use serde_json::json;
 use toolloop::FailureKind;
 use toolloop::prelude::*;
-use toolloop::run::{Approval, Decision, Governance};
+use toolloop::run::{Decision, Event, Governance};
 use toolloop::testing::ScriptedModel;
 
 /// Run a read-only SQL query against the customer database.
@@ -75,10 +75,10 @@ fn policy(call: &ToolCall) -> Decision {
 }
 
 /// The approver: asks on stdin, or answers no when nobody can be asked.
-async fn ask_operator(call: ToolCall) -> Approval {
+async fn ask_operator(call: ToolCall) -> Decision {
     if !std::io::stdin().is_terminal() {
         println!("  [approver] stdin is not a terminal: answering no to {}", call.name);
-        return Approval::Deny("no operator available to approve it".to_owned());
+        return Decision::Deny("no operator available to approve it".to_owned());
     }
     // Reading stdin blocks, so it runs off the async workers.
     let answer = tokio::task::spawn_blocking(move || {
@@ -89,8 +89,8 @@ async fn ask_operator(call: ToolCall) -> Approval {
     })
     .await;
     match answer {
-        Ok(Ok(line)) if line.trim().eq_ignore_ascii_case("y") => Approval::Approve,
-        _ => Approval::Deny("the operator said no".to_owned()),
+        Ok(Ok(line)) if line.trim().eq_ignore_ascii_case("y") => Decision::Allow,
+        _ => Decision::Deny("the operator said no".to_owned()),
     }
 }
 
@@ -133,7 +133,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let kind = result.failure.map_or("ok", FailureKind::as_str);
             println!("  {} -> [{kind}] {}", call.name, result.content);
         })
-        .on_audit(|record| serde_json::to_string(record).map(|json| println!("  audit: {json}")))
+        // The audit log: each finished call's event, serialised as it is.
+        .on_event(|event: &Event| match event {
+            Event::ToolExecutionFinished { .. } => serde_json::to_string(event).map(|json| println!("  audit: {json}")),
+            _ => Ok(()),
+        })
         .build()?;
 
     let mut conversation = Conversation::new();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{ask, call, calls};
 use serde_json::json;
-use toolloop::run::{Hooks, Termination};
+use toolloop::run::{Event, Termination};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, AgentBuilder, BuildError, ModelResponse};
 
@@ -28,20 +28,31 @@ async fn later_settings_keep_what_earlier_setters_set() {
 }
 
 #[tokio::test]
-async fn hooks_add_to_the_hooks_already_set() {
+async fn hooks_fire_in_the_order_they_were_set_and_one_closure_serves_several_agents() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let (first, second, third) = (log.clone(), log.clone(), log.clone());
-    let mut shared = Hooks::new();
-    shared.on_run_finished(move |termination| second.lock().unwrap().push(format!("shared stop {termination:?}")));
-    let agent = Agent::builder()
-        .model(ScriptedModel::new().respond(ModelResponse::from_text("hi")))
-        .on_attempt_started(move |attempt| first.lock().unwrap().push(format!("attempt {attempt}")))
-        .hooks(shared)
-        .on_run_finished(move |_| third.lock().unwrap().push("own stop".to_owned()))
-        .build()
-        .unwrap();
-    agent.run(&mut ask("go")).await.unwrap();
-    assert_eq!(*log.lock().unwrap(), ["attempt 1", "shared stop Answer", "own stop"]);
+    let second = log.clone();
+    // Hooks shared between agents: one `on_event` closure, cloned.
+    let shared = move |event: &Event| {
+        if let Event::RunFinished { termination } = event {
+            second.lock().unwrap().push(format!("shared stop {termination:?}"));
+        }
+    };
+    let agent = |name: &'static str| {
+        let (first, third) = (log.clone(), log.clone());
+        Agent::builder()
+            .model(ScriptedModel::new().respond(ModelResponse::from_text("hi")))
+            .on_attempt_started(move |attempt| first.lock().unwrap().push(format!("{name} attempt {attempt}")))
+            .on_event(shared.clone())
+            .on_run_finished(move |_| third.lock().unwrap().push(format!("{name} own stop")))
+            .build()
+            .unwrap()
+    };
+    agent("a").run(&mut ask("go")).await.unwrap();
+    agent("b").run(&mut ask("go")).await.unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["a attempt 1", "shared stop Answer", "a own stop", "b attempt 1", "shared stop Answer", "b own stop"]
+    );
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 use common::{Gauge, Report, Search, Wait, ask, assert_consistent, call, calls, failures, output, results, submit};
 use serde_json::json;
 use toolloop::run::Termination;
-use toolloop::run::{Approval, Decision, Governance};
+use toolloop::run::{Decision, Governance};
 use toolloop::testing::ScriptedModel;
 use toolloop::{
     Agent, BuildError, CancellationToken, ContentBlock, FailureKind, Message, ModelResponse, Role, StopReason,
@@ -83,7 +83,7 @@ async fn output_then_submit_in_one_batch(parallel: usize) -> Result<Report, tool
         .policy(|call| if call.name == "final_output" { Decision::Ask } else { Decision::Allow })
         .approver(|_call| async {
             tokio::time::sleep(Duration::from_millis(10)).await;
-            Approval::Approve
+            Decision::Allow
         });
     let agent = Agent::builder()
         .model(model)
@@ -171,7 +171,7 @@ async fn a_panicking_approver_rejects_the_call() {
     let governance = Governance::new().policy(|_call| Decision::Ask).approver(|_call: ToolCall| async {
         panic!("approver bug");
         #[allow(unreachable_code)]
-        Approval::Approve
+        Decision::Allow
     });
     let agent = Agent::builder().model(model).tool::<Search>().governance(governance).build().unwrap();
     let mut conversation = ask("go");
@@ -254,8 +254,10 @@ async fn a_tool_interrupted_while_running_still_gets_its_result_event_and_audit_
             assert_eq!(result.failure, Some(FailureKind::NotExecuted));
             seen_results.fetch_add(1, Ordering::SeqCst);
         })
-        .on_audit(move |_record| {
-            seen_audits.fetch_add(1, Ordering::SeqCst);
+        .on_event(move |event: &toolloop::run::Event| {
+            if let toolloop::run::Event::ToolExecutionFinished { .. } = event {
+                seen_audits.fetch_add(1, Ordering::SeqCst);
+            }
         })
         .build()
         .unwrap();

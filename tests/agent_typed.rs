@@ -442,7 +442,11 @@ async fn governance_and_audit_apply_to_agent_runs() {
         .governance(Governance::new().policy(|call| {
             if call.input["query"] == "secret" { Decision::Deny("classified".into()) } else { Decision::Allow }
         }))
-        .on_audit(move |record| log.lock().unwrap().push((record.tool.clone(), record.verdict.clone())))
+        .on_event(move |event: &toolloop::run::Event| {
+            if let toolloop::run::Event::ToolExecutionFinished { call, verdict, .. } = event {
+                log.lock().unwrap().push((call.name.clone(), verdict.clone()));
+            }
+        })
         .build()
         .unwrap();
     let mut conversation = ask("go");

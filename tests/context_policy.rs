@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, Hooks, estimate_tokens};
+use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, estimate_tokens};
 use toolloop::testing::FunctionModel;
 use toolloop::{Agent, ContentBlock, Conversation, Message, ModelError, ModelResponse, Role, ToolCall};
 
@@ -102,16 +102,14 @@ async fn with_a_policy_old_results_are_elided_then_iterations_dropped_and_the_ru
     let seen = Arc::new(Mutex::new(Vec::new()));
     let pages = vec![vec![3000]; 8];
     let recorded = Arc::new(Mutex::new(Vec::new()));
-    let mut hooks = Hooks::new();
     let from_hook = Arc::clone(&recorded);
-    hooks.on_compacted(move |compaction| from_hook.lock().unwrap().push(compaction.clone()));
     let agent = Agent::builder()
         .model(model(4000, pages, Arc::clone(&seen)))
         .system("Read the pages.")
         .tool::<Fetch>()
         .max_iterations(40)
         .context_policy(ContextPolicy::new().keep_iterations(1))
-        .hooks(hooks)
+        .on_compacted(move |compaction| from_hook.lock().unwrap().push(compaction.clone()))
         .build()
         .unwrap();
     let mut conversation = Conversation::new();

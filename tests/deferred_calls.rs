@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::{Report, Search, ask, assert_consistent, call, calls, output, results, submit};
 use serde_json::json;
 use toolloop::run::Event;
-use toolloop::run::{
-    Approval, Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop,
-};
+use toolloop::run::{Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet};
@@ -476,7 +474,7 @@ async fn an_approver_that_cannot_decide_now_defers_the_call() {
     let deletions = Arc::new(Deletions::default());
     // Approves small paths itself; for the rest, nobody is online.
     let approver = |call: toolloop::ToolCall| async move {
-        if call.input["path"] == "/a" { Approval::Approve } else { Approval::Defer("no operator online".into()) }
+        if call.input["path"] == "/a" { Decision::Allow } else { Decision::Defer("no operator online".into()) }
     };
     let agent = Agent::builder()
         .model(model)
@@ -492,5 +490,30 @@ async fn an_approver_that_cannot_decide_now_defers_the_call() {
     let mut conversation = reload(&conversation);
     agent.resume(&mut conversation, [("d2", Resolution::Approve)]).await.unwrap();
     assert_eq!(deletions.0.load(Ordering::SeqCst), 2);
+    assert_consistent(&conversation);
+}
+
+#[tokio::test]
+async fn an_approver_that_asks_passes_the_call_to_a_person() {
+    let model = ScriptedModel::new().respond(calls([delete("d1", "/a")])).respond(ModelResponse::from_text("done"));
+    let deletions = Arc::new(Deletions::default());
+    // The policy asks the approver; the approver asks the next one in line: a person.
+    let agent = Agent::builder()
+        .model(model)
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().policy(|_| Decision::Ask).approver(|_call| async { Decision::Ask }))
+        .build()
+        .unwrap();
+    let mut conversation = ask("Go.");
+    let paused = agent.run(&mut conversation).await.unwrap_err();
+    assert!(paused.termination().is_deferred());
+    assert_eq!(
+        paused.deferred_calls()[0].reason,
+        DeferralReason::Approval("the approver asked for a person to decide".into())
+    );
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 0, "nothing ran before the person decided");
+    let mut conversation = reload(&conversation);
+    agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
     assert_consistent(&conversation);
 }

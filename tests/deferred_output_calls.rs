@@ -18,7 +18,7 @@ use common::{Report, ask, assert_consistent, call, results};
 use serde_json::json;
 use toolloop::run::journal::MemoryJournal;
 use toolloop::run::{
-    Approval, Decision, DeferralReason, Event, Governance, Resolution, RunMetadata, Termination, Verdict,
+    Decision, DeferralReason, Event, Governance, Resolution, RunMetadata, Termination, Verdict,
 };
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
@@ -47,7 +47,7 @@ impl Delete {
 enum Wait {
     /// The policy defers `delete` (`Decision::Defer`).
     Policy,
-    /// The policy asks about `delete`; the approver cannot decide now (`Approval::Defer`).
+    /// The policy asks about `delete`; the approver cannot decide now (`Decision::Defer`).
     Approver,
     /// `location` is an external tool: the caller executes it.
     External,
@@ -123,7 +123,7 @@ fn governance(wait: Option<Wait>, seen: &Seen) -> Governance {
         .approver(move |call: ToolCall| {
             approver.lock().unwrap().push(call.id.clone());
             async move {
-                if call.name == "delete" { Approval::Defer("no operator online".into()) } else { Approval::Approve }
+                if call.name == "delete" { Decision::Defer("no operator online".into()) } else { Decision::Allow }
             }
         })
 }

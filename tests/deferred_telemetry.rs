@@ -15,7 +15,7 @@ use opentelemetry::Value;
 use opentelemetry::trace::{Status, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
-use toolloop::run::{Event, Governance, Hooks, Resolution, Verdict};
+use toolloop::run::{Event, Governance, Resolution, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, ModelResponse};
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -42,13 +42,13 @@ fn one<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
     found[0]
 }
 
-fn agent(model: ScriptedModel, hooks: Hooks) -> Agent {
+fn agent(model: ScriptedModel, on_event: impl Fn(&Event) + Send + Sync + 'static) -> Agent {
     Agent::builder()
         .name("support")
         .model(model)
         .tool::<Search>()
         .governance(Governance::new().needs_approval("search"))
-        .hooks(hooks)
+        .on_event(on_event)
         .build()
         .unwrap()
 }
@@ -58,7 +58,7 @@ async fn spans_say_the_run_was_deferred_and_the_resume_counts_its_own_segment() 
     let model = ScriptedModel::new()
         .respond(calls([call("s1", "search", json!({"query": "q"}))]).with_usage(usage(100, 10)))
         .respond(ModelResponse::from_text("found").with_usage(usage(200, 20)));
-    let agent = agent(model, Hooks::new());
+    let agent = agent(model, |_: &Event| {});
     let mut conversation = ask("Find it.");
     let (paused, spans) = traced(|| agent.run(&mut conversation)).await;
     assert!(paused.unwrap_err().is_deferred());
@@ -90,8 +90,7 @@ async fn hooks_see_each_deferred_call_and_the_audit_records_the_decision() {
         .respond(ModelResponse::from_text("done"));
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
-    let mut hooks = Hooks::new();
-    hooks.on_event(move |event: &Event| {
+    let on_event = move |event: &Event| {
         let entry = match event {
             Event::ToolCallDeferred { call, .. } => format!("deferred {}", call.id),
             Event::ToolExecutionFinished { call, verdict, .. } => format!("audit {} {verdict:?}", call.id),
@@ -99,8 +98,8 @@ async fn hooks_see_each_deferred_call_and_the_audit_records_the_decision() {
             _ => return,
         };
         log.lock().unwrap().push(entry);
-    });
-    let agent = agent(model, hooks);
+    };
+    let agent = agent(model, on_event);
     let mut conversation = ask("Find both.");
     // Traced like the test above: a thread without a subscriber, running at
     // the same time, could leave tracing's callsite cache saying "disabled".

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use serde_json::json;
-use toolloop::run::{AuditRecord, Event, ToolLoop, Verdict};
+use toolloop::run::{Event, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, StopReason, ToolResult, ToolSet};
 
@@ -63,9 +63,27 @@ fn tool_events(events: &Events) -> Vec<String> {
         .collect()
 }
 
-fn verdicts(events: &Events) -> Vec<(String, Verdict)> {
+/// The call id and verdict of every `ToolExecutionFinished`, in order, read
+/// from its serialised form (the call's audit record), which holds the
+/// result the model is told too.
+fn verdicts(events: &Events) -> Vec<(String, String)> {
     let events = events.lock().unwrap();
-    events.iter().filter_map(AuditRecord::of).map(|record| (record.call_id, record.verdict)).collect()
+    events
+        .iter()
+        .filter_map(|event| {
+            let Event::ToolExecutionFinished { result, .. } = event else { return None };
+            let record = serde_json::to_value(event).unwrap();
+            assert_eq!(record["type"], "tool_execution_finished");
+            assert_eq!(record["result"], serde_json::to_value(result).unwrap());
+            let field = |value: &serde_json::Value| value.as_str().unwrap().to_owned();
+            Some((field(&record["call"]["id"]), field(&record["verdict"])))
+        })
+        .collect()
+}
+
+/// `(id, verdict)` pairs as `verdicts` reads them.
+fn pairs<const N: usize>(expected: [(&str, &str); N]) -> Vec<(String, String)> {
+    expected.iter().map(|(id, verdict)| ((*id).to_owned(), (*verdict).to_owned())).collect()
 }
 
 #[tokio::test]
@@ -90,7 +108,7 @@ async fn calls_skipped_after_a_stop_are_reported_never_started() {
     assert_eq!(failures(&conversation), [Some(FailureKind::UnknownTool), Some(FailureKind::NotExecuted)]);
     assert_eq!(tool_events(&events), ["started u1", "finished u1", "finished l2"]);
     assert_eq!(finished(&events), results(&conversation));
-    assert_eq!(verdicts(&events), [("u1".to_owned(), Verdict::Allowed), ("l2".to_owned(), Verdict::Undecided)]);
+    assert_eq!(verdicts(&events), pairs([("u1", "allowed"), ("l2", "undecided")]));
 }
 
 #[tokio::test]
@@ -104,7 +122,7 @@ async fn calls_of_a_truncated_response_are_reported_never_started() {
     assert_eq!(failures(&conversation), [Some(FailureKind::Incomplete)]);
     assert_eq!(tool_events(&events), ["finished l1"]);
     assert_eq!(finished(&events), results(&conversation));
-    assert_eq!(verdicts(&events), [("l1".to_owned(), Verdict::Undecided)]);
+    assert_eq!(verdicts(&events), pairs([("l1", "undecided")]));
 }
 
 #[tokio::test]
@@ -118,7 +136,7 @@ async fn calls_beyond_the_per_iteration_cap_are_reported_never_started() {
     assert_eq!(failures(&conversation), [None, Some(FailureKind::TooManyCalls)]);
     assert_eq!(tool_events(&events), ["started l1", "finished l1", "finished l2"]);
     assert_eq!(finished(&events), results(&conversation));
-    assert_eq!(verdicts(&events), [("l1".to_owned(), Verdict::Allowed), ("l2".to_owned(), Verdict::Undecided)]);
+    assert_eq!(verdicts(&events), pairs([("l1", "allowed"), ("l2", "undecided")]));
 }
 
 /// Runs a typed agent without reflection; returns its conversation and events.
@@ -181,5 +199,5 @@ async fn a_call_waiting_for_approval_when_its_batch_stops_is_reported_never_star
     let mut streamed = finished(&events);
     streamed.sort_by(|a, b| a.call_id.cmp(&b.call_id));
     assert_eq!(streamed, results(&conversation));
-    assert_eq!(verdicts(&events), [("u2".to_owned(), Verdict::Allowed), ("l1".to_owned(), Verdict::Undecided)]);
+    assert_eq!(verdicts(&events), pairs([("u2", "allowed"), ("l1", "undecided")]));
 }

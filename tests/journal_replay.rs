@@ -18,7 +18,7 @@ use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
 use toolloop::run::journal::{JournalEntry, MemoryJournal};
-use toolloop::run::{Approval, ContextPolicy, Decision, Governance, RunMetadata};
+use toolloop::run::{ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::FunctionModel;
 use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
@@ -206,16 +206,13 @@ async fn run(
     journal: &MemoryJournal,
 ) -> (Conversation, RunMetadata) {
     let asked = Arc::clone(&world.approvals);
-    let governance =
-        Governance::new().policy(|call| if call.name == "wait" { Decision::Ask } else { Decision::Allow }).approver(
-            move |call: ToolCall| {
-                asked.fetch_add(1, Ordering::SeqCst);
-                let millis = call.input["millis"].as_u64().unwrap_or_default();
-                async move {
-                    if millis.is_multiple_of(3) { Approval::Deny("not now".to_owned()) } else { Approval::Approve }
-                }
-            },
-        );
+    let governance = Governance::new()
+        .policy(|call| if call.name == "wait" { Decision::Ask } else { Decision::Allow })
+        .approver(move |call: ToolCall| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            let millis = call.input["millis"].as_u64().unwrap_or_default();
+            async move { if millis.is_multiple_of(3) { Decision::Deny("not now".to_owned()) } else { Decision::Allow } }
+        });
     let summaries = Arc::clone(&world.summaries);
     let policy = ContextPolicy::new().keep_iterations(1).summariser(move |messages: &[toolloop::Message]| {
         summaries.fetch_add(1, Ordering::SeqCst);

@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::{Approval, Decision, Governance, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
+use toolloop::run::{Decision, Event, Governance, LimitDecision, LoopOutput, Termination, ToolLoop, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Conversation, FailureKind, ModelError, ModelResponse, RunError, StopReason, ToolSet};
 
@@ -290,7 +290,7 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             _ => Decision::Allow,
         })
         .approver(|call: toolloop::ToolCall| async move {
-            if call.input["label"] == "ok" { Approval::Approve } else { Approval::Deny("not today".into()) }
+            if call.input["label"] == "ok" { Decision::Allow } else { Decision::Deny("not today".into()) }
         });
     let model = ScriptedModel::new()
         .respond(calls([
@@ -300,9 +300,12 @@ async fn governance_denies_asks_an_approver_and_audits_every_call() {
             call("4", "search", json!({"query": "q"})),
         ]))
         .respond(ModelResponse::from_text("done"));
-    let mut tool_loop = ToolLoop::new(model, tools(&db, &Gauge::default()))
-        .governance(governance)
-        .on_audit(move |record| log.lock().unwrap().push((record.tool.clone(), record.verdict.clone())));
+    let mut tool_loop =
+        ToolLoop::new(model, tools(&db, &Gauge::default())).governance(governance).on_event(move |event: &Event| {
+            if let Event::ToolExecutionFinished { call, verdict, .. } = event {
+                log.lock().unwrap().push((call.name.clone(), verdict.clone()));
+            }
+        });
     let mut conversation = ask("go");
     let done = tool_loop.run(&mut conversation).await.unwrap();
     assert_eq!(failures(&conversation), [Some(FailureKind::Denied), Some(FailureKind::ApprovalDenied), None, None]);
@@ -372,10 +375,14 @@ async fn a_loop_takes_the_typed_hooks_and_each_fires_exactly_on_its_event() {
     );
     let seen = Arc::clone(&events);
     let mut tool_loop = looped(&model)
-        .on_event(move |event: &toolloop::run::Event| seen.lock().unwrap().push(event.name()))
+        .on_event(move |event: &Event| seen.lock().unwrap().push(event.name()))
         .on_tool_execution_started(move |call| started(call.name.clone()))
         .on_tool_execution_finished(move |call, result| finished(format!("{}: {}", call.name, result.content)))
-        .on_audit(move |record| audited(format!("{} {:?}", record.tool, record.verdict)))
+        .on_event(move |event: &Event| {
+            if let Event::ToolExecutionFinished { call, verdict, .. } = event {
+                audited(format!("{} {verdict:?}", call.name));
+            }
+        })
         .on_iteration_finished(move |response| answered(response.text()))
         .on_run_finished(move |termination| ended(format!("{termination:?}")));
     let done = tool_loop.run(&mut ask("go")).await.unwrap();

@@ -15,6 +15,7 @@ use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::run::ToolLoop;
+use toolloop::run::journal::MemoryJournal;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, CancellationToken, ModelError, ModelResponse, StopReason, ToolSet, Usage};
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -379,7 +380,6 @@ async fn a_native_output_call_says_its_output_is_json() {
 /// so; live ones do not.
 #[tokio::test]
 async fn a_replayed_step_is_marked_on_its_span() {
-    use toolloop::run::journal::MemoryJournal;
     let script = || {
         ScriptedModel::new()
             .respond(calls([call("s1", "search", json!({"query": "rust"}))]))
@@ -406,4 +406,48 @@ async fn a_replayed_step_is_marked_on_its_span() {
     for span in chats.into_iter().chain(replayed.all("execute_tool search")) {
         assert_eq!(attributes(span).get("toolloop.replayed"), Some(&Value::Bool(true)), "{}", span.name);
     }
+}
+
+/// Whether `span` is marked as replayed from the run's journal.
+fn replayed(span: &SpanData) -> bool {
+    match attributes(span).get("toolloop.replayed") {
+        None => false,
+        Some(Value::Bool(true)) => true,
+        other => panic!("`toolloop.replayed` is {other:?} on `{}`", span.name),
+    }
+}
+
+/// Chat spans, then the tool's, in the order they started: whether each was replayed.
+fn replayed_steps(trace: &Trace) -> Vec<(String, bool)> {
+    let mut steps: Vec<&SpanData> = trace
+        .spans
+        .iter()
+        .filter(|span| span.name.starts_with("chat") || span.name.starts_with("execute_tool"))
+        .collect();
+    steps.sort_by_key(|span| span.start_time);
+    steps.into_iter().map(|span| (span.name.to_string(), replayed(span))).collect()
+}
+
+/// A run partly replayed: only the steps the journal answered without
+/// doing their work are marked, the ones done now are not.
+#[tokio::test]
+async fn a_run_partly_replayed_marks_only_the_steps_read_from_the_journal() {
+    let agent = |model: ScriptedModel| Agent::builder().model(model).tool::<Search>().build().unwrap();
+    let cancel = CancellationToken::new();
+    let journal = MemoryJournal::new();
+    let first = agent(
+        ScriptedModel::new()
+            .respond(calls([call("s1", "search", json!({"query": "rust"}))]))
+            .respond(ModelResponse::from_text("done")),
+    );
+    first.run_journaled(&mut ask("go"), &journal, &cancel).await.unwrap();
+
+    // The first model call from the journal, the tool and the second call done again.
+    let partial = MemoryJournal::replaying(journal.entries().into_iter().take(1));
+    let second = agent(ScriptedModel::new().respond(ModelResponse::from_text("done")));
+    let (done, trace) = traced(|| async { second.run_journaled(&mut ask("go"), &partial, &cancel).await }).await;
+    assert_eq!(done.unwrap().output, "done");
+    assert_eq!((partial.replayed_steps(), partial.live_steps()), (1, 2));
+    let expected = [("chat scripted", true), ("execute_tool search", false), ("chat scripted", false)];
+    assert_eq!(replayed_steps(&trace), expected.map(|(name, replayed)| (name.to_owned(), replayed)));
 }

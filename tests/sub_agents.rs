@@ -481,7 +481,11 @@ async fn the_parents_governance_and_hooks_see_the_call_like_any_other() {
         .governance(Governance::new().policy(|call| {
             if call.name == "research" { Decision::Deny("no research today".into()) } else { Decision::Allow }
         }))
-        .on_audit(move |record: &toolloop::run::AuditRecord| log.lock().unwrap().push(record.tool.clone()))
+        .on_event(move |event: &toolloop::run::Event| {
+            if let toolloop::run::Event::ToolExecutionFinished { call, .. } = event {
+                log.lock().unwrap().push(call.name.clone());
+            }
+        })
         .tool_dyn(named("researcher", &researcher_model).as_tool("research", "Research.").into())
         .build()
         .unwrap();

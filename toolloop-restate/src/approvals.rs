@@ -5,7 +5,7 @@ use std::time::Duration;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use toolloop::ToolCall;
-use toolloop::run::Approval;
+use toolloop::run::Decision;
 
 /// A tool call waiting for a person's decision.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ impl ToolApprovals {
     /// Approves a pending call: the run executes it.
     #[handler]
     async fn approve(&self, ctx: ObjectContext<'_>, decision: Json<ApprovalDecision>) -> HandlerResult<()> {
-        decide(&ctx, &decision.into_inner().call_id, Approval::Approve).await
+        decide(&ctx, &decision.into_inner().call_id, Decision::Allow).await
     }
 
     /// Denies a pending call: the model sees the reason.
@@ -82,7 +82,7 @@ impl ToolApprovals {
     async fn deny(&self, ctx: ObjectContext<'_>, decision: Json<ApprovalDecision>) -> HandlerResult<()> {
         let decision = decision.into_inner();
         let reason = decision.reason.unwrap_or_else(|| "denied by a reviewer".to_owned());
-        decide(&ctx, &decision.call_id, Approval::Deny(reason)).await
+        decide(&ctx, &decision.call_id, Decision::Deny(reason)).await
     }
 
     /// Forgets a pending call (the run stopped waiting: a timeout).
@@ -99,7 +99,7 @@ async fn load(ctx: &ObjectContext<'_>) -> Result<Vec<PendingApproval>, TerminalE
     Ok(ctx.get::<Json<Vec<PendingApproval>>>(PENDING).await?.map(Json::into_inner).unwrap_or_default())
 }
 
-async fn decide(ctx: &ObjectContext<'_>, call_id: &str, approval: Approval) -> HandlerResult<()> {
+async fn decide(ctx: &ObjectContext<'_>, call_id: &str, approval: Decision) -> HandlerResult<()> {
     let mut all = load(ctx).await?;
     let Some(index) = all.iter().position(|pending| pending.call_id == call_id) else {
         let known: Vec<&str> = all.iter().map(|pending| pending.call_id.as_str()).collect();
@@ -124,8 +124,8 @@ macro_rules! wait_in {
             call: &ToolCall,
             invocation_id: String,
             timeout: Option<Duration>,
-        ) -> Result<Approval, TerminalError> {
-            let (awakeable_id, decision) = ctx.awakeable::<Json<Approval>>();
+        ) -> Result<Decision, TerminalError> {
+            let (awakeable_id, decision) = ctx.awakeable::<Json<Decision>>();
             let pending = PendingApproval {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
@@ -143,7 +143,7 @@ macro_rules! wait_in {
                     timer?;
                     let forget = ApprovalDecision { call_id: call.id.clone(), reason: None };
                     ctx.object_client::<ToolApprovalsClient>(key).remove(Json(forget)).send();
-                    Ok(Approval::Deny(timed_out(timeout)))
+                    Ok(Decision::Deny(timed_out(timeout)))
                 }
             }
         }

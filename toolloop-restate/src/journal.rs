@@ -1,13 +1,12 @@
 //! The journal of a durable run: each side effect one Restate step.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use restate_sdk::prelude::*;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::journal::{self, Journal, JournalError, Journaled, Step, ask};
-use toolloop::run::{Approval, Approver};
+use toolloop::run::journal::{self, Journal, JournalError, Step, ask};
+use toolloop::run::{Approver, Decision};
 use toolloop::tool::ToolExecution;
 use toolloop::{CancellationToken, Cancelled, ModelError, ModelResponse, ToolCall};
 
@@ -194,11 +193,7 @@ fn gave_up(error: &TerminalError) -> ModelError {
     }
 }
 
-async fn model_step(
-    call: BoxFuture<'_, Result<ModelResponse, ModelError>>,
-    ran: Arc<AtomicBool>,
-) -> HandlerResult<Json<serde_json::Value>> {
-    ran.store(true, Ordering::SeqCst);
+async fn model_step(call: BoxFuture<'_, Result<ModelResponse, ModelError>>) -> HandlerResult<Json<serde_json::Value>> {
     match call.await {
         Ok(response) => recorded(Ok::<ModelResponse, ModelError>(response)),
         Err(error) if error.is_retryable() => Err(retryable(&error)),
@@ -211,18 +206,16 @@ impl Journal for RestateJournal<'_> {
         &'a self,
         step: Step<'a>,
         call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
-    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
             let name = step.to_string();
-            let ran = Arc::new(AtomicBool::new(false));
-            let work = Box::pin(model_step(call, Arc::clone(&ran)));
-            let outcome = match self.step::<Result<ModelResponse, ModelError>>(&name, work).await {
+            let work = Box::pin(model_step(call));
+            match self.step::<Result<ModelResponse, ModelError>>(&name, work).await {
                 Some(Ok(record)) => record,
                 Some(Err(error)) => Err(gave_up(&error)),
                 // The run's token is cancelled: the run stops there.
-                None => return std::future::pending().await,
-            };
-            if ran.load(Ordering::SeqCst) { Journaled::live(outcome) } else { Journaled::replayed(outcome) }
+                None => std::future::pending().await,
+            }
         })
     }
 
@@ -252,7 +245,7 @@ impl Journal for RestateJournal<'_> {
         &'a self,
         step: Step<'a>,
         execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
-    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>> {
+    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>> {
         Box::pin(async move {
             let name = step.to_string();
             let call_id = match step {
@@ -260,33 +253,29 @@ impl Journal for RestateJournal<'_> {
                 _ => "",
             };
             let key = format!("{}/{call_id}", self.invocation_id());
-            let ran = Arc::new(AtomicBool::new(false));
-            let started = Arc::clone(&ran);
             let work = Box::pin(async move {
-                started.store(true, Ordering::SeqCst);
                 match with_key(key, execute).await {
                     Ok(execution) => recorded(execution),
                     Err(Cancelled) => Err(TerminalError::new_with_code(409, "cancelled").into()),
                 }
             });
             // A step cannot fail otherwise: a tool's errors are results.
-            let outcome = if let Some(Ok(execution)) = self.step::<ToolExecution>(&name, work).await {
+            if let Some(Ok(execution)) = self.step::<ToolExecution>(&name, work).await {
                 Ok(execution)
             } else {
                 self.cancel.cancel();
                 Err(Cancelled)
-            };
-            if ran.load(Ordering::SeqCst) { Journaled::live(outcome) } else { Journaled::replayed(outcome) }
+            }
         })
     }
 
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let decided = match approver {
                 Some(approver) => {
                     let name = Step::Approval { call }.to_string();
                     let work = Box::pin(async move { recorded(ask(call, Some(approver)).await) });
-                    match self.step::<Approval>(&name, work).await {
+                    match self.step::<Decision>(&name, work).await {
                         Some(Ok(approval)) => Ok(approval),
                         Some(Err(error)) => Err(error),
                         None => return std::future::pending().await,
@@ -300,7 +289,7 @@ impl Journal for RestateJournal<'_> {
                     self.cancel.cancel();
                     std::future::pending().await
                 }
-                Err(error) => Approval::Deny(format!("the approval failed: {}", error.message())),
+                Err(error) => Decision::Deny(format!("the approval failed: {}", error.message())),
             }
         })
     }
@@ -320,7 +309,7 @@ impl Journal for RestateJournal<'_> {
 }
 
 impl RestateJournal<'_> {
-    fn wait_for_person<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Result<Approval, TerminalError>> {
+    fn wait_for_person<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Result<Decision, TerminalError>> {
         let key = self.approvals_key.clone();
         let invocation = self.invocation_id().to_owned();
         let timeout = self.approval_timeout;

@@ -225,13 +225,6 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
     // `token_budget`... (the one list is in `run/options.rs`).
     loop_settings!(setters);
 
-    /// Adds every hook of `hooks`, after the ones already set (a set of
-    /// hooks shared between agents, say).
-    pub fn hooks(mut self, hooks: Hooks) -> Self {
-        self.hooks.extend(hooks);
-        self
-    }
-
     // `on_event` and the typed hooks, each named for the event it filters:
     // `on_tool_execution_finished`, `on_run_finished`... (the one list is in
     // `run/hooks.rs`). A hook observes a run and can never break it.

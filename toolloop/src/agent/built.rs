@@ -216,14 +216,6 @@ impl<O, R> Agent<O, R> {
     }
 
     #[doc(hidden)]
-    pub fn hooks(&self, _hooks: impl Sized) -> Self
-    where
-        Self: Configurable,
-    {
-        unreachable!()
-    }
-
-    #[doc(hidden)]
     pub fn build(&self) -> Self
     where
         Self: Configurable,

@@ -15,7 +15,7 @@
 //!   or a tool is marked with [`Governance::needs_approval`](crate::run::Governance::needs_approval)
 //!   (the policy can still deny its calls first). An in-process
 //!   [`Approver`](crate::run::Approver) that cannot decide now (no operator
-//!   online) answers [`Approval::Defer`](crate::run::Approval::Defer).
+//!   online) answers [`Decision::Defer`](crate::run::Decision::Defer).
 //! - An external tool: [`AgentBuilder::external_tool`](crate::AgentBuilder::external_tool)
 //!   (or [`ToolSet::add_external`](crate::ToolSet::add_external)) offers the
 //!   model a name, description and schema, with no handler; its calls

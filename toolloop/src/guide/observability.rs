@@ -17,13 +17,40 @@
 //! [`on_tool_execution_started`](crate::AgentBuilder::on_tool_execution_started),
 //! [`on_tool_execution_finished`](crate::AgentBuilder::on_tool_execution_finished),
 //! [`on_validation_failed`](crate::AgentBuilder::on_validation_failed),
-//! [`on_run_finished`](crate::AgentBuilder::on_run_finished); and
-//! [`on_audit`](crate::AgentBuilder::on_audit), each finished tool call as
-//! a serialisable [`AuditRecord`](crate::run::AuditRecord)). They are the
-//! same on an agent builder, a [`ToolLoop`](crate::run::ToolLoop) and a
-//! [`Hooks`](crate::run::Hooks) set shared between them. A streamed run
-//! yields the same events. A hook that fails or panics never breaks the
-//! run; its error lands in the metadata.
+//! [`on_run_finished`](crate::AgentBuilder::on_run_finished)). They are the
+//! same on an agent builder and a [`ToolLoop`](crate::run::ToolLoop); to
+//! share hooks between agents, give each the same `on_event` closure. A
+//! streamed run yields the same events. A hook that fails or panics never
+//! breaks the run; its error lands in the metadata.
+//!
+//! An event serialises as it is ([its form](crate::run::Event#the-serialised-form)),
+//! so the audit record of a tool call is its `ToolExecutionFinished`: the
+//! call, the result the model was told, governance's verdict and the time
+//! it ran.
+//!
+//! ```
+//! use toolloop::prelude::*;
+//! use toolloop::run::Event;
+//! use toolloop::testing::ScriptedModel;
+//!
+//! # tokio_test::block_on(async {
+//! let model = ScriptedModel::new()
+//!     .respond(ModelResponse::from_tool_calls([ToolCall::new("c1", "lookup", serde_json::json!({}))]))
+//!     .respond(ModelResponse::from_text("Done."));
+//! let agent = Agent::builder()
+//!     .model(model)
+//!     // One line of JSON per tool call, for the audit log.
+//!     .on_event(|event: &Event| match event {
+//!         Event::ToolExecutionFinished { .. } => serde_json::to_string(event).map(|json| println!("{json}")),
+//!         _ => Ok(()),
+//!     })
+//!     .build()?;
+//! let mut conversation = Conversation::new();
+//! conversation.push_user("Look it up.");
+//! agent.run(&mut conversation).await?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 //!
 //! `RUST_LOG=toolloop=debug` logs a summary of every request and response
 //! through `tracing` (roles, block kinds, tool call ids and names);

@@ -95,7 +95,7 @@
 //! | cancellation token | runs on a child of it: cancelling the parent cancels the sub-run (the sub-agent's own [`cancel_token`](crate::AgentBuilder::cancel_token), if any, cancels only the sub-run) |
 //! | [`max_duration`](crate::AgentBuilder::max_duration), tool timeout | its own `max_duration` is cut to the time the call has left (the earlier of the end of the parent's `max_duration` and the tool's [timeout](crate::agent::AgentTool::timeout)) |
 //! | [`token_budget`](crate::AgentBuilder::token_budget) | its own budget is cut to what the parent had left when the call's batch started; the parent's budget counts what the sub-run used |
-//! | governance and hooks | apply to the call like any tool call: a denied call starts no sub-run; the audit record, `on_tool_execution_started` and `on_tool_execution_finished` see it |
+//! | governance and hooks | apply to the call like any tool call: a denied call starts no sub-run; `on_tool_execution_started` and `on_tool_execution_finished` (the call's audit record) see it |
 //! | nesting depth | a call nested [`max_depth`](crate::agent::AgentTool::max_depth) tool calls deep (default [`DEFAULT_MAX_DEPTH`](crate::agent::DEFAULT_MAX_DEPTH)) is refused with a [`Rejected`](crate::FailureKind::Rejected) error result naming the chain (`delegate → delegate → delegate`), so an agent that calls itself, directly or through others, ends |
 //!
 //! ## Failures

@@ -11,7 +11,7 @@ use super::context::{ContextPolicy, ContextView};
 use super::event::Event;
 use super::governance::Governance;
 use super::hooks::{HookError, Hooks};
-use super::journal::{Journal, Journaled, Step};
+use super::journal::{Journaled, Step, Steps};
 use super::metadata::{AnsweredBy, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
@@ -55,7 +55,7 @@ pub(crate) struct Engine<'a> {
     /// Where a typed agent's output forms, for a streamed run's `OutputDelta`s.
     pub(crate) output: Option<OutputSource<'a>>,
     /// Where the run's side effects go (see [`journal`](super::journal)).
-    pub(crate) journal: &'a dyn Journal,
+    pub(crate) journal: Steps<'a>,
 }
 
 /// Waits until the run's `max_duration` has passed (its deadline: the
@@ -288,7 +288,7 @@ impl Engine<'_> {
             biased;
             () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
             () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
-            compacted = context.compact(raw, policy, reason, (self.journal, tally.compactions.len() + 1)) => compacted.map_err(Stop::model)?,
+            compacted = context.compact(raw, policy, reason, (self.journal.journal(), tally.compactions.len() + 1)) => compacted.map_err(Stop::model)?,
         };
         let Some(compaction) = compacted else { return Ok(false) };
         tracing::debug!(?compaction, "compacted the view sent to the model");

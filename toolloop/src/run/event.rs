@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::governance::Verdict;
@@ -14,9 +15,9 @@ use crate::usage::Usage;
 
 /// One fact of a run, reported once, when it becomes true. Every observer
 /// of a run sees the same events: hooks
-/// ([`Hooks::on_event`](super::Hooks::on_event) and the typed hooks,
+/// ([`on_event`](crate::AgentBuilder::on_event) and the typed hooks,
 /// each named for the event it filters, as
-/// [`Hooks::on_tool_execution_finished`](super::Hooks::on_tool_execution_finished)), a streamed run's
+/// [`on_tool_execution_finished`](crate::AgentBuilder::on_tool_execution_finished)), a streamed run's
 /// [`RunStream`](crate::stream::RunStream), and the trace-level dump
 /// (`RUST_LOG=toolloop=trace`).
 ///
@@ -28,7 +29,27 @@ use crate::usage::Usage;
 /// call fails part-way, [`ModelCallDiscarded`](Self::ModelCallDiscarded)
 /// tells a consumer to drop the deltas it showed since the iteration
 /// started.
-#[derive(Clone, Debug)]
+///
+/// # The serialised form
+///
+/// An event serialises (serde) as one JSON object: `"type"` is its
+/// [`name`](Self::name), and its fields follow under the names documented
+/// here, each in its own serde form, with two exceptions:
+/// [`ToolExecutionFinished`](Self::ToolExecutionFinished)'s `elapsed` is
+/// `elapsed_ms`, in whole milliseconds, and its [`Verdict`] sits in the
+/// object itself (`"verdict"` and, when there is one, `"reason"`). So the
+/// events are what an audit log or an SSE endpoint ships as they are:
+///
+/// ```json
+/// {"type": "tool_execution_finished", "attempt": 1, "iteration": 1,
+///  "call": {"id": "call_1", "name": "delete_file", "input": {"path": "/etc/hosts"}},
+///  "result": {"call_id": "call_1", "content": "...", "failure": "denied"},
+///  "verdict": "denied", "reason": "system files are off limits", "elapsed_ms": 0}
+/// ```
+///
+/// These names are part of the API: they change only with a major version.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
     /// An attempt started (1-based).
@@ -135,8 +156,8 @@ pub enum Event {
     /// cut off at the token limit, or it was beyond
     /// `max_tool_calls_per_iteration`; such a call has no
     /// [`ToolExecutionStarted`](Self::ToolExecutionStarted)). The one record
-    /// of every call, for audit: [`AuditRecord`](super::AuditRecord) is its
-    /// serialisable form.
+    /// of every call, for audit: serialise it as it is (see
+    /// [the serialised form](Self#the-serialised-form)).
     ToolExecutionFinished {
         /// The attempt.
         attempt: u32,
@@ -148,8 +169,12 @@ pub enum Event {
         result: ToolResult,
         /// What governance decided ([`Verdict::Undecided`] when it did
         /// not: the run stopped first, or the call never reached it).
+        /// Serialised in the event's object: `"verdict"` and `"reason"`.
+        #[serde(flatten)]
         verdict: Verdict,
-        /// How long the call ran (zero when it did not run).
+        /// How long the call ran (zero when it did not run). Serialised as
+        /// `elapsed_ms`, in whole milliseconds.
+        #[serde(rename = "elapsed_ms", serialize_with = "millis")]
         elapsed: Duration,
     },
     /// A tool call was deferred: the run will pause with it pending, and
@@ -217,9 +242,14 @@ pub enum Event {
     },
 }
 
+fn millis<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
+}
+
 impl Event {
     /// A short name of the event kind (`"text_delta"`, ...), as an SSE
-    /// `event:` line would carry it.
+    /// `event:` line would carry it, and as the `"type"` of its
+    /// [serialised form](Self#the-serialised-form).
     pub fn name(&self) -> &'static str {
         match self {
             Self::AttemptStarted { .. } => "attempt_started",
@@ -241,5 +271,106 @@ impl Event {
             Self::SubRun { .. } => "sub_run",
             Self::RunFinished { .. } => "run_finished",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::Event;
+    use crate::conversation::pending::DeferralReason;
+    use crate::conversation::{Compaction, CompactionReason};
+    use crate::message::{FailureKind, ToolCall, ToolResult};
+    use crate::model::ModelResponse;
+    use crate::run::{Termination, Verdict};
+    use crate::usage::Usage;
+
+    fn every_event() -> Vec<Event> {
+        let call = ToolCall::new("c1", "lookup", json!({"q": 1}));
+        let compaction = Compaction {
+            reason: CompactionReason::Threshold,
+            tool_results_elided: 1,
+            messages_dropped: 0,
+            summarised: false,
+            estimated_tokens_before: 10,
+            estimated_tokens_after: 5,
+        };
+        let finished = Event::ToolExecutionFinished {
+            attempt: 1,
+            iteration: 2,
+            call: call.clone(),
+            result: ToolResult::success("c1", "ok"),
+            verdict: Verdict::Allowed,
+            elapsed: Duration::from_millis(3),
+        };
+        vec![
+            Event::AttemptStarted { attempt: 1 },
+            Event::IterationStarted { attempt: 1, iteration: 1 },
+            Event::TextDelta { text: "a".into() },
+            Event::ReasoningDelta { text: "b".into() },
+            Event::ToolCallStarted { index: 0, id: "c1".into(), name: "lookup".into() },
+            Event::ToolCallArgumentsDelta { index: 0, fragment: "{".into(), partial: None },
+            Event::ToolCallWritten { index: 0, call: call.clone() },
+            Event::ModelCallDiscarded { attempt: 1, iteration: 1, error: "boom".into(), usage: Usage::default() },
+            Event::IterationFinished { attempt: 1, iteration: 1, response: Box::new(ModelResponse::from_text("hi")) },
+            Event::Compacted { attempt: 1, iteration: 1, compaction },
+            Event::ToolExecutionStarted { attempt: 1, iteration: 1, call: call.clone() },
+            finished.clone(),
+            Event::ToolCallDeferred { attempt: 1, iteration: 1, call, reason: DeferralReason::External },
+            Event::OutputDelta { attempt: 1, partial: json!({}) },
+            Event::OutputProposed { attempt: 1, input: json!({}) },
+            Event::ValidationFailed { attempt: 1, errors: vec!["no".into()] },
+            Event::SubRun { call_id: "c1".into(), agent: "helper".into(), event: Box::new(finished) },
+            Event::RunFinished { termination: Termination::Answer },
+        ]
+    }
+
+    #[test]
+    fn the_serialised_type_is_the_name() {
+        for event in every_event() {
+            let json = serde_json::to_value(&event).unwrap();
+            assert_eq!(json["type"], event.name(), "{json}");
+        }
+    }
+
+    /// The audit record of a call is its `ToolExecutionFinished`, serialised:
+    /// the names below are the documented form.
+    #[test]
+    fn a_finished_tool_execution_serialises_as_its_audit_record() {
+        let denied = Event::ToolExecutionFinished {
+            attempt: 1,
+            iteration: 2,
+            call: ToolCall::new("c1", "delete_file", json!({"path": "/etc/hosts"})),
+            result: ToolResult::failure("c1", FailureKind::Denied, "no system files"),
+            verdict: Verdict::Denied("no system files".into()),
+            elapsed: Duration::from_micros(2500),
+        };
+        assert_eq!(
+            serde_json::to_value(&denied).unwrap(),
+            json!({
+                "type": "tool_execution_finished",
+                "attempt": 1,
+                "iteration": 2,
+                "call": {"id": "c1", "name": "delete_file", "input": {"path": "/etc/hosts"}},
+                "result": {"call_id": "c1", "content": "no system files", "failure": "denied"},
+                "verdict": "denied",
+                "reason": "no system files",
+                "elapsed_ms": 2,
+            })
+        );
+        let Some(sub_run @ Event::SubRun { .. }) = every_event().into_iter().find(|event| event.name() == "sub_run")
+        else {
+            panic!("no sub-run event");
+        };
+        let nested = serde_json::to_value(sub_run).unwrap();
+        assert_eq!(nested["type"], "sub_run");
+        assert_eq!(nested["call_id"], "c1");
+        assert_eq!(nested["event"]["type"], "tool_execution_finished");
+        assert_eq!(nested["event"]["verdict"], "allowed");
+        assert!(nested["event"].get("reason").is_none(), "{nested}");
+        assert_eq!(nested["event"]["elapsed_ms"], 3);
     }
 }

@@ -11,38 +11,45 @@ use super::panic::panic_message;
 use crate::message::ToolCall;
 use crate::model::BoxFuture;
 
-/// What a [policy](Governance::policy) decides about one tool call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What governance answers about one tool call: the answer of the
+/// [policy](Governance::policy), and of the [approver](Governance::approver)
+/// when the policy asks it.
+///
+/// Each answer means one thing from either: [`Ask`](Self::Ask) passes the
+/// call to the next one in line (policy, then approver, then a person).
+/// The [verdict](Verdict) recorded for the call says which of them decided.
+///
+/// Serialised (a journal records the approver's answer) as `"allow"`,
+/// `"ask"`, `{"deny": reason}` or `{"defer": reason}`; `"approve"` reads as
+/// `"allow"` (the form journals recorded before the approver answered with
+/// a `Decision`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Decision {
-    /// Run it.
+    /// Run it ([`Verdict::Allowed`] from the policy, [`Verdict::Approved`]
+    /// from the approver).
+    #[serde(alias = "approve")]
     Allow,
-    /// Do not run it; the model sees an error result
-    /// ([`FailureKind::Denied`](crate::FailureKind::Denied)) saying `reason`.
+    /// Do not run it; the model sees an error result saying `reason`:
+    /// [`FailureKind::Denied`](crate::FailureKind::Denied) from the policy,
+    /// [`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied)
+    /// from the approver.
     Deny(String),
-    /// Ask the [approver](Governance::approver).
+    /// Let the next one in line decide. From the policy: the
+    /// [approver](Governance::approver) is asked (without one, the call is
+    /// denied, unless the run's [journal](super::journal) gets decisions
+    /// elsewhere, as `toolloop-restate` does from a person). From the
+    /// approver: a person is, later; the call is deferred for approval as
+    /// with [`Defer`](Self::Defer), the reason saying that the approver
+    /// passed it on.
     Ask,
     /// Do not run it now: the run pauses with the call pending (a
     /// [`DeferredCall`](super::DeferredCall) for approval, saying `reason`),
     /// and a person approves or denies it when the run is resumed, in this
-    /// process or another ([`Agent::resume`](crate::Agent::resume)).
-    Defer(String),
-}
-
-/// What an approver answers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Approval {
-    /// Run the call.
-    Approve,
-    /// Do not run it; the model sees an error result
-    /// ([`FailureKind::ApprovalDenied`](crate::FailureKind::ApprovalDenied))
-    /// saying the reason.
-    Deny(String),
-    /// Nobody can decide now (say, no operator is online): the run pauses
-    /// with the call deferred for approval, as with [`Decision::Defer`],
-    /// and a person decides when it is resumed.
+    /// process or another ([`Agent::resume`](crate::Agent::resume)). An
+    /// approver answers this when nobody can decide now (say, no operator is
+    /// online).
     Defer(String),
 }
 
@@ -64,8 +71,8 @@ pub enum Verdict {
     /// call ran; or the call was never put to it (a call of a response cut
     /// off at the token limit, a call beyond `max_tool_calls_per_iteration`).
     Undecided,
-    /// The policy deferred it for approval (see [`Decision::Defer`]); the
-    /// run pauses with the call pending.
+    /// The policy or the approver deferred it for approval (see
+    /// [`Decision::Defer`]); the run pauses with the call pending.
     Deferred(String),
 }
 
@@ -80,20 +87,24 @@ impl Verdict {
 pub trait Approver: Send + Sync {
     /// Decides about `call`; may take as long as it needs (the run's
     /// cancellation and `max_duration` still apply).
-    fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Approval>;
+    /// ([`Decision`] says what each answer does when an approver gives it.)
+    fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Decision>;
 }
 
 impl<F, Fut> Approver for F
 where
     F: Fn(ToolCall) -> Fut + Send + Sync,
-    Fut: Future<Output = Approval> + Send + 'static,
+    Fut: Future<Output = Decision> + Send + 'static,
 {
-    fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Approval> {
+    fn approve<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Decision> {
         Box::pin(self(call.clone()))
     }
 }
 
 type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
+
+/// Why a call waits when its approver answered [`Decision::Ask`].
+const APPROVER_ASKED: &str = "the approver asked for a person to decide";
 
 /// The policy and approver consulted before each tool call. Allows
 /// everything by default.
@@ -104,7 +115,7 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 /// an audit record is made for every call.
 ///
 /// ```
-/// use toolloop::run::{Approval, Decision, Governance};
+/// use toolloop::run::{Decision, Governance};
 /// use toolloop::testing::ScriptedModel;
 /// use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolCall};
 ///
@@ -129,7 +140,7 @@ type Policy = dyn Fn(&ToolCall) -> Decision + Send + Sync;
 ///         _ => Decision::Allow,
 ///     })
 ///     // Any async function of the call: a chat message, a ticket, a prompt.
-///     .approver(|call: ToolCall| async move { Approval::Deny(format!("nobody approved {}", call.name)) });
+///     .approver(|call: ToolCall| async move { Decision::Deny(format!("nobody approved {}", call.name)) });
 ///
 /// let delete = |id: &str, path: &str| ToolCall::new(id, "delete_file", serde_json::json!({ "path": path }));
 /// let model = ScriptedModel::new()
@@ -177,7 +188,7 @@ impl Governance {
     }
 
     /// Sets who is asked when the policy says [`Decision::Ask`]. An async
-    /// closure `|call: ToolCall| async { Approval::Approve }` works.
+    /// closure `|call: ToolCall| async { Decision::Allow }` works.
     pub fn approver(mut self, approver: impl Approver + 'static) -> Self {
         self.approver = Some(Arc::new(approver));
         self
@@ -198,7 +209,7 @@ impl Governance {
     pub(crate) async fn decide<'a>(
         &'a self,
         call: &ToolCall,
-        ask: impl FnOnce(Option<&'a dyn Approver>) -> BoxFuture<'a, Approval>,
+        ask: impl FnOnce(Option<&'a dyn Approver>) -> BoxFuture<'a, Decision>,
     ) -> Verdict {
         let decision = match &self.policy {
             None => Decision::Allow,
@@ -219,12 +230,38 @@ impl Governance {
             Decision::Ask => {
                 let approval = ask(self.approver.as_deref());
                 match AssertUnwindSafe(approval).catch_unwind().await {
-                    Ok(Approval::Approve) => Verdict::Approved,
-                    Ok(Approval::Deny(reason)) => Verdict::ApprovalDenied(reason),
-                    Ok(Approval::Defer(reason)) => Verdict::Deferred(reason),
+                    Ok(Decision::Allow) => Verdict::Approved,
+                    Ok(Decision::Deny(reason)) => Verdict::ApprovalDenied(reason),
+                    Ok(Decision::Ask) => Verdict::Deferred(APPROVER_ASKED.to_owned()),
+                    Ok(Decision::Defer(reason)) => Verdict::Deferred(reason),
                     Err(panic) => Verdict::ApprovalDenied(format!("the approver panicked: {}", panic_message(&*panic))),
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Decision;
+
+    /// A journal records an approver's answer in this form; `"approve"` is
+    /// how journals recorded an approval before the approver answered with
+    /// a `Decision`, and still reads.
+    #[test]
+    fn a_decision_is_recorded_in_one_form_and_reads_the_older_one() {
+        let answers = [
+            (Decision::Allow, json!("allow")),
+            (Decision::Ask, json!("ask")),
+            (Decision::Deny("no".into()), json!({"deny": "no"})),
+            (Decision::Defer("later".into()), json!({"defer": "later"})),
+        ];
+        for (decision, form) in answers {
+            assert_eq!(serde_json::to_value(&decision).unwrap(), form);
+            assert_eq!(serde_json::from_value::<Decision>(form).unwrap(), decision);
+        }
+        assert_eq!(serde_json::from_value::<Decision>(json!("approve")).unwrap(), Decision::Allow);
     }
 }

@@ -3,54 +3,11 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use serde::Serialize;
 
 use super::event::Event;
-use super::governance::Verdict;
 use super::panic::panic_message;
-use crate::message::{FailureKind, ToolCall, ToolResult};
-
-/// What is recorded about every tool call for audit: the serialisable form
-/// of an [`Event::ToolExecutionFinished`], so it can be shipped to an audit
-/// log as it is (see [`Hooks::on_audit`]).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct AuditRecord {
-    /// The call's id.
-    pub call_id: String,
-    /// The tool's name.
-    pub tool: String,
-    /// The arguments.
-    pub input: serde_json::Value,
-    /// What governance decided.
-    pub verdict: Verdict,
-    /// Why the call failed; `None` when it succeeded.
-    pub failure: Option<FailureKind>,
-    /// How long it ran, in milliseconds.
-    pub elapsed_ms: u64,
-}
-
-impl AuditRecord {
-    /// The record of `event`, when it is a [`Event::ToolExecutionFinished`].
-    pub fn of(event: &Event) -> Option<Self> {
-        let Event::ToolExecutionFinished { call, result, verdict, elapsed, .. } = event else { return None };
-        Some(Self::new(call, result, verdict, *elapsed))
-    }
-
-    /// The record of a call that has its result.
-    pub(crate) fn new(call: &ToolCall, result: &ToolResult, verdict: &Verdict, elapsed: Duration) -> Self {
-        Self {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            input: call.input.clone(),
-            verdict: verdict.clone(),
-            failure: result.failure,
-            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        }
-    }
-}
 
 /// A hook that failed; collected in the run's metadata.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -93,9 +50,10 @@ impl<E: fmt::Display> HookOutcome for Result<(), E> {
 
 type Hook = dyn Fn(&Event) -> Option<String> + Send + Sync;
 
-/// The hooks of a run. Cheap to clone.
+/// The hooks of a run, as the builders' `on_*` setters add them. Cheap to
+/// clone.
 #[derive(Clone, Default)]
-pub struct Hooks {
+pub(crate) struct Hooks {
     hooks: Vec<Arc<Hook>>,
 }
 
@@ -107,7 +65,7 @@ impl fmt::Debug for Hooks {
 
 impl Hooks {
     /// No hooks.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -124,13 +82,8 @@ impl Hooks {
         }
     }
 
-    /// Adds every hook of `other` after these.
-    pub(crate) fn extend(&mut self, other: Hooks) {
-        self.hooks.extend(other.hooks);
-    }
-
     /// Whether no hook is set.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
 }
@@ -155,9 +108,7 @@ impl Hooks {
 /// [`Agent`](crate::Agent) (`agent/built.rs`) from it. A hook added here
 /// exists on all four.
 ///
-/// A hook is named for its event: `on_` and the event's name in snake case
-/// (`on_audit` is the exception: it sees [`Event::ToolExecutionFinished`]
-/// too, as an [`AuditRecord`], the payload an audit log stores).
+/// A hook is named for its event: `on_` and the event's name in snake case.
 macro_rules! event_hooks {
     ($generate:ident) => {
         $generate! {
@@ -188,15 +139,12 @@ macro_rules! event_hooks {
             /// Adds a hook called when each tool call has its result, also
             /// when it failed, was denied or was not executed
             /// ([`Event::ToolExecutionFinished`](crate::run::Event::ToolExecutionFinished)).
-            /// The result is what the model is told.
+            /// The result is what the model is told. For an audit log, keep
+            /// the whole event: [`on_event`](Self::on_event) sees it with its
+            /// verdict and time, and it serialises as the call's audit record
+            /// ([the serialised form](crate::run::Event#the-serialised-form)).
             on_tool_execution_finished(&$crate::message::ToolCall, &$crate::message::ToolResult) =
                 $crate::run::Event::ToolExecutionFinished { call, result, .. } => (call, result);
-            /// Adds a hook receiving the audit record of every tool call:
-            /// each [`Event::ToolExecutionFinished`](crate::run::Event::ToolExecutionFinished),
-            /// as a serialisable [`AuditRecord`](crate::run::AuditRecord).
-            on_audit(&$crate::run::AuditRecord) =
-                $crate::run::Event::ToolExecutionFinished { call, result, verdict, elapsed, .. } =>
-                    (&$crate::run::AuditRecord::new(call, result, verdict, *elapsed));
             /// Adds a hook called when an attempt's output fails validation
             /// (or is missing), with the attempt and every error
             /// ([`Event::ValidationFailed`](crate::run::Event::ValidationFailed)).
@@ -218,7 +166,7 @@ macro_rules! hook_methods {
     ($($(#[$doc:meta])* $name:ident($($arg:ty),*) = $pattern:pat => ($($value:expr),*);)*) => {
         $(
             $(#[$doc])*
-            pub fn $name<H: HookOutcome>(
+            pub(crate) fn $name<H: HookOutcome>(
                 &mut self,
                 hook: impl Fn($($arg),*) -> H + Send + Sync + 'static,
             ) -> &mut Self {
@@ -274,9 +222,7 @@ mod tests {
     }
 
     /// One word per concept: a typed hook is `on_` and the name of the
-    /// event it filters (`on_event` sees them all; `on_audit` is named for
-    /// its payload, the [`AuditRecord`](super::AuditRecord) of each
-    /// `ToolExecutionFinished`).
+    /// event it filters (`on_event` sees them all).
     #[test]
     fn every_hook_is_named_for_the_event_it_filters() {
         let hooks = event_hooks!(named);
@@ -290,12 +236,7 @@ mod tests {
                 .chars()
                 .take_while(char::is_ascii_alphanumeric)
                 .collect();
-            let expected = if variant == "ToolExecutionFinished" && *name == "on_audit" {
-                "on_audit".to_owned()
-            } else {
-                format!("on_{}", snake_case(&variant))
-            };
-            assert_eq!(*name, expected, "the hook for `Event::{variant}`");
+            assert_eq!(*name, format!("on_{}", snake_case(&variant)), "the hook for `Event::{variant}`");
         }
         let mut names: Vec<_> = hooks.iter().map(|(name, _)| *name).collect();
         names.sort_unstable();

@@ -9,7 +9,7 @@ use super::engine::Engine;
 use super::event::Event;
 use super::governance::Governance;
 use super::hooks::Hooks;
-use super::journal::Journal;
+use super::journal::{Journal, Steps};
 use super::options::LoopOptions;
 use super::outcome::{RunError, RunOutput, Stop};
 use super::output_stream::OutputSource;
@@ -89,7 +89,7 @@ impl<'a> Segment<'a> {
             events,
             response_schema: setup.response_schema,
             output: setup.output,
-            journal,
+            journal: Steps(journal),
         };
         let span = spans::invoke_agent(setup.name, setup.model);
         if resume.is_some() {

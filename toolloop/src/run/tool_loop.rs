@@ -175,13 +175,6 @@ impl<S: Send> ToolLoop<S> {
     // `max_duration`, `token_budget`... (the one list is in `options.rs`).
     loop_settings!(setters);
 
-    /// Adds every hook of `hooks`, after the ones already set (a set of
-    /// hooks shared between loops and agents, say).
-    pub fn hooks(mut self, hooks: Hooks) -> Self {
-        self.hooks.extend(hooks);
-        self
-    }
-
     // `on_event` and the typed hooks, as on an agent builder:
     // `on_tool_execution_finished`, `on_run_finished`... (the one list is in
     // `hooks.rs`).

@@ -8,11 +8,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::record::{JournalError, decode, encode};
-use super::{Journal, Journaled, Step, ask};
+use super::{Journal, Step, ask};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelErrorKind, ModelResponse};
-use crate::run::governance::{Approval, Approver};
+use crate::run::governance::{Approver, Decision};
 use crate::tool::ToolExecution;
 
 /// One recorded step: its name ([`Step`]'s `Display`) and its outcome in
@@ -146,16 +146,16 @@ impl Journal for MemoryJournal {
         &'a self,
         step: Step<'a>,
         call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
-    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         let name = step.to_string();
         Box::pin(async move {
             match self.replay::<Result<ModelResponse, ModelError>>(&name) {
-                Some(Ok(record)) => Journaled::replayed(record),
-                Some(Err(error)) => Journaled::replayed(Err(unreadable(&error))),
+                Some(Ok(record)) => record,
+                Some(Err(error)) => Err(unreadable(&error)),
                 None => {
                     let outcome = call.await;
                     self.record(name, &outcome);
-                    Journaled::live(outcome)
+                    outcome
                 }
             }
         })
@@ -184,11 +184,11 @@ impl Journal for MemoryJournal {
         &'a self,
         step: Step<'a>,
         execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
-    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>> {
+    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>> {
         let name = step.to_string();
         Box::pin(async move {
             match self.replay::<ToolExecution>(&name) {
-                Some(Ok(execution)) => Journaled::replayed(Ok(execution)),
+                Some(Ok(execution)) => Ok(execution),
                 Some(Err(error)) => {
                     let call_id = match step {
                         Step::ToolExecution { call } => call.id.as_str(),
@@ -199,7 +199,7 @@ impl Journal for MemoryJournal {
                         Step::ToolExecution { call } => call.clone(),
                         _ => unreachable!("a tool step"),
                     };
-                    Journaled::replayed(Ok(ToolExecution { call, result, output: None, elapsed: Duration::ZERO }))
+                    Ok(ToolExecution { call, result, output: None, elapsed: Duration::ZERO })
                 }
                 None => {
                     let outcome = execute.await;
@@ -207,18 +207,18 @@ impl Journal for MemoryJournal {
                     if let Ok(execution) = &outcome {
                         self.record(name, execution);
                     }
-                    Journaled::live(outcome)
+                    outcome
                 }
             }
         })
     }
 
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
         let name = Step::Approval { call }.to_string();
         Box::pin(async move {
-            match self.replay::<Approval>(&name) {
+            match self.replay::<Decision>(&name) {
                 Some(Ok(approval)) => approval,
-                Some(Err(error)) => Approval::Deny(error.to_string()),
+                Some(Err(error)) => Decision::Deny(error.to_string()),
                 None => {
                     let approval = ask(call, approver).await;
                     self.record(name, &approval);

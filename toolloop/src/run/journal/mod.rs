@@ -11,7 +11,7 @@
 //! | `model call N` | [`model_call`](Journal::model_call) | the whole [`ModelResponse`] (content, reasoning, usage, ids) or the [`ModelError`] |
 //! | `summary N` | [`summary`](Journal::summary) | the summariser's text or its error |
 //! | `tool NAME ID` | [`tool_execution`](Journal::tool_execution) | the [`ToolExecution`]: result, structured output, elapsed time |
-//! | `approval NAME ID` | [`approval`](Journal::approval) | the [`Approval`] |
+//! | `approval NAME ID` | [`approval`](Journal::approval) | the approver's [`Decision`] |
 //! | `clock before model call N` | [`elapsed`](Journal::elapsed) | the run's elapsed time, read only when `max_duration` is set |
 //!
 //! A run in process ([`Agent::run`](crate::Agent::run)) passes every step
@@ -50,7 +50,7 @@
 //! value is the serde form of a model call's `Result<ModelResponse,
 //! ModelError>` (a [`ModelError`] records everything it says but its source
 //! error), a summary's `Result<String, ModelError>`, a [`ToolExecution`], an
-//! [`Approval`] or a [`Duration`].
+//! approver's [`Decision`] or a [`Duration`].
 //! [`JOURNAL_FORMAT`] is the version of that form. It changes only when a
 //! recorded value could be read differently; adding an optional field does
 //! not change it. A record of another format is refused with
@@ -62,12 +62,14 @@ mod memory;
 mod record;
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub use memory::{JournalEntry, MemoryJournal};
 pub use record::{JOURNAL_FORMAT, JournalError, decode, decode_str, encode};
 
-use super::governance::{Approval, Approver};
+use super::governance::{Approver, Decision};
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::ToolCall;
 use crate::model::{ModelError, ModelResponse};
@@ -121,38 +123,17 @@ impl fmt::Display for Step<'_> {
     }
 }
 
-/// A step's outcome, and whether it came from the journal rather than
-/// from doing the step.
-///
-/// A replayed model call is marked on its `chat` span
-/// (`toolloop.replayed = true`) and not counted in the model-call metrics
-/// again; a replayed tool execution is marked on its `execute_tool` span.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct Journaled<T> {
-    /// The outcome.
-    pub value: T,
-    /// Whether it was read from the journal.
-    pub replayed: bool,
-}
-
-impl<T> Journaled<T> {
-    /// An outcome of a step that was done now.
-    pub fn live(value: T) -> Self {
-        Self { value, replayed: false }
-    }
-
-    /// An outcome read from the journal.
-    pub fn replayed(value: T) -> Self {
-        Self { value, replayed: true }
-    }
-}
-
 /// Where a run's side effects go. See the [module docs](self).
 ///
 /// Each method is handed the step and the work that does it; it returns
 /// the step's outcome, by doing the work (and recording its outcome) or by
 /// reading an outcome recorded earlier (and dropping the work unpolled).
+///
+/// A step whose work was never polled was *replayed*: the run marks its
+/// span (`toolloop.replayed = true` on a model call's `chat` span and a
+/// tool's `execute_tool` span) and leaves a replayed model call out of the
+/// model-call metrics. A journal does not say so itself; it only decides
+/// whether to do the work.
 pub trait Journal: Send + Sync {
     /// A model call; `call` sends the request (the provider's own retries
     /// happen inside it).
@@ -160,7 +141,7 @@ pub trait Journal: Send + Sync {
         &'a self,
         step: Step<'a>,
         call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
-    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>>;
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 
     /// A summary for a compaction of the view sent to the model.
     fn summary<'a>(
@@ -175,14 +156,13 @@ pub trait Journal: Send + Sync {
         &'a self,
         step: Step<'a>,
         execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
-    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>>;
+    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>>;
 
-    /// The decision on a call the policy asked about
-    /// ([`Decision::Ask`](super::Decision::Ask)), from `approver` (the one
-    /// configured on the run, if any) or from wherever the journal gets
-    /// decisions (a durable promise, for example).
+    /// The decision on a call the policy asked about ([`Decision::Ask`]),
+    /// from `approver` (the one configured on the run, if any) or from
+    /// wherever the journal gets decisions (a durable promise, for example).
     /// Its step is [`Step::Approval`] of `call`.
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval>;
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision>;
 
     /// The run's elapsed time, for its `max_duration`; `measured` is what this
     /// process measured since the run started. Only read when the run has
@@ -200,8 +180,8 @@ impl Journal for InProcess {
         &'a self,
         _step: Step<'a>,
         call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
-    ) -> BoxFuture<'a, Journaled<Result<ModelResponse, ModelError>>> {
-        Box::pin(async move { Journaled::live(call.await) })
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        call
     }
 
     fn summary<'a>(
@@ -216,11 +196,11 @@ impl Journal for InProcess {
         &'a self,
         _step: Step<'a>,
         execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
-    ) -> BoxFuture<'a, Journaled<Result<ToolExecution, Cancelled>>> {
-        Box::pin(async move { Journaled::live(execute.await) })
+    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>> {
+        execute
     }
 
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
         ask(call, approver)
     }
 
@@ -229,12 +209,90 @@ impl Journal for InProcess {
     }
 }
 
+/// A run's journal as the engine uses it: each step through the
+/// [`Journal`], and whether its outcome was replayed (its work never
+/// started).
+#[derive(Clone, Copy)]
+pub(crate) struct Steps<'j>(pub(crate) &'j dyn Journal);
+
+/// A step's outcome, and whether it was replayed.
+pub(crate) struct Journaled<T> {
+    pub(crate) value: T,
+    pub(crate) replayed: bool,
+}
+
+impl<'j> Steps<'j> {
+    /// The journal itself, for the steps that need no more.
+    pub(crate) fn journal(self) -> &'j dyn Journal {
+        self.0
+    }
+
+    /// Hands `work` to `step` of the journal, and tells whether the journal
+    /// polled it.
+    async fn step<'a, T>(
+        work: BoxFuture<'a, T>,
+        step: impl FnOnce(BoxFuture<'a, T>) -> BoxFuture<'a, T>,
+    ) -> Journaled<T>
+    where
+        T: 'a,
+    {
+        let started = Arc::new(AtomicBool::new(false));
+        let polled = Arc::clone(&started);
+        let work = Box::pin(async move {
+            polled.store(true, Ordering::SeqCst);
+            work.await
+        });
+        let value = step(work).await;
+        Journaled { value, replayed: !started.load(Ordering::SeqCst) }
+    }
+
+    /// [`Journal::model_call`].
+    pub(crate) async fn model_call<'a>(
+        self,
+        step: Step<'a>,
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> Journaled<Result<ModelResponse, ModelError>>
+    where
+        'j: 'a,
+    {
+        Self::step(call, |work| self.0.model_call(step, work)).await
+    }
+
+    /// [`Journal::tool_execution`].
+    pub(crate) async fn tool_execution<'a>(
+        self,
+        step: Step<'a>,
+        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
+    ) -> Journaled<Result<ToolExecution, Cancelled>>
+    where
+        'j: 'a,
+    {
+        Self::step(execute, |work| self.0.tool_execution(step, work)).await
+    }
+
+    /// [`Journal::approval`].
+    pub(crate) fn approval<'a>(self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision>
+    where
+        'j: 'a,
+    {
+        self.0.approval(call, approver)
+    }
+
+    /// [`Journal::elapsed`].
+    pub(crate) fn elapsed<'a>(self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration>
+    where
+        'j: 'a,
+    {
+        self.0.elapsed(step, measured)
+    }
+}
+
 /// Asks `approver` about `call`, as a run in process does: without an
 /// approver, the call is denied.
-pub fn ask<'a>(call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Approval> {
+pub fn ask<'a>(call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
     match approver {
         Some(approver) => approver.approve(call),
-        None => Box::pin(std::future::ready(Approval::Deny(
+        None => Box::pin(std::future::ready(Decision::Deny(
             "approval is required but no approver is configured".to_owned(),
         ))),
     }
