@@ -17,9 +17,7 @@ use std::sync::{Arc, Mutex};
 use common::{Report, ask, assert_consistent, call, results};
 use serde_json::json;
 use toolloop::run::journal::MemoryJournal;
-use toolloop::run::{
-    Decision, DeferralReason, Event, Governance, Resolution, RunMetadata, Termination, Verdict,
-};
+use toolloop::run::{Decision, DeferralReason, Event, Governance, Resolution, RunMetadata, Termination, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
 use toolloop::{CancellationToken, Conversation, FailureKind, ModelResponse, ToolCall, ToolResult};
