@@ -541,3 +541,33 @@ async fn a_conversation_paused_before_verdicts_were_kept_still_resumes() {
     assert_reported_once(&seen.take_events(), &conversation);
     assert_eq!(Seen::asked(&seen.approver)["o1"], 2, "asked again, as before");
 }
+
+/// With `hold_batch_on_deferral` and the output call after the deferred
+/// one, the output call is held back before governance sees it: the policy
+/// decides it once, when the run is resumed (guide/approvals.rs).
+#[tokio::test]
+async fn with_hold_batch_on_deferral_a_later_output_call_is_decided_once_on_resume() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let batch =
+        [call("s1", "search", json!({"query": "q"})), call("o1", "final_output", json!({"title": "T", "score": 7}))];
+    let model = ScriptedModel::new().respond(ModelResponse::from_tool_calls(batch));
+    let agent = toolloop::Agent::builder()
+        .model(model)
+        .tool::<common::Search>()
+        .hold_batch_on_deferral()
+        .governance(Governance::new().policy(move |call: &ToolCall| {
+            seen.lock().unwrap().push(call.id.clone());
+            if call.name == "search" { Decision::Defer("a person signs off".into()) } else { Decision::Allow }
+        }))
+        .output::<Report>()
+        .build()
+        .unwrap();
+    let mut conversation = ask("Report.");
+    let paused = agent.run(&mut conversation).await.unwrap_err();
+    assert!(paused.is_deferred(), "{paused}");
+    assert_eq!(*asked.lock().unwrap(), vec!["s1".to_owned()], "held back before governance saw it");
+    let done = agent.resume(&mut conversation, [("s1", Resolution::Approve)]).await.unwrap();
+    assert_eq!(done.output, Report { title: "T".into(), score: 7 });
+    assert_eq!(*asked.lock().unwrap(), vec!["s1".to_owned(), "o1".to_owned()], "o1 decided once, on resume");
+}

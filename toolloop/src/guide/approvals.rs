@@ -32,8 +32,10 @@
 //! the deferred calls of its response, wherever it is in it
 //! ([`DeferralReason::Held`](crate::run::DeferralReason::Held)): the output
 //! ends the run, so it is validated once they are resolved. Governance
-//! decides it once, before the pause; it is answered, reported and counted
-//! once, when the run is resumed.
+//! decides it once: before the pause (the paused conversation keeps the
+//! verdict), or after it when `hold_batch_on_deferral` held the call back
+//! before governance saw it; it is answered, reported and counted once,
+//! when the run is resumed.
 //!
 //! ## Pause, save, load, resume
 //!

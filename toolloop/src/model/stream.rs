@@ -319,14 +319,16 @@ impl ResponseAccumulator {
 
     /// The response, once [`Finished`](StreamEvent::Finished) has arrived.
     /// Tool calls still open when the response finished are closed with the
-    /// arguments received.
+    /// arguments received. A stream that ended before it is a `Connection`
+    /// error carrying the usage reported so far: the provider bills it.
     pub(crate) fn finish(mut self) -> Result<ModelResponse, ModelError> {
         let Some(stop_reason) = self.stop_reason.take() else {
-            return Err(ModelError::new(
+            let error = ModelError::new(
                 ModelErrorKind::Connection,
                 self.provider_name(),
                 "the stream ended before the response finished",
-            ));
+            );
+            return Err(self.with_usage_seen(error));
         };
         // Stable: two blocks never share an index, so this is the index order.
         self.blocks.sort_by_key(|(index, _)| *index);

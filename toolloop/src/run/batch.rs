@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use futures_util::stream;
-use tracing::Instrument as _;
+use tracing::{Instrument as _, Span};
 
 use super::control::Control;
 use super::deferral::{Answer, DeferralReason, DeferredCall};
@@ -31,8 +31,9 @@ enum CallOutcome {
     Done(ToolExecution, bool),
     /// Governance let through a call the control answers itself; the
     /// control answers it as the batch's outcomes are collected, in order
-    /// (see [`Collected::owned`]).
-    Owned(Verdict),
+    /// (see [`Collected::owned`]). The call's `execute_tool` span stays
+    /// open until then: held back with a deferral, it is marked so.
+    Owned(Verdict, Span),
     /// The run stopped while the call was pending.
     Interrupted(Stop),
     /// The run had already stopped, so it was not started.
@@ -114,7 +115,7 @@ struct Collected {
     /// meets the stop policies in call order), unless a call before it
     /// waits; the answer is reported and counted once no deferral can
     /// hold the batch back, and dropped when one does.
-    owned: Vec<(usize, Verdict)>,
+    owned: Vec<(usize, Verdict, Span)>,
     /// The tools of the calls that ran (or that the control answered), one
     /// entry per call, for the metadata.
     used: Vec<String>,
@@ -258,17 +259,18 @@ impl Engine<'_> {
             let index = batch.results.len();
             batch.results.push(None);
             match outcome {
-                CallOutcome::Owned(verdict) => match &batch.stop {
+                CallOutcome::Owned(verdict, span) => match &batch.stop {
                     Some(stopped) => {
+                        spans::tool_interrupted(&span, &stopped.termination.name());
                         self.report_interrupted(call, stopped, Some(verdict), shared, at);
                     }
                     // A call before it waits: it waits too, unanswered.
-                    None if batch.waits() => batch.owned.push((index, verdict)),
+                    None if batch.waits() => batch.owned.push((index, verdict, span)),
                     None => {
                         let done = self.answer_owned(call, control);
                         batch.stop = self.policy_stop(&done, consecutive_failures);
                         batch.results[index] = Some(done);
-                        batch.owned.push((index, verdict));
+                        batch.owned.push((index, verdict, span));
                     }
                 },
                 CallOutcome::Skipped => {
@@ -344,7 +346,7 @@ impl Engine<'_> {
         at: At,
     ) {
         let At { attempt, iteration } = at;
-        for (index, verdict) in batch.owned.drain(..) {
+        for (index, verdict, span) in batch.owned.drain(..) {
             let call = &calls[index];
             if let Some(done) = &batch.results[index] {
                 self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
@@ -356,6 +358,7 @@ impl Engine<'_> {
                 }
                 batch.used.push(call.name.clone());
             } else if let Some(stopped) = &batch.stop {
+                spans::tool_interrupted(&span, &stopped.termination.name());
                 self.report_interrupted(call, stopped, Some(verdict), tally, at);
             }
         }
@@ -368,7 +371,8 @@ impl Engine<'_> {
     /// on them, by call id, for the resumed run.
     fn hold(calls: &[ToolCall], batch: &mut Collected, consecutive_failures: &mut u32) -> Vec<(String, Verdict)> {
         let mut held = Vec::with_capacity(batch.owned.len());
-        for (index, verdict) in batch.owned.drain(..) {
+        for (index, verdict, span) in batch.owned.drain(..) {
+            spans::tool_deferred(&span, deferral_kind(&DeferralReason::Held));
             batch.results[index] = None;
             batch.waiting[index] = Some(DeferralReason::Held);
             held.push((calls[index].id.clone(), verdict));
@@ -568,12 +572,14 @@ impl Engine<'_> {
         };
         let span = spans::execute_tool(call, description);
         let outcome = self.run_call_traced(call, preset, owned, state, tally, at).instrument(span.clone()).await;
-        match &outcome {
-            CallOutcome::Done(done, _) => spans::tool_result(&span, &done.result),
-            CallOutcome::Interrupted(stop) => spans::tool_interrupted(&span, &stop.termination.name()),
-            CallOutcome::Deferred(reason) => spans::tool_deferred(&span, deferral_kind(reason)),
-            // The control answers its own calls later, and they cannot fail.
-            CallOutcome::Owned(_) | CallOutcome::Skipped | CallOutcome::Held => {}
+        match outcome {
+            CallOutcome::Done(ref done, _) => spans::tool_result(&span, &done.result),
+            CallOutcome::Interrupted(ref stop) => spans::tool_interrupted(&span, &stop.termination.name()),
+            CallOutcome::Deferred(ref reason) => spans::tool_deferred(&span, deferral_kind(reason)),
+            // The control answers its own calls later (and they cannot
+            // fail): their span goes with them, to be marked if they wait.
+            CallOutcome::Owned(verdict, _) => return CallOutcome::Owned(verdict, span),
+            CallOutcome::Skipped | CallOutcome::Held => {}
         }
         outcome
     }
@@ -629,7 +635,7 @@ impl Engine<'_> {
                 let message = "not executed: governance did not decide";
                 (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
             }
-            Verdict::Allowed | Verdict::Approved if owned => return CallOutcome::Owned(verdict),
+            Verdict::Allowed | Verdict::Approved if owned => return CallOutcome::Owned(verdict, Span::none()),
             Verdict::Allowed | Verdict::Approved => {
                 if let Some(limit) = self.options.max_tool_executions
                     && state.executions.fetch_add(1, Ordering::SeqCst) >= limit

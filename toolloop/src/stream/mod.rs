@@ -8,8 +8,9 @@
 //! the model's deltas. [`RunStream`] is a [`Stream`](futures_util::Stream)
 //! of those events; [`RunStream::output`] then gives the run's result.
 //!
-//! Turning the events into server-sent events takes a `match` (no web
-//! framework needed):
+//! Events serialise (`{"type": "text_delta", "text": "Hi"}`: the `type` is
+//! [`Event::name`](crate::run::Event::name)), so turning the ones a client
+//! shows into server-sent events takes a filter (no web framework needed):
 //!
 //! ```
 //! use toolloop::run::Event;
@@ -17,14 +18,10 @@
 //! use toolloop::{Agent, Conversation, ModelResponse};
 //!
 //! fn sse_line(event: &Event) -> Option<String> {
-//!     let data = match event {
-//!         Event::TextDelta { text } => serde_json::json!({ "text": text }),
-//!         Event::ToolCallArgumentsDelta { index, partial, .. } => {
-//!             serde_json::json!({ "index": index, "arguments": partial })
-//!         }
-//!         Event::RunFinished { termination } => serde_json::json!({ "ended": termination.to_string() }),
-//!         _ => return None,
-//!     };
+//!     if !matches!(event, Event::TextDelta { .. } | Event::ToolCallArgumentsDelta { .. } | Event::RunFinished { .. }) {
+//!         return None;
+//!     }
+//!     let data = serde_json::to_string(event).ok()?;
 //!     Some(format!("event: {}\ndata: {data}\n\n", event.name()))
 //! }
 //!
@@ -39,8 +36,8 @@
 //! }
 //! let done = stream.output().await.unwrap();
 //! assert_eq!(done.output, "Hi there");
-//! assert!(lines.starts_with("event: text_delta\ndata: {\"text\":\"Hi there\"}\n\n"));
-//! assert!(lines.ends_with("event: run_finished\ndata: {\"ended\":\"the model answered\"}\n\n"));
+//! assert!(lines.starts_with("event: text_delta\ndata: {\"type\":\"text_delta\",\"text\":\"Hi there\"}\n\n"));
+//! assert!(lines.contains("event: run_finished\ndata: {\"type\":\"run_finished\""), "{lines}");
 //! # });
 //! ```
 
