@@ -247,11 +247,19 @@ impl HttpClient {
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<Bytes, ModelError> {
         // The body's chunks are shared: a retry copies nothing.
-        self.with_retries(|| async {
-            let response = self.open(url, body, extra, false).await?;
-            self.read_body(response).await
-        })
-        .await
+        let bytes = self
+            .with_retries(|| async {
+                let response = self.open(url, body, extra, false).await?;
+                self.read_body(response).await
+            })
+            .await?;
+        // The connection goes back to the pool in a task of its own, woken
+        // as the body ends. Yielding once lets it run before this
+        // conversation sends its next request: otherwise a loop whose tools
+        // answer at once finds no idle connection and opens another (about
+        // two connections per conversation in flight, each with its buffers).
+        tokio::task::yield_now().await;
+        Ok(bytes)
     }
 
     /// Runs `attempt` until it succeeds or fails for good, waiting between
