@@ -195,7 +195,15 @@ impl TryFrom<ChatResponse> for ModelResponse {
             return Err(ModelError::new(ModelErrorKind::MalformedResponse, PROVIDER, "the response has no choices"));
         };
         let message = choice.message;
-        let mut content = Vec::new();
+        let calls = message.tool_calls.unwrap_or_default();
+        // Sized exactly: the content becomes a message every later request
+        // of the conversation holds (a vector grown one block at a time
+        // would hold room for four).
+        let blocks = usize::from(message.reasoning_content.as_ref().is_some_and(|t| !t.is_empty()))
+            + usize::from(message.content.is_some())
+            + usize::from(message.refusal.is_some())
+            + calls.len();
+        let mut content = Vec::with_capacity(blocks);
         // Read only: Chat Completions has no field to send reasoning back in.
         if let Some(reasoning) = message.reasoning_content.filter(|t| !t.is_empty()) {
             content.push(ContentBlock::Reasoning(Reasoning::from_text(reasoning)));
@@ -207,7 +215,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
         if let Some(refusal) = message.refusal {
             content.push(ContentBlock::Text { text: refusal });
         }
-        for (index, call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        for (index, call) in calls.into_iter().enumerate() {
             let input = parse_arguments(call.function.arguments);
             // Results are matched to calls by id, so a missing or empty one
             // (some compatible servers) gets a unique one of ours.
