@@ -329,7 +329,11 @@ impl<W: WireFormat> Stream for CallEvents<'_, W> {
         let Some(item) = ready!(item) else {
             this.ended = true;
             this.events = None;
-            return Poll::Ready(None);
+            // Yields once before the end, as a call read whole does (see
+            // `HttpClient::send`): the connection goes back to the pool in a
+            // task of its own, which then runs before the next request.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
         };
         if item.is_err() {
             this.ended = true;
