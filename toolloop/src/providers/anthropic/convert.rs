@@ -558,6 +558,13 @@ mod thinking_tests {
     }
 
     #[test]
+    fn response_content_holds_no_spare_room() {
+        // Every later request of the conversation holds this content.
+        let response = response_with_thinking();
+        assert_eq!((response.content.len(), response.content.capacity()), (4, 4));
+    }
+
+    #[test]
     fn thinking_blocks_parse_into_signed_and_redacted_reasoning() {
         let response = response_with_thinking();
         let reasoning: Vec<&Reasoning> = response.reasoning().collect();

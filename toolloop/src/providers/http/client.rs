@@ -519,7 +519,25 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BuildError, endpoint_url, new_client, redact_userinfo};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::{BuildError, InFlight, endpoint_url, new_client, redact_userinfo};
+
+    #[test]
+    fn calls_in_flight_are_counted_until_they_leave_or_drop() {
+        let count = AtomicUsize::new(0);
+        let first = InFlight::enter(&count);
+        let second = InFlight::enter(&count);
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        // A call that fails leaves by being dropped.
+        drop(second);
+        assert_eq!(first.leave(), 0, "alone now");
+        let first = InFlight::enter(&count);
+        let second = InFlight::enter(&count);
+        assert_eq!(second.leave(), 1, "one other in flight");
+        assert_eq!(first.leave(), 0);
+        assert_eq!(count.load(Ordering::Relaxed), 0);
+    }
 
     #[test]
     fn passwords_in_urls_are_redacted() {

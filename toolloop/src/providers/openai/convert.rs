@@ -293,6 +293,18 @@ mod tests {
     }
 
     #[test]
+    fn response_content_holds_no_spare_room() {
+        // Every later request of the conversation holds this content.
+        let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": "Let me look.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"key\":\"a\"}"}}
+        ]}}]});
+        let wire: super::super::wire::ChatResponse = serde_json::from_value(body).unwrap();
+        let response = ModelResponse::try_from(wire).unwrap();
+        assert_eq!((response.content.len(), response.content.capacity()), (2, 2));
+    }
+
+    #[test]
     fn arguments_that_are_not_json_are_kept_raw() {
         assert_eq!(parse_arguments(json!("{\"a\": 1}")), json!({"a": 1}));
         assert_eq!(parse_arguments(json!("{\"a\": 1,")), json!("{\"a\": 1,"));
