@@ -123,12 +123,17 @@ fn sizes() {
         let mut conversation = toolloop::Conversation::new();
         let run = std::mem::size_of_val(&agent.run(&mut conversation));
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
-        let bare = bare::Bare { client: &client, base };
-        let bare =
-            if anthropic { std::mem::size_of_val(&bare.anthropic()) } else { std::mem::size_of_val(&bare.openai()) };
+        let hand_written = bare::Bare { client: &client, base };
+        let loop_future = if anthropic {
+            std::mem::size_of_val(&hand_written.anthropic())
+        } else {
+            std::mem::size_of_val(&hand_written.openai())
+        };
         let call = framework::model_call_size(anthropic, base);
         let wire = if anthropic { "anthropic" } else { "openai" };
-        println!("{wire}: toolloop run future {run} bytes (model call, boxed: {call}), bare loop future {bare} bytes");
+        println!(
+            "{wire}: toolloop run future {run} bytes (model call, boxed: {call}), bare loop future {loop_future} bytes"
+        );
     }
 }
 
