@@ -329,9 +329,11 @@ impl<W: WireFormat> Stream for CallEvents<'_, W> {
         let Some(item) = ready!(item) else {
             this.ended = true;
             this.events = None;
-            // Yields once before the end, as a call read whole does (see
-            // `HttpClient::send`): the connection goes back to the pool in a
-            // task of its own, which then runs before the next request.
+            // Yields once before the end, as a call read whole does while
+            // others are in flight (see `HttpClient::send`): the connection
+            // goes back to the pool in a task of its own, which then runs
+            // before the next request. Always here: one more poll is little
+            // beside a stream's events.
             cx.waker().wake_by_ref();
             return Poll::Pending;
         };
