@@ -24,6 +24,23 @@ impl Lookup {
     }
 }
 
+/// The size of one model call's future (which `Model::complete` boxes),
+/// for `sizes`.
+pub(crate) fn model_call_size(anthropic: bool, base: &str) -> usize {
+    use toolloop::{Message, Model as _, ModelRequest};
+
+    let messages = [Message::user("Look up every key.")];
+    let request = ModelRequest::new(&messages);
+    if anthropic {
+        let model =
+            Anthropic::builder().api_key("sk-bench").base_url(base).model("stub").max_tokens(1024).build().unwrap();
+        std::mem::size_of_val(&*model.complete(request))
+    } else {
+        let model = OpenAi::builder().api_key("sk-bench").base_url(format!("{base}/v1")).model("stub").build().unwrap();
+        std::mem::size_of_val(&*model.complete(request))
+    }
+}
+
 /// A text agent on the stub at `base` (`http://127.0.0.1:PORT/{calls}`).
 pub(crate) fn agent(anthropic: bool, base: &str, calls: usize) -> Agent {
     let builder = Agent::builder().system("You look keys up.").tool::<Lookup>().max_iterations(calls as u32 + 1);

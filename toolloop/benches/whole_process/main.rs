@@ -20,6 +20,9 @@
 //!   (`bare`|`toolloop`, `openai`|`anthropic`, `plain`|`streamed`), for
 //!   profilers and outside timers; prints `cpu_ns peak_kib baseline_kib
 //!   calls events`.
+//! - `sizes`: the bytes of the futures every conversation in flight holds
+//!   (a run's and the model call's it boxes, and the bare loop's), without
+//!   running them.
 
 #![allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)] // reports print counts as floats
 
@@ -40,6 +43,7 @@ fn main() {
             runtime.block_on(stub::serve()).unwrap();
         }
         Some("client") => client(&args[1..]),
+        Some("sizes") => sizes(),
         _ => compare(&args),
     }
 }
@@ -98,6 +102,39 @@ fn client(args: &[String]) {
     assert_eq!(made, runs * calls);
     let cpu = cpu_time::ProcessTime::now().as_duration();
     println!("{} {} {baseline} {made} {events}", cpu.as_nanos(), memory_kib("VmHWM:"));
+    // The connections the client opened (all still pooled): more than the
+    // conversations in flight means a conversation opened a new one while
+    // its last was on its way back to the pool.
+    eprintln!("sockets open at the end: {}", open_sockets());
+}
+
+/// Prints the size of each loop's conversation future: what a task in
+/// flight holds before anything it allocates.
+fn sizes() {
+    let base = "http://127.0.0.1:9/10";
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    println!(
+        "message {} bytes, content block {} bytes",
+        std::mem::size_of::<toolloop::Message>(),
+        std::mem::size_of::<toolloop::ContentBlock>()
+    );
+    for anthropic in [false, true] {
+        let agent = framework::agent(anthropic, base, 10);
+        let mut conversation = toolloop::Conversation::new();
+        let run = std::mem::size_of_val(&agent.run(&mut conversation));
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let hand_written = bare::Bare { client: &client, base };
+        let loop_future = if anthropic {
+            std::mem::size_of_val(&hand_written.anthropic())
+        } else {
+            std::mem::size_of_val(&hand_written.openai())
+        };
+        let call = framework::model_call_size(anthropic, base);
+        let wire = if anthropic { "anthropic" } else { "openai" };
+        println!(
+            "{wire}: toolloop run future {run} bytes (model call, boxed: {call}), bare loop future {loop_future} bytes"
+        );
+    }
 }
 
 /// One loop, set up before any conversation.
@@ -126,6 +163,15 @@ impl Driver {
             Self::Toolloop(agent) => (framework::conversation(agent).await, 0),
         }
     }
+}
+
+/// How many sockets the process has open.
+fn open_sockets() -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return 0 };
+    entries
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy().starts_with("socket:"))
+        .count()
 }
 
 /// A field of `/proc/self/status`, in KiB.

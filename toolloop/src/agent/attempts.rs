@@ -80,15 +80,19 @@ impl<O: AgentOutput, R> Agent<O, R> {
         // but not submitted can still be submitted in the next attempt.
         // Without reflection, the native and prompted modes own no tool.
         let offered = self.output_mode == OutputMode::Tool;
-        let mut own_tools = (self.output_definition.as_ref())
-            .filter(|_| offered || self.typed.reflection.is_some())
-            .map(|definition| OwnTools::new(definition, offered, self.typed.reflection.as_deref()));
-        if let (Some(own_tools), Some(_)) = (&mut own_tools, &resume) {
+        // Made in place: a local moved into the control would keep its room
+        // in the run's future beside the control's.
+        let mut control = AgentControl {
+            text: &self.text,
+            own_tools: (self.output_definition.as_ref())
+                .filter(|_| offered || self.typed.reflection.is_some())
+                .map(|definition| OwnTools::new(definition, offered, self.typed.reflection.as_deref())),
+        };
+        if let (Some(own_tools), Some(_)) = (&mut control.own_tools, &resume) {
             // The control of the paused run is gone: what it held (an
             // output proposed, not submitted) is read back from the history.
             own_tools.recall(conversation);
         }
-        let mut control = AgentControl { text: &self.text, own_tools };
         let first = resume.as_ref().map_or(1, |resume| resume.checkpoint.attempt.max(1));
         for attempt in first..=self.max_attempts.max(first) {
             tally.attempts = attempt;
@@ -96,8 +100,10 @@ impl<O: AgentOutput, R> Agent<O, R> {
             let end = if let Some(Resume { answers, checkpoint }) = resume.take() {
                 // The paused attempt goes on where it was.
                 let cursor = checkpoint.cursor();
+                // Boxed, as every rare step: the run's future is as large as
+                // its largest state, and every run in flight holds it.
                 let resumed = engine.drive_from(conversation, tally, attempt, &mut control, cursor, Some(answers));
-                resumed.instrument(span).await?
+                Box::pin(resumed.instrument(span)).await?
             } else {
                 engine.emit(tally, || Event::AttemptStarted { attempt });
                 engine.drive(conversation, tally, attempt, &mut control).instrument(span).await?
@@ -121,8 +127,9 @@ impl<O: AgentOutput, R> Agent<O, R> {
                     };
                     return Err(Stop::new(Termination::Refused { attempt, message }));
                 }
+                // The validation steps are boxed too (rare: once per attempt).
                 LoopOutput::Answer(text) if self.output_mode.reads_text() => {
-                    match self.read_answer(engine, tally, attempt, &text).await? {
+                    match Box::pin(self.read_answer(engine, tally, attempt, &text)).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
                     }
@@ -136,7 +143,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
                 }
                 LoopOutput::Signal(AgentSignal::Output(proposal)) => {
                     verdict_in_result = true;
-                    match self.settle(engine, conversation, tally, attempt, proposal).await? {
+                    match Box::pin(self.settle(engine, conversation, tally, attempt, proposal)).await? {
                         Ok(output) => return Ok((output, Termination::Output)),
                         Err(errors) => AttemptFailure::Invalid { attempt, errors },
                     }

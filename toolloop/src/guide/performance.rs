@@ -8,22 +8,27 @@
 //!
 //! - **Instructions per model call** (`cargo bench -p toolloop --bench
 //!   whole_process -- --instructions`, callgrind): toolloop runs fewer than
-//!   the bare loop at every conversation length — 0.81–0.91x at 1 and 10
-//!   calls, 0.24–0.27x at 200, where the bare loop re-sends its whole
+//!   the bare loop at every conversation length — 0.80–0.90x at 1 and 10
+//!   calls, 0.24–0.25x at 200, where the bare loop re-sends its whole
 //!   history — with no fixed cost per run beyond the bare loop's.
 //! - **Whole-process CPU time per model call** (`cargo bench -p toolloop
-//!   --bench whole_process`, on a loaded 2-core machine): 0.95–1.03x the
-//!   bare loop's at 1 and 10 calls one at a time, 0.89–0.90x at 50,
-//!   0.59–0.61x at 200; fixed CPU per run 3 µs below the bare loop's.
+//!   --bench whole_process`, on a shared 2-core machine): 0.97–1.14x the
+//!   bare loop's at 1 and 10 calls one at a time (rows that move by ±10%
+//!   between runs), 0.97–1.08x at 50, 0.69–0.72x at 200, 1.01–1.02x with
+//!   50 conversations in flight and 0.78–0.86x with 1,000; fixed CPU per
+//!   run between 3.1 µs below and 1.9 µs above the bare loop's.
 //! - **Memory at 1,000 conversations in flight** (`-- --memory`): toolloop
-//!   62.5–63.7 KiB each, the bare loop 64.9–67.8 KiB; most of either is the
-//!   HTTP connection.
-//! - **Streamed runs, per SSE event** (`-- --streamed`): 0.80–0.85x a bare
+//!   51.3 KiB each (OpenAI and Anthropic), the bare loop 68.0–73.8 KiB;
+//!   most of either is the HTTP connections. While other calls of a model
+//!   are in flight, a call yields once to the runtime after its response,
+//!   so that its connection is back in the pool before the conversation's
+//!   next request (otherwise a loop whose tools answer at once opens about
+//!   two connections per conversation).
+//! - **Streamed runs, per SSE event** (`-- --streamed`): 0.78–0.82x a bare
 //!   `bytes_stream()` + `eventsource-stream` loop in instructions (toolloop
 //!   parses server-sent events in one pass and lends each event to the
-//!   decoder); in CPU time 0.92–1.26x over three runs (medians 1.08x and
-//!   1.09x), where the machine's scheduling moves either loop by more than
-//!   that between runs.
+//!   decoder); in CPU time 1.07–1.09x, where the machine's scheduling
+//!   moves either loop by more than that between runs.
 //!
 //! The tables, the conditions and the other measurements (definitions built
 //! once per type, compile time of 50 derived tools, dependency weight,

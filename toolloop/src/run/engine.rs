@@ -179,9 +179,9 @@ impl Engine<'_> {
         if let Some(policy) = policy {
             // Compacted until it fits or nothing is left to compact.
             while policy.over_trigger(context.messages(raw))
-                && self.compact(raw, context, policy, CompactionReason::Threshold, tally, attempt, iteration).await?
-            {
-            }
+                && Box::pin(self.compact(raw, context, policy, CompactionReason::Threshold, tally, attempt, iteration))
+                    .await?
+            {}
         }
         let mut retries = 0;
         loop {
@@ -195,9 +195,16 @@ impl Engine<'_> {
                 {
                     retries += 1;
                     tracing::debug!(%error, "the prompt does not fit; compacting");
-                    if !self
-                        .compact(raw, context, policy, CompactionReason::Overflow, tally, attempt, iteration)
-                        .await?
+                    if !Box::pin(self.compact(
+                        raw,
+                        context,
+                        policy,
+                        CompactionReason::Overflow,
+                        tally,
+                        attempt,
+                        iteration,
+                    ))
+                    .await?
                     {
                         return Err(Stop::model(error));
                     }

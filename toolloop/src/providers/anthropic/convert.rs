@@ -408,28 +408,27 @@ impl TryFrom<MessagesResponse> for ModelResponse {
 
     fn try_from(wire: MessagesResponse) -> Result<Self, ModelError> {
         let model = wire.model.as_ref();
-        let content: Vec<ContentBlock> = wire
-            .content
-            .into_iter()
-            .enumerate()
-            .filter_map(|(index, block)| match block {
-                OutputBlock::Text { text } => Some(ContentBlock::Text { text }),
-                OutputBlock::ToolUse { id, name, input } => {
-                    // The API's id pattern rejects "": results need a real id to answer.
-                    let id = if id.is_empty() { synthetic_call_id("toolu_", index, &name) } else { id };
-                    Some(ContentBlock::ToolCall(ToolCall { id, name, input }))
-                }
-                OutputBlock::Thinking { thinking, signature } => Some(ContentBlock::Reasoning(reasoning_from(
-                    model,
-                    ReasoningState::Signed { signature },
-                    vec![thinking],
-                ))),
-                OutputBlock::RedactedThinking { data } => {
-                    Some(ContentBlock::Reasoning(reasoning_from(model, ReasoningState::Redacted { data }, Vec::new())))
-                }
-                OutputBlock::Other => None,
-            })
-            .collect();
+        // Sized for every block: the content becomes a message every later
+        // request of the conversation holds (collected through `filter_map`,
+        // it would hold room for four).
+        let mut content: Vec<ContentBlock> = Vec::with_capacity(wire.content.len());
+        content.extend(wire.content.into_iter().enumerate().filter_map(|(index, block)| match block {
+            OutputBlock::Text { text } => Some(ContentBlock::Text { text }),
+            OutputBlock::ToolUse { id, name, input } => {
+                // The API's id pattern rejects "": results need a real id to answer.
+                let id = if id.is_empty() { synthetic_call_id("toolu_", index, &name) } else { id };
+                Some(ContentBlock::ToolCall(ToolCall { id, name, input }))
+            }
+            OutputBlock::Thinking { thinking, signature } => Some(ContentBlock::Reasoning(reasoning_from(
+                model,
+                ReasoningState::Signed { signature },
+                vec![thinking],
+            ))),
+            OutputBlock::RedactedThinking { data } => {
+                Some(ContentBlock::Reasoning(reasoning_from(model, ReasoningState::Redacted { data }, Vec::new())))
+            }
+            OutputBlock::Other => None,
+        }));
         // Always set by the API; a compatible server that leaves it out gets
         // the reason the content implies rather than a failed call.
         let stop_reason = match wire.stop_reason {
@@ -556,6 +555,13 @@ mod thinking_tests {
         }))
         .unwrap();
         ModelResponse::try_from(wire).unwrap()
+    }
+
+    #[test]
+    fn response_content_holds_no_spare_room() {
+        // Every later request of the conversation holds this content.
+        let response = response_with_thinking();
+        assert_eq!((response.content.len(), response.content.capacity()), (4, 4));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -89,6 +90,31 @@ pub(crate) struct HttpClient {
     /// The last call URL built (see [`call_url`](Self::call_url)) and the
     /// suffix it was built for: a model's calls name the same one.
     last_call_url: Arc<std::sync::Mutex<Option<(String, reqwest::Url)>>>,
+    /// How many calls read whole are in flight on this client (and its clones).
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// One call counted in [`HttpClient::in_flight`] until it leaves (or is dropped).
+struct InFlight<'a>(Option<&'a AtomicUsize>);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Self(Some(count))
+    }
+
+    /// Stops counting this call; how many others are in flight.
+    fn leave(mut self) -> usize {
+        self.0.take().map_or(0, |count| count.fetch_sub(1, Ordering::Relaxed) - 1)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl fmt::Debug for HttpClient {
@@ -159,6 +185,7 @@ impl HttpClient {
             max_response_bytes: settings.max_response_bytes,
             parse_error,
             last_call_url: Arc::default(),
+            in_flight: Arc::default(),
         })
     }
 
@@ -246,12 +273,25 @@ impl HttpClient {
         body: &WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<Bytes, ModelError> {
+        let others = InFlight::enter(&self.in_flight);
         // The body's chunks are shared: a retry copies nothing.
-        self.with_retries(|| async {
-            let response = self.open(url, body, extra, false).await?;
-            self.read_body(response).await
-        })
-        .await
+        let bytes = self
+            .with_retries(|| async {
+                let response = self.open(url, body, extra, false).await?;
+                self.read_body(response).await
+            })
+            .await?;
+        // The connection goes back to the pool in a task of its own, woken
+        // as the body ends. While other calls are in flight, yielding once
+        // lets it run before this conversation sends its next request:
+        // otherwise a loop whose tools answer at once finds no idle
+        // connection (the others hold theirs) and opens another, about two
+        // per conversation in flight, each with its buffers. Alone, the
+        // next request finds the connection of the one before: no yield.
+        if others.leave() > 0 {
+            tokio::task::yield_now().await;
+        }
+        Ok(bytes)
     }
 
     /// Runs `attempt` until it succeeds or fails for good, waiting between
@@ -479,7 +519,25 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BuildError, endpoint_url, new_client, redact_userinfo};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::{BuildError, InFlight, endpoint_url, new_client, redact_userinfo};
+
+    #[test]
+    fn calls_in_flight_are_counted_until_they_leave_or_drop() {
+        let count = AtomicUsize::new(0);
+        let first = InFlight::enter(&count);
+        let second = InFlight::enter(&count);
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        // A call that fails leaves by being dropped.
+        drop(second);
+        assert_eq!(first.leave(), 0, "alone now");
+        let first = InFlight::enter(&count);
+        let second = InFlight::enter(&count);
+        assert_eq!(second.leave(), 1, "one other in flight");
+        assert_eq!(first.leave(), 0);
+        assert_eq!(count.load(Ordering::Relaxed), 0);
+    }
 
     #[test]
     fn passwords_in_urls_are_redacted() {

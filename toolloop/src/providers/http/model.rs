@@ -143,10 +143,7 @@ impl<W: WireFormat> HttpModel<W> {
         if W::must_stream(request.max_tokens.or(self.max_tokens).or(W::DEFAULT_MAX_TOKENS)) {
             // Boxed: this rare path would otherwise size every call's future
             // (and so the memory of every call in flight).
-            let events = Box::pin(self.open_stream_retrying(request)).await?;
-            let response = ResponseAccumulator::new().collect(events).await?;
-            self.shared.format.answered(self.call_settings(&request, true), &request, &response);
-            return Ok(response);
+            return Box::pin(self.call_streamed(request)).await;
         }
         let http = &self.shared.http;
         let call = self.call_settings(&request, false);
@@ -159,6 +156,14 @@ impl<W: WireFormat> HttpModel<W> {
         let response = self.shared.format.response(wire)?;
         self.shared.format.check_prompt(response.usage.input_tokens, body_bytes)?;
         self.shared.format.answered(self.call_settings(&request, false), &request, &response);
+        Ok(response)
+    }
+
+    /// A call the API only answers streamed, collected into one response.
+    async fn call_streamed(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let events = self.open_stream_retrying(request).await?;
+        let response = ResponseAccumulator::new().collect(events).await?;
+        self.shared.format.answered(self.call_settings(&request, true), &request, &response);
         Ok(response)
     }
 
@@ -324,7 +329,13 @@ impl<W: WireFormat> Stream for CallEvents<'_, W> {
         let Some(item) = ready!(item) else {
             this.ended = true;
             this.events = None;
-            return Poll::Ready(None);
+            // Yields once before the end, as a call read whole does while
+            // others are in flight (see `HttpClient::send`): the connection
+            // goes back to the pool in a task of its own, which then runs
+            // before the next request. Always here: one more poll is little
+            // beside a stream's events.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
         };
         if item.is_err() {
             this.ended = true;

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use futures_util::FutureExt as _;
 use tracing::Instrument as _;
 use tracing::{Level, Span, field};
 
@@ -54,15 +55,11 @@ impl CallTrace {
         self,
         call: impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        // `inspect`, not an `async move` block awaiting `call`: such a block
+        // keeps room for `call` twice (the captured future and the one being
+        // awaited), and every call in flight holds this box.
         let span = self.span();
-        Box::pin(
-            async move {
-                let result = call.await;
-                self.finish(&result);
-                result
-            }
-            .instrument(span),
-        )
+        Box::pin(call.inspect(move |result| self.finish(result)).instrument(span))
     }
 
     pub(crate) fn span(&self) -> Span {

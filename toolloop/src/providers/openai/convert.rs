@@ -195,7 +195,15 @@ impl TryFrom<ChatResponse> for ModelResponse {
             return Err(ModelError::new(ModelErrorKind::MalformedResponse, PROVIDER, "the response has no choices"));
         };
         let message = choice.message;
-        let mut content = Vec::new();
+        let calls = message.tool_calls.unwrap_or_default();
+        // Sized exactly: the content becomes a message every later request
+        // of the conversation holds (a vector grown one block at a time
+        // would hold room for four).
+        let blocks = usize::from(message.reasoning_content.as_ref().is_some_and(|t| !t.is_empty()))
+            + usize::from(message.content.is_some())
+            + usize::from(message.refusal.is_some())
+            + calls.len();
+        let mut content = Vec::with_capacity(blocks);
         // Read only: Chat Completions has no field to send reasoning back in.
         if let Some(reasoning) = message.reasoning_content.filter(|t| !t.is_empty()) {
             content.push(ContentBlock::Reasoning(Reasoning::from_text(reasoning)));
@@ -207,7 +215,7 @@ impl TryFrom<ChatResponse> for ModelResponse {
         if let Some(refusal) = message.refusal {
             content.push(ContentBlock::Text { text: refusal });
         }
-        for (index, call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        for (index, call) in calls.into_iter().enumerate() {
             let input = parse_arguments(call.function.arguments);
             // Results are matched to calls by id, so a missing or empty one
             // (some compatible servers) gets a unique one of ours.
@@ -282,6 +290,18 @@ mod tests {
         assert_ne!(ids[0], ids[1]);
         assert_eq!(ids[2], "call_kept");
         assert_eq!(response.stop_reason, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn response_content_holds_no_spare_room() {
+        // Every later request of the conversation holds this content.
+        let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": "Let me look.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"key\":\"a\"}"}}
+        ]}}]});
+        let wire: super::super::wire::ChatResponse = serde_json::from_value(body).unwrap();
+        let response = ModelResponse::try_from(wire).unwrap();
+        assert_eq!((response.content.len(), response.content.capacity()), (2, 2));
     }
 
     #[test]
