@@ -12,11 +12,13 @@
 //!   calls, 0.24–0.25x at 200, where the bare loop re-sends its whole
 //!   history — with no fixed cost per run beyond the bare loop's.
 //! - **Whole-process CPU time per model call** (`cargo bench -p toolloop
-//!   --bench whole_process`, on a shared 2-core machine): 0.97–1.14x the
-//!   bare loop's at 1 and 10 calls one at a time (rows that move by ±10%
-//!   between runs), 0.97–1.08x at 50, 0.69–0.72x at 200, 1.01–1.02x with
-//!   50 conversations in flight and 0.78–0.86x with 1,000; fixed CPU per
-//!   run between 3.1 µs below and 1.9 µs above the bare loop's.
+//!   --bench whole_process`, on a 2-core machine): 0.87–1.10x the bare
+//!   loop's at 1 call, but 1.15x (paired runs; 1.14–1.25x in the tables)
+//!   at 10 calls one at a time — about 6 µs per call spent in the kernel
+//!   and in stalls rather than in instructions, not explained yet —,
+//!   0.95–1.18x at 50, 0.69–0.72x at 200, 0.97–1.03x with 50
+//!   conversations in flight and 0.78–0.86x with 1,000; no fixed CPU per
+//!   run beyond the bare loop's.
 //! - **Memory at 1,000 conversations in flight** (`-- --memory`): toolloop
 //!   51.3 KiB each (OpenAI and Anthropic), the bare loop 68.0–73.8 KiB;
 //!   most of either is the HTTP connections. While other calls of a model
