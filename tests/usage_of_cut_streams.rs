@@ -39,10 +39,10 @@ async fn a_streamed_run_counts_the_usage_of_a_stream_cut_before_it_finished() {
 
     struct CutOff;
     impl Model for CutOff {
-        fn provider(&self) -> &str {
+        fn provider(&self) -> &'static str {
             "cut"
         }
-        fn name(&self) -> &str {
+        fn name(&self) -> &'static str {
             "cut-1"
         }
         fn complete<'a>(&'a self, _request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
