@@ -32,7 +32,8 @@ use crate::key::with_key;
 ///   start their steps in call order.
 /// - An approval ([`Decision::Ask`](toolloop::run::Decision::Ask)) with
 ///   an approver on the run asks it inside the step `approval NAME CALL_ID`;
-///   without one it is a durable promise listed in [`ToolApprovals`](crate::ToolApprovals)
+///   without one, or when the approver answers `Ask` too (it passes the
+///   call on), it is a durable promise listed in [`ToolApprovals`](crate::ToolApprovals)
 ///   until a person decides, or the [approval timeout](Self::approval_timeout)
 ///   denies it with a reason the model sees. The invocation suspends
 ///   meanwhile: no worker holds it.
@@ -276,6 +277,9 @@ impl Journal for RestateJournal<'_> {
                     let name = Step::Approval { call }.to_string();
                     let work = Box::pin(async move { recorded(ask(call, Some(approver)).await) });
                     match self.step::<Decision>(&name, work).await {
+                        // The approver passed the call on: a person decides,
+                        // as when the run has no approver.
+                        Some(Ok(Decision::Ask)) => self.wait_for_person(call).await,
                         Some(Ok(approval)) => Ok(approval),
                         Some(Err(error)) => Err(error),
                         None => return std::future::pending().await,

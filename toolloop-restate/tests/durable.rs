@@ -155,7 +155,9 @@ async fn pending(restate: &Restate, key: &str) -> Value {
 
 /// Case 3: a run waits for an approval without a worker (killed and
 /// restarted meanwhile), and finishes when a person approves over HTTP;
-/// a denial and a timeout reach the model with their reason.
+/// a denial and a timeout reach the model with their reason. The agent's
+/// approver passes these calls on to the person (`Decision::Ask`) and
+/// approves a draft itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approvals_wait_durably_for_a_person() {
     let _serial = SERIAL.lock().await;
@@ -211,6 +213,13 @@ async fn approvals_wait_durably_for_a_person() {
         "{title}"
     );
     assert_eq!(lines(&files.published).len(), 1, "only the approved call published");
+
+    // The research agent's approver publishes a draft itself (no person
+    // asked); every call above it passed on (`Decision::Ask`) to a person.
+    let (status, report) = restate.call("Research/ask", &json!({"text": "draft the findings"})).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["title"], "published: Draft notes is live");
+    assert_eq!(lines(&files.published).len(), 2, "the draft published without a person");
 }
 
 /// Case 4: a session's messages are answered one at a time, in order; its

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
 use toolloop::run::{Decision, Governance};
-use toolloop::{Agent, Conversation};
+use toolloop::{Agent, Conversation, ToolCall};
 use toolloop_restate::{RestateJournal, Session, ToolApprovals, idempotency_key};
 
 /// Where the tools leave their traces.
@@ -124,6 +124,15 @@ fn governance() -> Governance {
     Governance::new().policy(|call| if call.name == "publish" { Decision::Ask } else { Decision::Allow })
 }
 
+/// The research agent's governance: its approver publishes drafts itself
+/// and passes every other publication on to a person (`Decision::Ask`).
+fn research_governance() -> Governance {
+    governance().approver(|call: ToolCall| async move {
+        let draft = call.input["title"].as_str().is_some_and(|title| title.starts_with("Draft"));
+        if draft { Decision::Allow } else { Decision::Ask }
+    })
+}
+
 /// The typed research agent.
 pub struct Research {
     agent: Agent<Report>,
@@ -185,7 +194,7 @@ pub fn endpoint(llm: &str, files: &Files) -> Endpoint {
         .tool_with_state::<Note>(files.clone())
         .tool_with_state::<Hold>(files.clone())
         .tool_with_state::<Publish>(files.clone())
-        .governance(governance())
+        .governance(research_governance())
         .output::<Report>()
         .build()
         .expect("agent");

@@ -115,7 +115,9 @@ pub fn script(request: &Value) -> Reply {
         ("research", _) => tool("out", "final_output", json!({"title": "Findings", "notes": 3})),
         // A call that needs approval, then a report saying how it went.
         ("publish", 0) => tool("p1", "publish", json!({"title": "Findings"})),
-        ("publish", _) => {
+        // A draft, which the research agent's approver publishes itself.
+        ("draft", 0) => tool("p2", "publish", json!({"title": "Draft notes"})),
+        ("publish" | "draft", _) => {
             let title = match last_tool_result(request) {
                 Some((content, true)) => format!("not published: {content}"),
                 Some((content, false)) => format!("published: {content}"),

@@ -42,7 +42,8 @@ pub enum Decision {
     /// elsewhere, as `toolloop-restate` does from a person). From the
     /// approver: a person is, later; the call is deferred for approval as
     /// with [`Defer`](Self::Defer), the reason saying that the approver
-    /// passed it on.
+    /// passed it on (unless the journal gets decisions from a person
+    /// itself: under `toolloop-restate` the run waits for one, durably).
     Ask,
     /// Do not run it now: the run pauses with the call pending (a
     /// [`DeferredCall`](super::DeferredCall) for approval, saying `reason`),
