@@ -62,7 +62,6 @@ mod memory;
 mod record;
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -227,23 +226,13 @@ impl<'j> Steps<'j> {
         self.0
     }
 
-    /// Hands `work` to `step` of the journal, and tells whether the journal
-    /// polled it.
-    async fn step<'a, T>(
-        work: BoxFuture<'a, T>,
-        step: impl FnOnce(BoxFuture<'a, T>) -> BoxFuture<'a, T>,
-    ) -> Journaled<T>
-    where
-        T: 'a,
-    {
-        let started = Arc::new(AtomicBool::new(false));
-        let polled = Arc::clone(&started);
-        let work = Box::pin(async move {
-            polled.store(true, Ordering::SeqCst);
+    /// `work`, setting `started` when it is first polled: a step whose work
+    /// the journal never polled was replayed.
+    fn marking<'l, T: 'l>(started: &'l AtomicBool, work: BoxFuture<'l, T>) -> BoxFuture<'l, T> {
+        Box::pin(async move {
+            started.store(true, Ordering::SeqCst);
             work.await
-        });
-        let value = step(work).await;
-        Journaled { value, replayed: !started.load(Ordering::SeqCst) }
+        })
     }
 
     /// [`Journal::model_call`].
@@ -255,7 +244,9 @@ impl<'j> Steps<'j> {
     where
         'j: 'a,
     {
-        Self::step(call, |work| self.0.model_call(step, work)).await
+        let started = AtomicBool::new(false);
+        let value = self.0.model_call(step, Self::marking(&started, call)).await;
+        Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
     /// [`Journal::tool_execution`].
@@ -267,7 +258,9 @@ impl<'j> Steps<'j> {
     where
         'j: 'a,
     {
-        Self::step(execute, |work| self.0.tool_execution(step, work)).await
+        let started = AtomicBool::new(false);
+        let value = self.0.tool_execution(step, Self::marking(&started, execute)).await;
+        Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
     /// [`Journal::approval`].
