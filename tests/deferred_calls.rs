@@ -10,31 +10,13 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{Report, Search, ask, assert_consistent, call, calls, output, results, submit};
+use common::{Delete, Deletions, Report, Search, ask, assert_consistent, call, calls, output, results, submit};
 use serde_json::json;
 use toolloop::run::Event;
 use toolloop::run::{Decision, DeferralReason, Governance, LoopOutput, Resolution, ResumeError, Termination, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
 use toolloop::{Agent, Conversation, FailureKind, ModelResponse, ToolSet};
-
-/// Delete a file.
-#[derive(toolloop::Tool)]
-#[tool(state = Deletions)]
-struct Delete {
-    /// Its path.
-    path: String,
-}
-
-#[derive(Default)]
-struct Deletions(AtomicUsize);
-
-impl Delete {
-    async fn run(self, deletions: &Deletions) -> Result<String, std::convert::Infallible> {
-        deletions.0.fetch_add(1, Ordering::SeqCst);
-        Ok(format!("deleted {}", self.path))
-    }
-}
 
 fn delete(id: &str, path: &str) -> toolloop::ToolCall {
     call(id, "delete", json!({ "path": path }))

@@ -11,34 +11,16 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use common::{Report, ask, assert_consistent, call, results};
+use common::{Delete, Deletions, Report, ask, assert_consistent, call, results};
 use serde_json::json;
 use toolloop::run::journal::MemoryJournal;
 use toolloop::run::{Decision, DeferralReason, Event, Governance, Resolution, RunMetadata, Termination, Verdict};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolDefinition;
 use toolloop::{CancellationToken, Conversation, FailureKind, ModelResponse, ToolCall, ToolResult};
-
-/// Delete a file.
-#[derive(toolloop::Tool)]
-#[tool(state = Deletions)]
-struct Delete {
-    /// Its path.
-    path: String,
-}
-
-#[derive(Default)]
-struct Deletions(AtomicUsize);
-
-impl Delete {
-    async fn run(self, deletions: &Deletions) -> Result<String, std::convert::Infallible> {
-        deletions.0.fetch_add(1, Ordering::SeqCst);
-        Ok(format!("deleted {}", self.path))
-    }
-}
 
 /// How the waiting call of the batch comes to wait.
 #[derive(Clone, Copy, Debug)]

@@ -150,3 +150,22 @@ pub fn user_texts(conversation: &Conversation) -> Vec<String> {
         .map(Message::text)
         .collect()
 }
+
+/// Delete a file (counts its deletions: a test can tell whether it ran).
+#[derive(toolloop::Tool)]
+#[tool(state = Deletions)]
+pub struct Delete {
+    /// Its path.
+    pub path: String,
+}
+
+/// How many times [`Delete`] ran.
+#[derive(Default)]
+pub struct Deletions(pub AtomicUsize);
+
+impl Delete {
+    async fn run(self, deletions: &Deletions) -> Result<String, std::convert::Infallible> {
+        deletions.0.fetch_add(1, Ordering::SeqCst);
+        Ok(format!("deleted {}", self.path))
+    }
+}
