@@ -11,7 +11,7 @@ use super::spec::{TextSpec, TypedSpec};
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema};
-use crate::run::journal::{InProcess, Journal};
+use crate::run::journal::Journal;
 use crate::run::{Governance, Hooks, LoopOptions, Resolution, Resume, RunError, RunOutput};
 use crate::stream::RunStream;
 use crate::tool::{ToolDefinition, ToolSet};
@@ -126,7 +126,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     /// partial work is never lost, and every tool call is answered.
     pub async fn run(&self, conversation: &mut Conversation) -> Result<RunOutput<O::Value>, RunError> {
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel, None, None, &InProcess).await
+        self.execute(conversation, &cancel, None, None, None).await
     }
 
     /// Resumes a run that paused with deferred tool calls
@@ -200,7 +200,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     {
         let resume = Resume::prepare(conversation, resolutions)?;
         let cancel = self.cancel.clone().unwrap_or_default();
-        self.execute(conversation, &cancel, None, Some(resume), &InProcess).await
+        self.execute(conversation, &cancel, None, Some(resume), None).await
     }
 
     /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
@@ -217,7 +217,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         let resume = Resume::prepare(conversation, resolutions);
         RunStream::new(move |sink| async move {
             let cancel = self.cancel.clone().unwrap_or_default();
-            self.execute(conversation, &cancel, Some(sink), Some(resume?), &InProcess).await
+            self.execute(conversation, &cancel, Some(sink), Some(resume?), None).await
         })
     }
 
@@ -228,7 +228,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         conversation: &mut Conversation,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        self.execute(conversation, cancel, None, None, &InProcess).await
+        self.execute(conversation, cancel, None, None, None).await
     }
 
     /// Like [`run_with_cancel`](Self::run_with_cancel), with every side
@@ -242,7 +242,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         journal: &dyn Journal,
         cancel: &CancellationToken,
     ) -> Result<RunOutput<O::Value>, RunError> {
-        self.execute(conversation, cancel, None, None, journal).await
+        self.execute(conversation, cancel, None, None, Some(journal)).await
     }
 
     /// Runs the agent as [`run`](Self::run) does, streaming what happens:
@@ -256,7 +256,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
     {
         RunStream::new(move |sink| async move {
             let cancel = self.cancel.clone().unwrap_or_default();
-            self.execute(conversation, &cancel, Some(sink), None, &InProcess).await
+            self.execute(conversation, &cancel, Some(sink), None, None).await
         })
     }
 

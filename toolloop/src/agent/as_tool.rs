@@ -308,8 +308,7 @@ where
         Box::pin(async move {
             let mut agent = self.clone();
             setup.bound(&mut agent.options, &mut agent.hooks);
-            let run =
-                agent.execute(conversation, &setup.cancel, setup.events.clone(), None, &crate::run::journal::InProcess);
+            let run = agent.execute(conversation, &setup.cancel, setup.events.clone(), None, None);
             // The sub-agent's own token (from its builder) cancels it too.
             let outcome = match agent.cancel.clone() {
                 None => run.await,

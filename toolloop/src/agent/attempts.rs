@@ -32,7 +32,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         cancel: &CancellationToken,
         events: Option<EventSink>,
         resume: Option<Resume>,
-        journal: &dyn Journal,
+        journal: Option<&dyn Journal>,
     ) -> Result<RunOutput<O::Value>, RunError> {
         let setup = Setup {
             name: self.name.as_deref(),

@@ -66,7 +66,7 @@ impl<'a> Segment<'a> {
         cancel: &'a CancellationToken,
         events: Option<EventSink>,
         resume: Option<&Resume>,
-        journal: &'a dyn Journal,
+        journal: Option<&'a dyn Journal>,
     ) -> Result<Self, RunError> {
         if resume.is_none()
             && let Some(error) = RunError::cannot_start(conversation)

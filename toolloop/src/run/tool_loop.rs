@@ -11,7 +11,7 @@ use super::deferral::Resolution;
 use super::governance::Governance;
 use super::hooks::{Hooks, event_hooks, hook_setters};
 use super::iteration::LoopOutput;
-use super::journal::{InProcess, Journal};
+use super::journal::Journal;
 use super::options::{DEFAULT_CONFIRMATION_PROMPT, LoopOptions, loop_settings, setters};
 use super::outcome::{RunError, RunOutput};
 use super::resume::Resume;
@@ -223,7 +223,7 @@ impl<S: Send> ToolLoop<S> {
     /// A conversation with [deferred calls](Conversation::deferred_calls)
     /// is rejected too ([`Termination::PendingCalls`]): [resume](Self::resume) it.
     pub async fn run(&mut self, conversation: &mut Conversation) -> Result<RunOutput<LoopOutput<S>>, RunError> {
-        self.execute(conversation, None, None, &InProcess).await
+        self.execute(conversation, None, None, None).await
     }
 
     /// Resumes a run that paused with deferred calls
@@ -247,7 +247,7 @@ impl<S: Send> ToolLoop<S> {
         K: Into<String>,
     {
         let resume = Resume::prepare(conversation, resolutions)?;
-        self.execute(conversation, None, Some(resume), &InProcess).await
+        self.execute(conversation, None, Some(resume), None).await
     }
 
     /// Like [`run`](Self::run), with every side effect going through
@@ -257,7 +257,7 @@ impl<S: Send> ToolLoop<S> {
         conversation: &mut Conversation,
         journal: &dyn Journal,
     ) -> Result<RunOutput<LoopOutput<S>>, RunError> {
-        self.execute(conversation, None, None, journal).await
+        self.execute(conversation, None, None, Some(journal)).await
     }
 
     /// The run, reporting to `events` when streamed (see `ToolLoop::run_stream`
@@ -267,7 +267,7 @@ impl<S: Send> ToolLoop<S> {
         conversation: &mut Conversation,
         events: Option<EventSink>,
         resume: Option<Resume>,
-        journal: &dyn Journal,
+        journal: Option<&dyn Journal>,
     ) -> Result<RunOutput<LoopOutput<S>>, RunError> {
         let setup = Setup {
             name: None, // a bare loop is an unnamed agent with one attempt

@@ -10,7 +10,6 @@ use futures_util::Stream;
 
 use crate::cancel::BoxFuture;
 use crate::conversation::Conversation;
-use crate::run::journal::InProcess;
 use crate::run::{Event, EventSink, LoopOutput, Resolution, Resume, RunError, RunOutput, ToolLoop};
 
 /// A streamed run: a [`Stream`] of the run's [`Event`]s, the last one
@@ -58,7 +57,7 @@ impl<S: Send> ToolLoop<S> {
     /// [`RunStream::output`] then gives what `run` would return. See
     /// [`stream`](crate::stream).
     pub fn run_stream<'a>(&'a mut self, conversation: &'a mut Conversation) -> RunStream<'a, LoopOutput<S>> {
-        RunStream::new(move |sink| self.execute(conversation, Some(sink), None, &InProcess))
+        RunStream::new(move |sink| self.execute(conversation, Some(sink), None, None))
     }
 
     /// [`resume`](Self::resume), streamed as [`run_stream`](Self::run_stream) is.
@@ -74,7 +73,7 @@ impl<S: Send> ToolLoop<S> {
         let resume = Resume::prepare(conversation, resolutions);
         RunStream::new(move |sink| async move {
             match resume {
-                Ok(resume) => self.execute(conversation, Some(sink), Some(resume), &InProcess).await,
+                Ok(resume) => self.execute(conversation, Some(sink), Some(resume), None).await,
                 Err(error) => Err(error),
             }
         })

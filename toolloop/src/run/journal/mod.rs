@@ -170,7 +170,8 @@ pub trait Journal: Send + Sync {
 }
 
 /// The journal of a run in process: every step is done, nothing recorded.
-/// What [`Agent::run`](crate::Agent::run) uses.
+/// What [`Agent::run`](crate::Agent::run) uses (its model calls and tool
+/// executions skip even this layer: see [`Steps`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct InProcess;
 
@@ -210,9 +211,10 @@ impl Journal for InProcess {
 
 /// A run's journal as the engine uses it: each step through the
 /// [`Journal`], and whether its outcome was replayed (its work never
-/// started).
+/// started). `None` is a run in process ([`InProcess`]): its steps are
+/// done directly, with no journal layer around them.
 #[derive(Clone, Copy)]
-pub(crate) struct Steps<'j>(pub(crate) &'j dyn Journal);
+pub(crate) struct Steps<'j>(pub(crate) Option<&'j dyn Journal>);
 
 /// A step's outcome, and whether it was replayed.
 pub(crate) struct Journaled<T> {
@@ -223,7 +225,7 @@ pub(crate) struct Journaled<T> {
 impl<'j> Steps<'j> {
     /// The journal itself, for the steps that need no more.
     pub(crate) fn journal(self) -> &'j dyn Journal {
-        self.0
+        self.0.unwrap_or(&InProcess)
     }
 
     /// `work`, setting `started` when it is first polled: a step whose work
@@ -244,8 +246,11 @@ impl<'j> Steps<'j> {
     where
         'j: 'a,
     {
+        let Some(journal) = self.0 else {
+            return Journaled { value: call.await, replayed: false };
+        };
         let started = AtomicBool::new(false);
-        let value = self.0.model_call(step, Self::marking(&started, call)).await;
+        let value = journal.model_call(step, Self::marking(&started, call)).await;
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
@@ -258,8 +263,11 @@ impl<'j> Steps<'j> {
     where
         'j: 'a,
     {
+        let Some(journal) = self.0 else {
+            return Journaled { value: execute.await, replayed: false };
+        };
         let started = AtomicBool::new(false);
-        let value = self.0.tool_execution(step, Self::marking(&started, execute)).await;
+        let value = journal.tool_execution(step, Self::marking(&started, execute)).await;
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
@@ -268,7 +276,7 @@ impl<'j> Steps<'j> {
     where
         'j: 'a,
     {
-        self.0.approval(call, approver)
+        self.journal().approval(call, approver)
     }
 
     /// [`Journal::elapsed`].
@@ -276,7 +284,7 @@ impl<'j> Steps<'j> {
     where
         'j: 'a,
     {
-        self.0.elapsed(step, measured)
+        self.journal().elapsed(step, measured)
     }
 }
 
