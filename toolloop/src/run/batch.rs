@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
+use futures_util::future::Either;
 use futures_util::stream;
 use tracing::{Instrument as _, Span};
 
@@ -246,7 +247,14 @@ impl Engine<'_> {
             .zip(presets)
             .map(|(call, preset)| self.run_call(call, *preset, control.owns(&call.name), &state, shared, at))
             .collect();
-        let mut outcomes = stream::iter(pending).buffered(self.options.parallel_tool_calls.get());
+        let parallel = self.options.parallel_tool_calls.get().min(calls.len());
+        let mut outcomes = if parallel > 1 {
+            Either::Left(stream::iter(pending).buffered(parallel))
+        } else {
+            // One at a time (the common batch of one call): each future in
+            // turn, without `buffered`'s queue.
+            Either::Right(Box::pin(stream::iter(pending).then(|call| call)))
+        };
 
         let mut batch = Collected::new(calls.len(), *consecutive_failures);
         // Drain every outcome: calls already in flight finish with their real
