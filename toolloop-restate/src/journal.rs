@@ -36,7 +36,10 @@ use crate::key::with_key;
 ///   call on), it is a durable promise listed in [`ToolApprovals`](crate::ToolApprovals)
 ///   until a person decides, or the [approval timeout](Self::approval_timeout)
 ///   denies it with a reason the model sees. The invocation suspends
-///   meanwhile: no worker holds it.
+///   meanwhile: no worker holds it. Known limit: keep
+///   [`parallel_tool_calls`](toolloop::AgentBuilder::parallel_tool_calls)
+///   at 1 (the default) in runs that ask a person: two approvals pending
+///   at once do not resume today.
 /// - Cancelling the invocation (Restate's cancel) stops the run as
 ///   [`Termination::Cancelled`](toolloop::run::Termination::Cancelled).
 ///

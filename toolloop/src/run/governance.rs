@@ -43,7 +43,8 @@ pub enum Decision {
     /// approver: a person is, later; the call is deferred for approval as
     /// with [`Defer`](Self::Defer), the reason saying that the approver
     /// passed it on (unless the journal gets decisions from a person
-    /// itself: under `toolloop-restate` the run waits for one, durably).
+    /// itself: under `toolloop-restate` the run waits for one, durably, one
+    /// call at a time).
     Ask,
     /// Do not run it now: the run pauses with the call pending (a
     /// [`DeferredCall`](super::DeferredCall) for approval, saying `reason`),
