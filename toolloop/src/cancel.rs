@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub(crate) use futures_util::future::BoxFuture;
-pub use tokio_util::sync::CancellationToken;
+pub(crate) use tokio_util::sync::CancellationToken;
 
 /// The work was cancelled through its [`CancellationToken`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

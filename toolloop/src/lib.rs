@@ -88,7 +88,12 @@ pub mod __private;
 pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
 pub use build_error::BuildError;
-pub use cancel::{CancellationToken, Cancelled};
+pub use cancel::Cancelled;
+/// tokio-util's cancellation token, as [`Agent::run_with_cancel`], a
+/// [`ToolContext`] and [`ToolSet::execute`] take it: re-exported so that a
+/// caller names it without depending on tokio-util.
+#[doc(no_inline)]
+pub use tokio_util::sync::CancellationToken;
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};

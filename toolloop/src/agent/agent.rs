@@ -23,6 +23,13 @@ use crate::tool::{ToolDefinition, ToolSet};
 /// conversation you own. An agent is immutable and can serve many runs at
 /// once (share it with `Arc`, or clone it: clones share the model and tools).
 ///
+/// Its type says what a run returns: `Agent` is a text agent (the output is
+/// a `String`), `Agent<Offer>` produces an `Offer` (built with
+/// `.output::<Offer>()`), and `Agent<Offer, Reflective>` has a reflection
+/// handler too (built with `.reflection(...)`, see
+/// [`Reflective`](crate::agent::Reflective)). The defaults, text and no
+/// reflection, are markers you never write.
+///
 /// A text agent (no `.output::<T>()`) answers with the model's final text:
 ///
 /// ```

@@ -31,8 +31,9 @@ use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 type BuilderState<M, R, K> = fn() -> (M, R, K);
 
 /// Builds an [`Agent`]. The type parameters track what has been set — the
-/// model (`M`), the output (`O`: [`Text`] or your type) and reflection
-/// (`R`) — so that configurations that make no sense do not compile.
+/// model (`M`), the output (`O`: a text answer by default, or your type)
+/// and reflection (`R`) — so that configurations that make no sense do not
+/// compile.
 ///
 /// Start with [`Agent::builder`]. The loop's limits and settings
 /// (`max_iterations`, `max_duration`, `token_budget`...) are setters here,

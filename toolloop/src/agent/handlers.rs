@@ -5,6 +5,9 @@
 //! return type gets a message that says what to return.
 
 /// No reflection handler: the output tool call ends the iteration loop.
+// Hidden from the docs only (`cfg(doc)`): the default of `Agent<O, R>`'s `R`,
+// which users never write (`Agent<Offer>` has no reflection), but rustc names it.
+#[cfg_attr(doc, doc(hidden))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoReflection;
 

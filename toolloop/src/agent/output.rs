@@ -18,6 +18,9 @@ pub const DEFAULT_OUTPUT_TOOL: &str = "final_output";
 const DEFAULT_OUTPUT_DESCRIPTION: &str = "Provide your final output. Its arguments are the output itself.";
 
 /// The output of a text agent: the model's final answer as a `String`.
+// Hidden from the docs only (`cfg(doc)`): the default of `Agent<O, R>`'s `O`,
+// which users never write (`Agent` is a text agent), but rustc names it.
+#[cfg_attr(doc, doc(hidden))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Text;
 

@@ -4,7 +4,7 @@
 //!
 //! Every HTTP provider is one type, [`HttpModel<W>`](HttpModel), configured
 //! by one builder, [`HttpModelBuilder<W>`](HttpModelBuilder), for its wire
-//! format `W` ([`WireFormat`]). Users name the model types, which fix `W`:
+//! format `W` (a sealed `WireFormat`). Users name the model types, which fix `W`:
 //! `Anthropic`, `OpenAi`, `OpenAiResponses`, `Gemini` and `Ollama`
 //! (`Anthropic::builder()`, `Anthropic::from_env()`,
 //! `Anthropic::builder_from_env()`); the formats themselves stay out of

@@ -45,6 +45,9 @@ use crate::model::{ModelError, ModelRequest, ModelResponse, ReasoningConfig, Res
 /// [`Gemini`](crate::providers::gemini::Gemini),
 /// [`Ollama`](crate::providers::ollama::Ollama)). A value of it holds
 /// the format's own settings, fixed when the model is built.
+// Hidden from the docs only (`cfg(doc)`): the bound of `HttpModel<W>`, which
+// users cannot implement and never write, but rustc names it in its messages.
+#[cfg_attr(doc, doc(hidden))]
 pub trait WireFormat: Format {}
 
 impl<W: Format> WireFormat for W {}
