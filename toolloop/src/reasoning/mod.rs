@@ -147,6 +147,76 @@ mod tests {
         assert_eq!(Reasoning::default().visible_text(), "");
     }
 
+    /// Saved conversations resume: the JSON of each kind of opaque state,
+    /// as conversations saved so far hold it, reads back as that state and
+    /// writes back byte for byte.
+    const SAVED: [(&str, &str); 7] = [
+        (
+            "anthropic signed",
+            r#"{"text":["Let me think."],"opaque":{"provider":"anthropic","model":"claude-sonnet-4-5","state":{"type":"signed","signature":"EqQBCgIYAhIM=="}}}"#,
+        ),
+        ("anthropic redacted", r#"{"opaque":{"provider":"anthropic","state":{"type":"redacted","data":"EmwKAhgB"}}}"#),
+        (
+            "responses item",
+            r#"{"summary":["Compared both."],"opaque":{"provider":"openai-responses","model":"o4-mini","state":{"type":"item","id":"rs_1","encrypted_content":"gAAAAB=="}}}"#,
+        ),
+        ("responses item, not encrypted", r#"{"opaque":{"provider":"openai-responses","state":{"type":"item","id":"rs_2"}}}"#),
+        (
+            "gemini thought",
+            r#"{"summary":["Checking Rome."],"opaque":{"provider":"gemini","model":"gemini-2.5-flash","state":{"type":"thought","signature":"c2ln"}}}"#,
+        ),
+        ("gemini thought, unsigned", r#"{"summary":["Short."],"opaque":{"provider":"gemini","state":{"type":"thought"}}}"#),
+        ("gemini thought signature", r#"{"opaque":{"provider":"gemini","state":{"type":"thought_signature","signature":"c2ln"}}}"#),
+    ];
+
+    fn issued(provider: &str, model: Option<&str>, state: ReasoningState) -> Option<OpaqueReasoning> {
+        Some(OpaqueReasoning::new(provider, model.map(str::to_owned), state))
+    }
+
+    #[test]
+    fn the_saved_form_of_every_state_reads_back_and_writes_back_byte_for_byte() {
+        let strings = |parts: &[&str]| parts.iter().map(|part| (*part).to_owned()).collect::<Vec<_>>();
+        let expected = [
+            Reasoning::new(
+                strings(&["Let me think."]),
+                Vec::new(),
+                issued("anthropic", Some("claude-sonnet-4-5"), ReasoningState::Signed { signature: "EqQBCgIYAhIM==".into() }),
+            ),
+            Reasoning::new(Vec::new(), Vec::new(), issued("anthropic", None, ReasoningState::Redacted { data: "EmwKAhgB".into() })),
+            Reasoning::new(
+                Vec::new(),
+                strings(&["Compared both."]),
+                issued(
+                    "openai-responses",
+                    Some("o4-mini"),
+                    ReasoningState::Item { id: "rs_1".into(), encrypted_content: Some("gAAAAB==".into()) },
+                ),
+            ),
+            Reasoning::new(
+                Vec::new(),
+                Vec::new(),
+                issued("openai-responses", None, ReasoningState::Item { id: "rs_2".into(), encrypted_content: None }),
+            ),
+            Reasoning::new(
+                Vec::new(),
+                strings(&["Checking Rome."]),
+                issued("gemini", Some("gemini-2.5-flash"), ReasoningState::Thought { signature: Some("c2ln".into()) }),
+            ),
+            Reasoning::new(Vec::new(), strings(&["Short."]), issued("gemini", None, ReasoningState::Thought { signature: None })),
+            Reasoning::new(
+                Vec::new(),
+                Vec::new(),
+                issued("gemini", None, ReasoningState::ThoughtSignature { signature: "c2ln".into() }),
+            ),
+        ];
+        for ((kind, saved), expected) in SAVED.into_iter().zip(expected) {
+            let read: Reasoning = serde_json::from_str(saved).unwrap_or_else(|error| panic!("{kind}: {error}"));
+            assert_eq!(read, expected, "{kind}: read back as another state");
+            assert_eq!(serde_json::to_string(&read).unwrap(), saved, "{kind}: written back differently");
+            assert_eq!(serde_json::to_string(&expected).unwrap(), saved, "{kind}: a new state is saved differently");
+        }
+    }
+
     #[test]
     fn opaque_state_belongs_to_its_provider() {
         let signed = Reasoning::new(
