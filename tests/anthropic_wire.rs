@@ -12,7 +12,7 @@ use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::RetryPolicy;
 use toolloop::providers::anthropic::Anthropic;
-use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+use toolloop::reasoning::Reasoning;
 use toolloop::{
     CancellationToken, ContentBlock, Conversation, FailureKind, Message, Model, ModelRequest, Role, StopReason, Tool,
     ToolCall, ToolResult, ToolSet, Usage,
@@ -127,15 +127,14 @@ async fn the_request_is_exactly_the_messages_api_shape_and_the_response_parses_b
     );
 
     // The thinking block is kept, with its signature, for the next request.
-    let thinking = OpaqueReasoning::new(
-        "anthropic",
-        Some("claude-test-20250101".into()),
-        ReasoningState::Signed { signature: "sig".into() },
-    );
+    let thinking: Reasoning = serde_json::from_value(json!({"text": ["…"], "opaque": {
+        "provider": "anthropic", "model": "claude-test-20250101", "state": {"type": "signed", "signature": "sig"}
+    }}))
+    .unwrap();
     assert_eq!(
         response.content,
         vec![
-            ContentBlock::Reasoning(Reasoning::new(vec!["…".into()], Vec::new(), Some(thinking))),
+            ContentBlock::Reasoning(thinking),
             ContentBlock::text("Checking Oslo and retrying Rome."),
             ContentBlock::ToolCall(ToolCall::new("toolu_03", "weather", json!({"city": "Oslo"}))),
             ContentBlock::ToolCall(ToolCall::new("toolu_04", "weather", json!({"city": "Rome"}))),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use common::{ask, call, calls};
 use serde_json::json;
-use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+use toolloop::reasoning::Reasoning;
 use toolloop::run::{Governance, Resolution};
 use toolloop::store::{ConversationStore, MemoryStore, SqliteStore, StoreError};
 use toolloop::testing::ScriptedModel;
@@ -69,13 +69,16 @@ async fn every_block() -> Conversation {
     }
     conversation.compact(1);
     assert!(conversation.messages()[1].text().contains("omitted"), "{conversation:?}");
-    let signed = OpaqueReasoning::new("anthropic", None, ReasoningState::Signed { signature: "sig==".into() });
+    let signed: Reasoning = serde_json::from_value(json!({
+        "text": ["Let me think."], "opaque": {"provider": "anthropic", "state": {"type": "signed", "signature": "sig=="}}
+    }))
+    .unwrap();
     conversation.push_user("Weather in Lyon, and delete my files?");
     conversation.push(
         Message::new(
             Role::Assistant,
             vec![
-                ContentBlock::Reasoning(Reasoning::new(vec!["Let me think.".into()], vec![], Some(signed))),
+                ContentBlock::Reasoning(signed),
                 ContentBlock::Reasoning(Reasoning::from_text("Plain thoughts.")),
                 ContentBlock::text("Looking."),
                 ContentBlock::ToolCall(ToolCall::new("w0", "weather", json!({"city": "Paris"}))),

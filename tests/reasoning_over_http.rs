@@ -437,7 +437,7 @@ async fn one_conversation_switches_anthropic_then_responses_then_ollama() {
     assert!(!sent.to_string().contains("gAAAA"));
     assert!(!sent.to_string().contains("redacted_thinking"));
     // The raw history kept everything.
-    assert!(conversation.messages().iter().any(|m| m.reasoning().any(|r| r.opaque.is_some())));
+    assert!(conversation.messages().iter().any(|m| m.reasoning().any(|r| r.opaque_provider().is_some())));
 }
 
 #[tokio::test]

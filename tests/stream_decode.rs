@@ -3,9 +3,9 @@
 //! events accumulates back to exactly itself.
 
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use toolloop::model::{ModelErrorKind, parse_partial_json};
-use toolloop::reasoning::{OpaqueReasoning, Reasoning, ReasoningState};
+use toolloop::reasoning::Reasoning;
 use toolloop::testing::chunk_response;
 use toolloop::{ContentBlock, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
@@ -124,18 +124,23 @@ async fn a_stream_of_events_collects_into_the_response() {
 }
 
 /// Reasoning as providers return it: plain text, signed thinking, redacted
-/// thinking, or a Responses item with a summary.
+/// thinking, or a Responses item with a summary. The opaque states are built
+/// as a saved conversation holds them (their types are the crate's own).
 fn reasoning() -> impl Strategy<Value = Reasoning> {
     let text = prop::collection::vec("\\PC{0,12}", 0..3);
     let state = prop_oneof![
         Just(None),
-        "[A-Za-z0-9+/=]{0,12}".prop_map(|signature| Some(ReasoningState::Signed { signature })),
-        "[A-Za-z0-9+/=]{1,12}".prop_map(|data| Some(ReasoningState::Redacted { data })),
-        ("rs_[a-z0-9]{1,6}", prop::option::of("[A-Za-z0-9]{1,12}"))
-            .prop_map(|(id, encrypted_content)| Some(ReasoningState::Item { id, encrypted_content })),
+        "[A-Za-z0-9+/=]{0,12}".prop_map(|signature| Some(json!({"type": "signed", "signature": signature}))),
+        "[A-Za-z0-9+/=]{1,12}".prop_map(|data| Some(json!({"type": "redacted", "data": data}))),
+        ("rs_[a-z0-9]{1,6}", prop::option::of("[A-Za-z0-9]{1,12}")).prop_map(|(id, encrypted_content)| Some(
+            json!({"type": "item", "id": id, "encrypted_content": encrypted_content})
+        )),
     ];
     (text.clone(), text, state, prop::option::of("[a-z0-9-]{1,8}")).prop_map(|(text, summary, state, model)| {
-        let opaque = state.map(|state| OpaqueReasoning::new("p", model, state));
-        Reasoning::new(text, summary, opaque)
+        let mut saved = json!({"text": text, "summary": summary});
+        if let Some(state) = state {
+            saved["opaque"] = json!({"provider": "p", "model": model, "state": state});
+        }
+        serde_json::from_value(saved).unwrap()
     })
 }

@@ -351,7 +351,7 @@ pub(crate) fn summarize(content: &[ContentBlock]) -> String {
                 out,
                 "reasoning({} chars, opaque={})",
                 reasoning.visible_text().chars().count(),
-                reasoning.opaque.is_some()
+                reasoning.opaque_provider().is_some()
             ),
         };
     }

@@ -305,7 +305,7 @@ mod tests {
             let mut message = Message::new(
                 Role::Assistant,
                 vec![
-                    ContentBlock::Reasoning(Reasoning::new(vec!["think".into()], Vec::new(), Some(opaque))),
+                    ContentBlock::Reasoning(Reasoning::with_opaque(vec!["think".into()], Vec::new(), opaque)),
                     ContentBlock::Reasoning(Reasoning::from_text("plain")),
                     ContentBlock::text("checking"),
                     ContentBlock::ToolCall(ToolCall::new("call_1", "weather", json!({"city": "Paris"}))),
@@ -336,7 +336,7 @@ mod tests {
         // The plain reasoning stays (each wire format decides whether it can send it).
         assert_eq!(view.messages[1].reasoning().count(), 1);
         assert_eq!(view.messages[1].reasoning_text(), "plain");
-        assert!(view.messages[1].reasoning().all(|r| r.opaque.is_none()));
+        assert!(view.messages[1].reasoning().all(|r| r.opaque_provider().is_none()));
         assert!(matches!(conversation.view_for("openai-responses"), Cow::Owned(_)));
         assert_eq!(conversation, before);
     }

@@ -651,8 +651,8 @@ mod tests {
         let signed = OpaqueReasoning::new("anthropic", None, ReasoningState::Signed { signature: "sig".into() });
         let redacted = OpaqueReasoning::new("anthropic", None, ReasoningState::Redacted { data: "opaque".into() });
         let response = ModelResponse::new(vec![
-            ContentBlock::Reasoning(Reasoning::new(vec!["think, then".into()], Vec::new(), Some(signed))),
-            ContentBlock::Reasoning(Reasoning::new(Vec::new(), Vec::new(), Some(redacted))),
+            ContentBlock::Reasoning(Reasoning::with_opaque(vec!["think, then".into()], Vec::new(), signed)),
+            ContentBlock::Reasoning(Reasoning::with_opaque(Vec::new(), Vec::new(), redacted)),
             ContentBlock::text(""),
             ContentBlock::text("two blocks"),
             ContentBlock::ToolCall(ToolCall::new("a", "t", json!("{}"))),

@@ -3,7 +3,7 @@
 //!
 //! - In a conversation, reasoning is a [`Reasoning`] block of an assistant
 //!   message ([`ContentBlock::Reasoning`](crate::ContentBlock::Reasoning)),
-//!   with what only its provider can read in [`OpaqueReasoning`].
+//!   with what only its provider can read kept inside it.
 //! - In a request, [`ReasoningConfig`] (an [`effort`](ReasoningEffort) or a
 //!   token budget, and whether to get a [`summary`](ReasoningSummary)) says
 //!   how hard to think; a setting a provider's API would reject fails before
@@ -27,12 +27,17 @@ pub use config::{ReasoningConfig, ReasoningEffort, ReasoningSummary};
 /// wrote it: Anthropic `thinking`, Ollama `thinking`, the `reasoning_content`
 /// of OpenAI-compatible servers) or [`summary`](Self::summary) (a summary the
 /// provider wrote about it: OpenAI Responses summary parts, Gemini thought
-/// summaries). What only the
-/// provider can read — a signature, redacted or encrypted reasoning — sits in
-/// [`opaque`](Self::opaque), tagged with the provider that issued it: it is
-/// sent back byte for byte, in place, to that provider only, and left out of
-/// the requests to any other (see [`Conversation::view_for`](crate::Conversation::view_for)).
-/// Serde keeps every byte of it, so a saved conversation resumes where it was.
+/// summaries). What only the provider can read — a signature, redacted or
+/// encrypted reasoning — is kept inside, tagged with the provider that
+/// issued it ([`opaque_provider`](Self::opaque_provider)): it is sent back
+/// byte for byte, in place, to that provider only, and left out of the
+/// requests to any other (see [`Conversation::view_for`](crate::Conversation::view_for)).
+///
+/// Serde keeps every byte of it, so a saved conversation resumes where it
+/// was. The opaque part is saved as `"opaque": {"provider": ..., "model":
+/// ..., "state": {"type": ..., ...}}`, `type` one of `signed` and `redacted`
+/// (Anthropic `thinking` and `redacted_thinking`), `item` (an OpenAI
+/// Responses `reasoning` item), `thought` and `thought_signature` (Gemini).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Reasoning {
@@ -44,19 +49,26 @@ pub struct Reasoning {
     pub summary: Vec<String>,
     /// State only the issuing provider can read, replayed to it unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opaque: Option<OpaqueReasoning>,
+    pub(crate) opaque: Option<OpaqueReasoning>,
 }
 
 impl Reasoning {
     /// Reasoning shown as `text` with nothing opaque (Ollama `thinking`,
     /// `reasoning_content`, a test model).
     pub fn from_text(text: impl Into<String>) -> Self {
-        Self { text: vec![text.into()], summary: Vec::new(), opaque: None }
+        Self::new(vec![text.into()], Vec::new())
     }
 
-    /// Reasoning with the given readable parts and opaque state.
-    pub fn new(text: Vec<String>, summary: Vec<String>, opaque: Option<OpaqueReasoning>) -> Self {
-        Self { text, summary, opaque }
+    /// Reasoning with the given readable parts and nothing opaque. Only a
+    /// provider's response (or a saved conversation) gives reasoning that
+    /// its provider alone can read.
+    pub fn new(text: Vec<String>, summary: Vec<String>) -> Self {
+        Self { text, summary, opaque: None }
+    }
+
+    /// Reasoning with opaque state, as a provider's response gives it.
+    pub(crate) fn with_opaque(text: Vec<String>, summary: Vec<String>, opaque: OpaqueReasoning) -> Self {
+        Self { text, summary, opaque: Some(opaque) }
     }
 
     /// What a reader can see: the text when there is any, else the summary,
@@ -66,37 +78,48 @@ impl Reasoning {
         parts.join("\n")
     }
 
+    /// The provider that issued the state this reasoning carries that only
+    /// it can read ([`Model::provider`](crate::Model::provider)), or `None`
+    /// when there is none: readable reasoning goes to every provider.
+    pub fn opaque_provider(&self) -> Option<&str> {
+        self.opaque.as_ref().map(|opaque| opaque.provider.as_str())
+    }
+
     /// Whether this reasoning carries state that only `provider` can read.
     pub fn is_opaque_to(&self, provider: &str) -> bool {
-        self.opaque.as_ref().is_some_and(|opaque| opaque.provider != provider)
+        self.opaque_provider().is_some_and(|issuer| issuer != provider)
+    }
+
+    /// The opaque state `provider` issued, for its own requests.
+    pub(crate) fn state_for(&self, provider: &str) -> Option<&ReasoningState> {
+        self.opaque.as_ref().filter(|opaque| opaque.provider == provider).map(|opaque| &opaque.state)
     }
 }
 
 /// Reasoning state only the issuing provider can read.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct OpaqueReasoning {
+pub(crate) struct OpaqueReasoning {
     /// The provider that issued it ([`Model::provider`](crate::Model::provider)).
-    pub provider: String,
+    pub(crate) provider: String,
     /// The model that issued it, for APIs that tie the state to a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The state itself.
-    pub state: ReasoningState,
+    pub(crate) state: ReasoningState,
 }
 
 impl OpaqueReasoning {
     /// State issued by `provider` (and `model`, when the API ties it to one).
-    pub fn new(provider: impl Into<String>, model: Option<String>, state: ReasoningState) -> Self {
+    pub(crate) fn new(provider: impl Into<String>, model: Option<String>, state: ReasoningState) -> Self {
         Self { provider: provider.into(), model, state }
     }
 }
 
-/// The provider-specific part of [`OpaqueReasoning`].
+/// The provider-specific part of [`OpaqueReasoning`]. Its serde form is
+/// what saved conversations hold: never change it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ReasoningState {
+pub(crate) enum ReasoningState {
     /// Anthropic `thinking`: the signature the API verifies against the
     /// thinking text ([`Reasoning::text`], one part).
     Signed {
@@ -140,9 +163,9 @@ mod tests {
 
     #[test]
     fn visible_text_prefers_the_text_over_the_summary() {
-        let both = Reasoning::new(vec!["a".into(), "b".into()], vec!["s".into()], None);
+        let both = Reasoning::new(vec!["a".into(), "b".into()], vec!["s".into()]);
         assert_eq!(both.visible_text(), "a\nb");
-        let summary = Reasoning::new(Vec::new(), vec!["s1".into(), "s2".into()], None);
+        let summary = Reasoning::new(Vec::new(), vec!["s1".into(), "s2".into()]);
         assert_eq!(summary.visible_text(), "s1\ns2");
         assert_eq!(Reasoning::default().visible_text(), "");
     }
@@ -169,21 +192,21 @@ mod tests {
         ("gemini thought signature", r#"{"opaque":{"provider":"gemini","state":{"type":"thought_signature","signature":"c2ln"}}}"#),
     ];
 
-    fn issued(provider: &str, model: Option<&str>, state: ReasoningState) -> Option<OpaqueReasoning> {
-        Some(OpaqueReasoning::new(provider, model.map(str::to_owned), state))
+    fn issued(provider: &str, model: Option<&str>, state: ReasoningState) -> OpaqueReasoning {
+        OpaqueReasoning::new(provider, model.map(str::to_owned), state)
     }
 
     #[test]
     fn the_saved_form_of_every_state_reads_back_and_writes_back_byte_for_byte() {
         let strings = |parts: &[&str]| parts.iter().map(|part| (*part).to_owned()).collect::<Vec<_>>();
         let expected = [
-            Reasoning::new(
+            Reasoning::with_opaque(
                 strings(&["Let me think."]),
                 Vec::new(),
                 issued("anthropic", Some("claude-sonnet-4-5"), ReasoningState::Signed { signature: "EqQBCgIYAhIM==".into() }),
             ),
-            Reasoning::new(Vec::new(), Vec::new(), issued("anthropic", None, ReasoningState::Redacted { data: "EmwKAhgB".into() })),
-            Reasoning::new(
+            Reasoning::with_opaque(Vec::new(), Vec::new(), issued("anthropic", None, ReasoningState::Redacted { data: "EmwKAhgB".into() })),
+            Reasoning::with_opaque(
                 Vec::new(),
                 strings(&["Compared both."]),
                 issued(
@@ -192,18 +215,18 @@ mod tests {
                     ReasoningState::Item { id: "rs_1".into(), encrypted_content: Some("gAAAAB==".into()) },
                 ),
             ),
-            Reasoning::new(
+            Reasoning::with_opaque(
                 Vec::new(),
                 Vec::new(),
                 issued("openai-responses", None, ReasoningState::Item { id: "rs_2".into(), encrypted_content: None }),
             ),
-            Reasoning::new(
+            Reasoning::with_opaque(
                 Vec::new(),
                 strings(&["Checking Rome."]),
                 issued("gemini", Some("gemini-2.5-flash"), ReasoningState::Thought { signature: Some("c2ln".into()) }),
             ),
-            Reasoning::new(Vec::new(), strings(&["Short."]), issued("gemini", None, ReasoningState::Thought { signature: None })),
-            Reasoning::new(
+            Reasoning::with_opaque(Vec::new(), strings(&["Short."]), issued("gemini", None, ReasoningState::Thought { signature: None })),
+            Reasoning::with_opaque(
                 Vec::new(),
                 Vec::new(),
                 issued("gemini", None, ReasoningState::ThoughtSignature { signature: "c2ln".into() }),
@@ -219,11 +242,13 @@ mod tests {
 
     #[test]
     fn opaque_state_belongs_to_its_provider() {
-        let signed = Reasoning::new(
+        let signed = Reasoning::with_opaque(
             vec!["think".into()],
             Vec::new(),
-            Some(OpaqueReasoning::new("anthropic", None, ReasoningState::Signed { signature: "sig".into() })),
+            OpaqueReasoning::new("anthropic", None, ReasoningState::Signed { signature: "sig".into() }),
         );
+        assert_eq!(signed.opaque_provider(), Some("anthropic"));
+        assert_eq!(Reasoning::from_text("plain").opaque_provider(), None);
         assert!(!signed.is_opaque_to("anthropic"));
         assert!(signed.is_opaque_to("openai-responses"));
         assert!(!Reasoning::from_text("plain").is_opaque_to("anthropic"));

@@ -382,8 +382,7 @@ fn input_block(role: WireRole, block: &ContentBlock) -> Option<InputBlock<'_>> {
 /// Reasoning without an Anthropic signature cannot be sent: the API verifies
 /// every thinking block, so text from another model would be rejected.
 fn thinking_block(reasoning: &Reasoning) -> Option<InputBlock<'_>> {
-    let opaque = reasoning.opaque.as_ref().filter(|opaque| opaque.provider == PROVIDER)?;
-    match &opaque.state {
+    match reasoning.state_for(PROVIDER)? {
         ReasoningState::Signed { signature } => {
             let thinking = match reasoning.text.as_slice() {
                 [one] => Cow::Borrowed(one.as_str()),
@@ -400,7 +399,7 @@ fn thinking_block(reasoning: &Reasoning) -> Option<InputBlock<'_>> {
 /// redacted data) kept for the next request.
 pub(super) fn reasoning_from(model: Option<&String>, state: ReasoningState, text: Vec<String>) -> Reasoning {
     let opaque = OpaqueReasoning::new(PROVIDER, model.cloned(), state);
-    Reasoning::new(text, Vec::new(), Some(opaque))
+    Reasoning::with_opaque(text, Vec::new(), opaque)
 }
 
 impl TryFrom<MessagesResponse> for ModelResponse {
@@ -617,7 +616,7 @@ mod thinking_tests {
                 crate::message::Role::Assistant,
                 vec![
                     ContentBlock::Reasoning(Reasoning::from_text("plain thoughts")),
-                    ContentBlock::Reasoning(Reasoning::new(Vec::new(), vec!["sum".into()], Some(foreign))),
+                    ContentBlock::Reasoning(Reasoning::with_opaque(Vec::new(), vec!["sum".into()], foreign)),
                     ContentBlock::text("hello"),
                 ],
             );

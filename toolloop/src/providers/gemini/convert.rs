@@ -26,7 +26,7 @@ use crate::providers::http::{
     ApiError, ApiKey, Body, BodyResult, CallSettings, Format, RequestHeaders, Secret, write_element,
 };
 use crate::reasoning::ReasoningError;
-use crate::reasoning::{Reasoning, ReasoningState};
+use crate::reasoning::ReasoningState;
 
 /// The signature the API documents for function calls its models did not
 /// make (history from another model, calls written by hand): it skips the
@@ -326,7 +326,7 @@ fn model_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<Part<'
     let alone = |signature: &'a str| text_part(Cow::Borrowed(""), Some(signature));
     for block in blocks {
         match block {
-            ContentBlock::Reasoning(reasoning) => match gemini_state(reasoning) {
+            ContentBlock::Reasoning(reasoning) => match reasoning.state_for(PROVIDER) {
                 Some(ReasoningState::ThoughtSignature { signature }) => {
                     parts.extend(pending.replace(signature).map(alone));
                 }
@@ -365,10 +365,6 @@ fn model_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<Part<'
     parts
 }
 
-/// The Gemini state of a reasoning block Gemini issued.
-fn gemini_state(reasoning: &Reasoning) -> Option<&ReasoningState> {
-    reasoning.opaque.as_ref().filter(|opaque| opaque.provider == PROVIDER).map(|opaque| &opaque.state)
-}
 
 #[cfg(test)]
 mod tests {
@@ -384,11 +380,7 @@ mod tests {
 
     fn signature(signature: &str) -> ContentBlock {
         let state = ReasoningState::ThoughtSignature { signature: signature.into() };
-        ContentBlock::Reasoning(Reasoning::new(
-            Vec::new(),
-            Vec::new(),
-            Some(OpaqueReasoning::new("gemini", None, state)),
-        ))
+        ContentBlock::Reasoning(Reasoning::with_opaque(Vec::new(), Vec::new(), OpaqueReasoning::new("gemini", None, state)))
     }
 
     #[test]
@@ -399,10 +391,10 @@ mod tests {
             Message::new(
                 Role::Assistant,
                 vec![
-                    ContentBlock::Reasoning(Reasoning::new(
+                    ContentBlock::Reasoning(Reasoning::with_opaque(
                         Vec::new(),
                         vec!["**Checking**".into()],
-                        Some(OpaqueReasoning::new("gemini", None, thought)),
+                        OpaqueReasoning::new("gemini", None, thought),
                     )),
                     signature("c2lnMQ=="),
                     ContentBlock::ToolCall(ToolCall::new("c1", "weather", json!({"city": "Paris"}))),

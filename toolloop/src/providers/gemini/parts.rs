@@ -176,7 +176,7 @@ impl Parts {
     }
 
     fn reasoning(&self, summary: Vec<String>, state: ReasoningState) -> Reasoning {
-        Reasoning::new(Vec::new(), summary, Some(OpaqueReasoning::new(PROVIDER, self.model.clone(), state)))
+        Reasoning::with_opaque(Vec::new(), summary, OpaqueReasoning::new(PROVIDER, self.model.clone(), state))
     }
 
     /// Closes the open part: a thought gets its finished block.

@@ -85,7 +85,7 @@ mod tests {
         let response = decoded.result.unwrap();
         assert_eq!(response.text(), "Hello.");
         assert_eq!(response.reasoning_text(), "Let me think.");
-        let states: Vec<_> = response.reasoning().map(|r| r.opaque.as_ref().unwrap().state.clone()).collect();
+        let states: Vec<_> = response.reasoning().map(|r| r.state_for("gemini").unwrap().clone()).collect();
         assert_eq!(
             states,
             [

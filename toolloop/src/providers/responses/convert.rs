@@ -167,8 +167,7 @@ pub(super) fn input_items(messages: &[Message]) -> Vec<InputItem<'_>> {
 /// A reasoning item as the API issued it. Reasoning without a Responses
 /// item id (another provider's, or plain text) has no input item.
 fn reasoning_item(reasoning: &Reasoning) -> Option<InputItem<'_>> {
-    let opaque = reasoning.opaque.as_ref().filter(|opaque| opaque.provider == PROVIDER)?;
-    let ReasoningState::Item { id, encrypted_content } = &opaque.state else { return None };
+    let ReasoningState::Item { id, encrypted_content } = reasoning.state_for(PROVIDER)? else { return None };
     Some(InputItem::Reasoning {
         id,
         summary: reasoning.summary.iter().map(|text| SummaryPart { kind: "summary_text", text }).collect(),
@@ -283,7 +282,7 @@ pub(super) fn reasoning_from(
     encrypted_content: Option<String>,
 ) -> Reasoning {
     let opaque = OpaqueReasoning::new(PROVIDER, model, ReasoningState::Item { id, encrypted_content });
-    Reasoning::new(text, summary, Some(opaque))
+    Reasoning::with_opaque(text, summary, opaque)
 }
 
 /// A call's arguments from the JSON string the API sends. Text that is not

@@ -253,7 +253,7 @@ mod tests {
             Message::new(
                 crate::message::Role::Assistant,
                 vec![
-                    ContentBlock::Reasoning(Reasoning::new(Vec::new(), vec!["sum".into()], Some(opaque))),
+                    ContentBlock::Reasoning(Reasoning::with_opaque(Vec::new(), vec!["sum".into()], opaque)),
                     ContentBlock::ToolCall(ToolCall::new("call_1", "weather", json!({"city": "Paris"}))),
                 ],
             )
