@@ -21,7 +21,7 @@ use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::prelude::*;
 use toolloop::run::{ContextPolicy, estimate_tokens};
-use toolloop::testing::FunctionModel;
+use toolloop::testing::ScriptedModel;
 
 const PAGES: u32 = 10;
 
@@ -45,10 +45,10 @@ impl ReadPage {
 /// Offline: reads the pages one by one, then answers; bills like a prompt
 /// cache that holds everything up to the previous call; rejects prompts
 /// over a 4,000-token window like Anthropic does.
-fn offline() -> FunctionModel {
+fn offline() -> ScriptedModel {
     const WINDOW: u64 = 4_000;
     let previous = AtomicUsize::new(0);
-    FunctionModel::new(move |request| {
+    ScriptedModel::from_fn(move |request| {
         let tokens = estimate_tokens(&request.messages) + 2_000; // system prompt and tools
         if tokens > WINDOW {
             return Err(ModelError::new(

@@ -13,15 +13,14 @@
 //! The first provider is the environment's when one is configured
 //! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
 //! and a scripted model playing provider "alpha" otherwise. The second is a
-//! local closure model playing provider "beta", so the example can show
-//! exactly what that provider was sent.
+//! scripted model playing provider "beta", which records its requests, so
+//! the example can show exactly what that provider was sent.
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::testing::{FunctionModel, RecordedRequest, ScriptedModel};
+use toolloop::testing::ScriptedModel;
 
 /// Today's weather in a city.
 #[derive(toolloop::Tool)]
@@ -109,17 +108,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("  the conversation now holds {} messages\n", conversation.len());
 
     println!("3. switching to provider \"beta\"");
-    // The second provider: a closure model that keeps what it was sent.
-    let received: Arc<Mutex<Vec<RecordedRequest>>> = Arc::default();
-    let log = received.clone();
-    let beta = FunctionModel::new(move |request| {
-        log.lock().unwrap_or_else(PoisonError::into_inner).push(request.clone());
-        Ok(ModelResponse::from_text("Paris had the nicer day: sunny and 21 °C against rain in Oslo.")
-            .with_usage(Usage::new(500, 18)))
-    })
-    .with_provider("beta");
+    // The second provider: a test model that plays "beta" and records what it was sent.
+    let beta = ScriptedModel::new()
+        .respond(
+            ModelResponse::from_text("Paris had the nicer day: sunny and 21 °C against rain in Oslo.")
+                .with_usage(Usage::new(500, 18)),
+        )
+        .with_provider("beta");
     let switched = Agent::builder()
-        .model(beta)
+        .model(beta.clone())
         .system("You answer weather questions with the weather tool. One sentence.")
         .tool::<Weather>()
         .build()?;
@@ -128,7 +125,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("  answer: {}", switched.run(&mut conversation).await?.output);
 
     println!("\n  what provider \"beta\" was sent: the first provider's tool calls and results as text");
-    let requests = received.lock().unwrap_or_else(PoisonError::into_inner);
+    let requests = beta.requests();
     print_messages(&requests[0].messages);
     assert_eq!(requests[0].messages, view, "the request is the conversation's view for \"beta\"");
     println!("\n  the raw history still holds the first provider's tool calls as tool calls:");

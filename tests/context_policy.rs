@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, estimate_tokens};
-use toolloop::testing::FunctionModel;
+use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, ContentBlock, Conversation, Message, ModelError, ModelResponse, Role, ToolCall};
 
 /// Fetches a page.
@@ -34,8 +34,8 @@ impl Fetch {
 
 /// A model with a context window of `window` estimated tokens that fetches
 /// `pages` (each a batch of parallel calls of the given sizes), then answers.
-fn model(window: u64, pages: Vec<Vec<usize>>, seen: Arc<Mutex<Vec<Vec<Message>>>>) -> FunctionModel {
-    FunctionModel::new(move |request| {
+fn model(window: u64, pages: Vec<Vec<usize>>, seen: Arc<Mutex<Vec<Vec<Message>>>>) -> ScriptedModel {
+    ScriptedModel::from_fn(move |request| {
         let tokens = estimate_tokens(&request.messages);
         if tokens > window {
             return Err(ModelError::new(
@@ -70,7 +70,7 @@ fn model(window: u64, pages: Vec<Vec<usize>>, seen: Arc<Mutex<Vec<Vec<Message>>>
     })
 }
 
-fn agent(model: FunctionModel, policy: Option<ContextPolicy>) -> Agent {
+fn agent(model: ScriptedModel, policy: Option<ContextPolicy>) -> Agent {
     let builder = Agent::builder().model(model).system("Read the pages.").tool::<Fetch>().max_iterations(40);
     match policy {
         Some(policy) => builder.context_policy(policy).build().unwrap(),

@@ -19,7 +19,7 @@ use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
 use toolloop::run::journal::{JournalEntry, MemoryJournal};
 use toolloop::run::{ContextPolicy, Decision, Governance, RunMetadata};
-use toolloop::testing::FunctionModel;
+use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
 /// Fetch a record; counts every execution.
@@ -195,8 +195,8 @@ fn model(script: &Arc<Vec<Scripted>>, world: &World) -> Fallback {
             response(index, scripted)
         }
     };
-    Fallback::new(FunctionModel::new(answer(true)).with_provider("primary"))
-        .then(FunctionModel::new(answer(false)).with_provider("secondary"))
+    Fallback::new(ScriptedModel::from_fn(answer(true)).with_provider("primary"))
+        .then(ScriptedModel::from_fn(answer(false)).with_provider("secondary"))
 }
 
 async fn run(
@@ -334,7 +334,7 @@ proptest! {
 /// consistent.
 #[tokio::test]
 async fn an_unreadable_entry_fails_its_step_naming_it() {
-    let agent = Agent::builder().model(FunctionModel::new(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
+    let agent = Agent::builder().model(ScriptedModel::from_fn(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
     let old = JournalEntry::new("model call 1", json!({"format": 0, "value": {"Ok": {}}}));
     let journal = MemoryJournal::replaying([old]);
     let mut conversation = ask("go");

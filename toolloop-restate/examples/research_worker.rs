@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use restate_sdk::prelude::*;
-use toolloop::testing::FunctionModel;
+use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, Conversation, Model, ModelResponse, ToolCall};
 use toolloop_restate::{RestateJournal, Session, ToolApprovals, idempotency_key};
 
@@ -68,8 +68,8 @@ mod service {
 use service::Research;
 
 /// Offline: look the latest question up, then answer (as text or as the report).
-fn offline() -> FunctionModel {
-    FunctionModel::new(|request| {
+fn offline() -> ScriptedModel {
+    ScriptedModel::from_fn(|request| {
         let messages = &request.messages;
         let asked = messages.iter().rposition(|m| m.role == toolloop::Role::User && !m.text().is_empty());
         let question = asked.map(|index| messages[index].text()).unwrap_or_default();

@@ -141,7 +141,7 @@
 //! | "stop when tools keep failing" | [`max_consecutive_tool_failures`](crate::AgentBuilder::max_consecutive_tool_failures), [`stop_on_failed_tool`](crate::AgentBuilder::stop_on_failed_tool), [`stop_on_denied_tool`](crate::AgentBuilder::stop_on_denied_tool). |
 //! | `join_all(calls)` | [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls): bounded, results kept in call order. |
 //! | a second client when the first is down | [`providers::Fallback`](crate::providers::Fallback); switching models mid-conversation works because each request is a [view](crate::Conversation::view_for) for its provider. |
-//! | mocking the HTTP client in tests | [`testing::ScriptedModel`](crate::testing::ScriptedModel) and [`testing::FunctionModel`](crate::testing::FunctionModel): script the model, then assert on the requests it received. |
+//! | mocking the HTTP client in tests | [`testing::ScriptedModel`](crate::testing::ScriptedModel) (a script, or [`from_fn`](crate::testing::ScriptedModel::from_fn) a closure): script the model, then assert on the requests it received. |
 //!
 //! ## The loop, with a terminal check and an iteration-limit hook
 //!
@@ -300,9 +300,9 @@
 //!
 //! The test models in [`testing`](crate::testing) need no network:
 //! [`ScriptedModel`](crate::testing::ScriptedModel) plays a script of
-//! responses (and fails loudly when the run asks for more), records every
-//! request, and [`FunctionModel`](crate::testing::FunctionModel) answers
-//! with a closure.
+//! responses (and fails loudly when the run asks for more), or answers with
+//! a closure ([`ScriptedModel::from_fn`](crate::testing::ScriptedModel::from_fn)),
+//! and records every request.
 //!
 //! ```
 //! use toolloop::testing::ScriptedModel;

@@ -40,7 +40,7 @@
 //! | Anthropic Messages | `output_config.format: {type: "json_schema", schema}` | always (objects closed; numeric bounds, lengths and `maxItems` moved into descriptions) | yes; Claude Opus/Sonnet 4.5, Haiku 4.5 and later only |
 //! | Ollama | `format: <schema>` | the server's grammar | **no**: the grammar leaves no room for a tool call |
 //! | Gemini (and Vertex AI) | `generationConfig: {responseMimeType: "application/json", responseJsonSchema: <schema>}` | the type's own schema (the API reads `type`, `properties`, `required`, `enum`, `items`, `anyOf`, `$ref`/`$defs`, `minimum`/`maximum`, `minItems`/`maxItems` and a few more; other keywords are ignored, and still checked on the answer) | yes on Gemini 3 and later; **no** before (the API answers 400) |
-//! | test models ([`ScriptedModel`](crate::testing::ScriptedModel), [`FunctionModel`](crate::testing::FunctionModel)) | [`RecordedRequest::response_schema`](crate::testing::RecordedRequest::response_schema) | | yes |
+//! | test models ([`ScriptedModel`](crate::testing::ScriptedModel), scripted or [`from_fn`](crate::testing::ScriptedModel::from_fn)) | [`RecordedRequest::response_schema`](crate::testing::RecordedRequest::response_schema) | | yes |
 //!
 //! "Strict" comes from the same transformation as OpenAI-strict tool
 //! schemas ([`ResponseSchema::strict_schema`](crate::model::ResponseSchema::strict_schema)):

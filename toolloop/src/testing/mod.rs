@@ -1,4 +1,4 @@
-//! Models for tests: scripted responses and closures, no network; and
+//! Models for tests: scripted responses or a closure, no network; and
 //! [`Cassette`]s, which record a real provider's answers once and replay
 //! them offline.
 //!
@@ -19,13 +19,11 @@
 
 #[cfg(feature = "http")]
 pub(crate) mod cassette;
-mod function;
 mod recorded;
 mod scripted;
 
 #[cfg(feature = "http")]
 pub use cassette::{Cassette, CassetteError, RECORD_VARIABLE};
-pub use function::FunctionModel;
 pub use recorded::RecordedRequest;
 pub use scripted::ScriptedModel;
 

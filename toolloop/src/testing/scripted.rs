@@ -1,6 +1,8 @@
-//! A model that replays a script of responses.
+//! A model that replays a script of responses, or answers with a function
+//! of the request.
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -13,7 +15,8 @@ use crate::model::{
 
 /// How many characters each delta carries unless `with_chunk_size` says.
 const DEFAULT_CHUNK: usize = 64;
-/// A model that answers from a queue of scripted steps, in order.
+/// A model that answers from a queue of scripted steps, in order, or with a
+/// function of the request ([`from_fn`](Self::from_fn)).
 ///
 /// It records every request it receives ([`requests`](Self::requests)),
 /// fails loudly with [`ModelErrorKind::ScriptExhausted`] when asked for more
@@ -32,6 +35,19 @@ pub struct ScriptedModel {
 struct Inner {
     steps: Mutex<VecDeque<Step>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Answers each call the script has no step for.
+    function: Option<Function>,
+}
+
+/// The closure of [`ScriptedModel::from_fn`].
+type Respond = dyn Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Send + Sync;
+
+struct Function(Box<Respond>);
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Function")
+    }
 }
 
 #[derive(Debug)]
@@ -57,6 +73,37 @@ impl ScriptedModel {
     /// A script of `responses`, answered in order.
     pub fn from_responses(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
         responses.into_iter().fold(Self::new(), Self::respond)
+    }
+
+    /// A model whose answer `respond` computes from the request, as the
+    /// model is sent it: for answers that depend on what the run sent, such
+    /// as echoing the last tool result back, or a model that plays a whole
+    /// task offline. The requests are recorded as a script's are, and steps
+    /// added to the script ([`respond`](Self::respond), [`fail`](Self::fail),
+    /// ...) answer first: `respond` answers every call the script has no
+    /// step for, so the model never reports
+    /// [`ScriptExhausted`](ModelErrorKind::ScriptExhausted).
+    ///
+    /// ```
+    /// use toolloop::testing::ScriptedModel;
+    /// use toolloop::{Agent, Conversation, ModelResponse};
+    ///
+    /// # tokio_test::block_on(async {
+    /// let model =
+    ///     ScriptedModel::from_fn(|request| Ok(ModelResponse::from_text(format!("{} messages", request.messages.len()))));
+    /// let agent = Agent::builder().model(model.clone()).build()?;
+    /// let mut conversation = Conversation::new();
+    /// conversation.push_user("How many?");
+    /// assert_eq!(agent.run(&mut conversation).await?.output, "1 messages");
+    /// assert_eq!(model.requests()[0].last_text(), "How many?");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn from_fn(
+        respond: impl Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Send + Sync + 'static,
+    ) -> Self {
+        let inner = Inner { function: Some(Function(Box::new(respond))), ..Inner::default() };
+        Self { inner: Arc::new(inner), provider: None, chunk_size: None }
     }
 
     /// Adds a response to the end of the script.
@@ -94,9 +141,11 @@ impl ScriptedModel {
         self.push(Step::Hang)
     }
 
-    /// Reports `provider` instead of [`TEST_PROVIDER`], for tests of a
-    /// conversation that switches providers (see
-    /// [`FunctionModel::with_provider`](super::FunctionModel::with_provider)).
+    /// Reports `provider` instead of [`TEST_PROVIDER`], so a test (or an
+    /// example) can play two providers and watch a conversation switch
+    /// between them: each sees the other's tool calls as text
+    /// ([`ModelRequest::view_for`]), and [`requests`](Self::requests) shows
+    /// what this one was sent.
     pub fn with_provider(mut self, provider: impl Into<Arc<str>>) -> Self {
         self.provider = Some(provider.into());
         self
@@ -175,14 +224,22 @@ impl Model for ScriptedModel {
 }
 
 impl ScriptedModel {
-    /// Records `request` and takes the next step, with the request's number.
+    /// Records `request` and takes the next step, with the request's number:
+    /// the script's, else the function's answer.
     fn take(&self, request: &ModelRequest<'_>) -> (usize, Option<Step>) {
-        let number = {
-            let mut requests = lock(&self.inner.requests);
-            requests.push(RecordedRequest::sent_to(self.provider(), request));
-            requests.len()
+        let recorded = RecordedRequest::sent_to(self.provider(), request);
+        let step = lock(&self.inner.steps).pop_front();
+        // The function runs with no lock held: it may look at the model too.
+        let step = match (step, &self.inner.function) {
+            (None, Some(Function(respond))) => Some(match respond(&recorded) {
+                Ok(response) => Step::Respond(response),
+                Err(error) => Step::Fail(error),
+            }),
+            (step, _) => step,
         };
-        (number, lock(&self.inner.steps).pop_front())
+        let mut requests = lock(&self.inner.requests);
+        requests.push(recorded);
+        (requests.len(), step)
     }
 
     async fn answer(&self, number: usize, step: Option<Step>) -> Result<ModelResponse, ModelError> {
@@ -237,6 +294,55 @@ mod tests {
     #[should_panic(expected = "1 unused step")]
     fn assert_consumed_panics_with_steps_left() {
         ScriptedModel::new().respond(ModelResponse::from_text("unused")).assert_consumed();
+    }
+
+    #[tokio::test]
+    async fn a_function_answers_from_the_request_after_the_script() {
+        let model = ScriptedModel::from_fn(|request| Ok(ModelResponse::from_text(format!("echo: {}", request.last_text()))))
+            .respond(ModelResponse::from_text("scripted"));
+        let ping = [crate::Message::user("ping")];
+        assert_eq!(model.complete(ModelRequest::new(&ping)).await.unwrap().text(), "scripted");
+        let pong = [crate::Message::user("pong")];
+        assert_eq!(model.complete(ModelRequest::new(&pong)).await.unwrap().text(), "echo: pong");
+        let events: Vec<_> = model.stream(ModelRequest::new(&ping)).collect().await;
+        assert!(events.iter().any(|e| matches!(e, Ok(StreamEvent::TextDelta { text, .. }) if text == "echo: ping")), "{events:?}");
+        model.assert_consumed();
+        let requests = model.requests();
+        assert_eq!(requests.iter().map(RecordedRequest::last_text).collect::<Vec<_>>(), ["ping", "pong", "ping"]);
+        assert_eq!(model.provider(), TEST_PROVIDER);
+    }
+
+    #[tokio::test]
+    async fn a_function_fails_as_it_says() {
+        let model = ScriptedModel::from_fn(|request| {
+            Err(ModelError::new(ModelErrorKind::RateLimited, "test", format!("{} messages", request.messages.len())))
+        });
+        let error = model.complete(ModelRequest::new(&[])).await.unwrap_err();
+        assert_eq!((error.kind(), error.message()), (ModelErrorKind::RateLimited, "0 messages"));
+        assert_eq!(model.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn plays_another_provider_whose_view_flattens_the_test_providers_calls() {
+        use crate::{ContentBlock, Conversation, Message, ToolCall, ToolResult};
+        let mut conversation = Conversation::new();
+        conversation.push_user("weather?");
+        conversation.push(
+            ModelResponse::from_tool_calls([ToolCall::new("1", "weather", serde_json::json!({}))])
+                .to_message(TEST_PROVIDER),
+        );
+        conversation.push(Message::from_tool_results([ToolResult::success("1", "sunny")]));
+        let model = ScriptedModel::from_fn(|request| {
+            let calls =
+                request.messages.iter().flat_map(|m| &m.content).filter(|b| matches!(b, ContentBlock::ToolCall(_)));
+            Ok(ModelResponse::from_text(format!("{} tool calls", calls.count())))
+        })
+        .with_provider("other");
+        assert_eq!(model.provider(), "other");
+        let view = conversation.view_for(model.provider());
+        let reply = model.complete(ModelRequest::new(&view)).await.unwrap();
+        assert_eq!(reply.text(), "0 tool calls", "the test provider's call reached `other` as text");
+        assert!(model.requests()[0].messages.iter().all(|m| m.tool_calls().next().is_none()));
     }
 
     #[test]
