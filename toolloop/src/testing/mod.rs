@@ -23,7 +23,7 @@ mod recorded;
 mod scripted;
 
 #[cfg(feature = "http")]
-pub use cassette::{Cassette, CassetteError, RECORD_VARIABLE};
+pub use cassette::{Cassette, RECORD_VARIABLE};
 pub use recorded::RecordedRequest;
 pub use scripted::ScriptedModel;
 

@@ -302,8 +302,8 @@ mod tests {
             .respond(ModelResponse::from_text("scripted"));
         let ping = [crate::Message::user("ping")];
         assert_eq!(model.complete(ModelRequest::new(&ping)).await.unwrap().text(), "scripted");
-        let pong = [crate::Message::user("pong")];
-        assert_eq!(model.complete(ModelRequest::new(&pong)).await.unwrap().text(), "echo: pong");
+        let second = [crate::Message::user("pong")];
+        assert_eq!(model.complete(ModelRequest::new(&second)).await.unwrap().text(), "echo: pong");
         let events: Vec<_> = model.stream(ModelRequest::new(&ping)).collect().await;
         assert!(events.iter().any(|e| matches!(e, Ok(StreamEvent::TextDelta { text, .. }) if text == "echo: ping")), "{events:?}");
         model.assert_consumed();

@@ -35,7 +35,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::CassetteError;
+use super::error;
 
 /// What the `format` field says.
 const FORMAT: &str = "toolloop-cassette";
@@ -167,34 +167,29 @@ impl File {
     }
 
     /// Reads the cassette at `path`.
-    pub(crate) fn load(path: &Path) -> Result<Self, CassetteError> {
+    pub(crate) fn load(path: &Path) -> std::io::Result<Self> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CassetteError::Missing { path: path.to_owned() });
-            }
-            Err(error) => return Err(CassetteError::Io { path: path.to_owned(), error }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(error::missing(path)),
+            Err(cause) => return Err(error::io(path, &cause)),
         };
         // The version first, so that a newer file says so rather than
         // failing on a field this version does not know.
-        let head: Value = serde_json::from_str(&text)
-            .map_err(|error| CassetteError::Invalid { path: path.to_owned(), reason: error.to_string() })?;
+        let head: Value = serde_json::from_str(&text).map_err(|cause| error::invalid(path, cause))?;
         if head.get("format").and_then(Value::as_str) != Some(FORMAT) {
-            let reason = format!("not a toolloop cassette (no `\"format\": \"{FORMAT}\"`)");
-            return Err(CassetteError::Invalid { path: path.to_owned(), reason });
+            return Err(error::invalid(path, format_args!("not a toolloop cassette (no `\"format\": \"{FORMAT}\"`)")));
         }
         let version = head.get("version").and_then(Value::as_u64).unwrap_or(0);
         if version == 0 || version > u64::from(VERSION) {
-            return Err(CassetteError::Version { path: path.to_owned(), version, supported: VERSION });
+            return Err(error::version(path, version, VERSION));
         }
-        serde_json::from_value(head)
-            .map_err(|error| CassetteError::Invalid { path: path.to_owned(), reason: error.to_string() })
+        serde_json::from_value(head).map_err(|cause| error::invalid(path, cause))
     }
 
     /// Writes the cassette to `path` (creating its folder), pretty-printed
     /// with a final newline.
-    pub(crate) fn save(&self, path: &Path) -> Result<(), CassetteError> {
-        let io = |error| CassetteError::Io { path: path.to_owned(), error };
+    pub(crate) fn save(&self, path: &Path) -> std::io::Result<()> {
+        let io = |cause| error::io(path, &cause);
         if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
             std::fs::create_dir_all(folder).map_err(io)?;
         }
@@ -206,6 +201,8 @@ impl File {
 
 #[cfg(test)]
 mod tests {
+    use std::io::ErrorKind;
+
     use serde_json::json;
 
     use super::{Data, Event, File, Interaction, Line, Payload, Request, Response, ResponseBody};
@@ -253,13 +250,29 @@ mod tests {
         let newer = folder.join("newer.json");
         std::fs::write(&newer, r#"{"format": "toolloop-cassette", "version": 9, "interactions": [], "new": 1}"#)
             .unwrap();
-        let error = File::load(&newer).unwrap_err().to_string();
-        assert!(error.contains("version 9") && error.contains("newer toolloop"), "{error}");
+        let error = File::load(&newer).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidData);
+        let message = error.to_string();
+        assert!(message.contains("version 9") && message.contains("newer toolloop"), "{message}");
         let other = folder.join("other.json");
         std::fs::write(&other, r#"{"interactions": []}"#).unwrap();
-        assert!(File::load(&other).unwrap_err().to_string().contains("not a toolloop cassette"));
-        let missing = File::load(&folder.join("missing.json")).unwrap_err().to_string();
-        assert!(missing.contains("TOOLLOOP_RECORD=1"), "{missing}");
+        let error = File::load(&other).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidData);
+        assert!(error.to_string().contains("not a toolloop cassette") && error.to_string().contains("other.json"));
+        let broken = folder.join("broken.json");
+        std::fs::write(&broken, "{").unwrap();
+        let error = File::load(&broken).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidData);
+        assert!(error.to_string().contains("broken.json: EOF while parsing"), "{error}");
+        let missing = File::load(&folder.join("missing.json")).unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+        assert!(missing.to_string().contains("missing.json") && missing.to_string().contains("TOOLLOOP_RECORD=1"));
+        // A folder where the file should be cannot be read: the read's own
+        // error, with the path.
+        let unreadable = File::load(&folder).unwrap_err();
+        assert!(unreadable.to_string().starts_with(&format!("cassette {}: ", folder.display())), "{unreadable}");
+        let save = File::new(Vec::new()).save(&folder).unwrap_err();
+        assert!(save.to_string().starts_with(&format!("cassette {}: ", folder.display())), "{save}");
         std::fs::remove_dir_all(folder).unwrap();
     }
 }

@@ -21,11 +21,11 @@
 //! See the guide's [Test your agents](crate::guide#test-your-agents) section.
 
 mod capture;
+mod error;
 mod file;
 mod matching;
 mod tape;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -59,111 +59,6 @@ impl Mode {
     }
 }
 
-/// A cassette could not be used, or its replay went wrong.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum CassetteError {
-    /// Replay found no file.
-    #[error(
-        "no cassette at {}: record it by running this test once with {RECORD_VARIABLE}=1 and the provider's API key \
-         set (for example `{RECORD_VARIABLE}=1 cargo test NAME`), then commit the file",
-        path.display()
-    )]
-    Missing {
-        /// Where it was looked for.
-        path: PathBuf,
-    },
-    /// The file could not be read or written.
-    #[error("cassette {}: {error}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What failed.
-        #[source]
-        error: std::io::Error,
-    },
-    /// The file is not a cassette this toolloop can read.
-    #[error("cassette {}: {reason}", path.display())]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The file was written by a newer toolloop (or says no version).
-    #[error(
-        "cassette {} is version {version}; this toolloop reads versions 1 to {supported}: a newer toolloop wrote it, \
-         or re-record it with {RECORD_VARIABLE}=1",
-        path.display()
-    )]
-    Version {
-        /// The file.
-        path: PathBuf,
-        /// The version it says.
-        version: u64,
-        /// The newest version this toolloop reads.
-        supported: u32,
-    },
-    /// A request differs from the one recorded at its place.
-    #[error("{}", mismatch(path, *request, differences))]
-    Mismatch {
-        /// The file.
-        path: PathBuf,
-        /// The request's place in the run, from 1.
-        request: usize,
-        /// Where the request differs, one line per place: its JSON pointer
-        /// (the one [`Cassette::ignore_pointer`] takes), what the cassette
-        /// holds there and what was sent (`/body/model: recorded "a", sent
-        /// "b"`; a side that holds nothing reads `nothing`).
-        differences: Vec<String>,
-    },
-    /// More requests were made than the cassette recorded.
-    #[error(
-        "request {} was made, but the cassette {} recorded only {recorded}: re-record it with {RECORD_VARIABLE}=1",
-        recorded + 1,
-        path.display()
-    )]
-    Exhausted {
-        /// The file.
-        path: PathBuf,
-        /// How many interactions it holds.
-        recorded: usize,
-    },
-    /// The run ended with interactions not played.
-    #[error(
-        "the cassette {} recorded {recorded} interactions but only {played} were played: the agent made fewer \
-         calls than when it was recorded (re-record it with {RECORD_VARIABLE}=1, or allow it with \
-         `allow_unplayed()`)",
-        path.display()
-    )]
-    Unplayed {
-        /// The file.
-        path: PathBuf,
-        /// How many were played.
-        played: usize,
-        /// How many it holds.
-        recorded: usize,
-    },
-}
-
-/// The message of [`CassetteError::Mismatch`]: one line per difference.
-fn mismatch(path: &Path, request: usize, differences: &[String]) -> String {
-    const SHOWN: usize = 20;
-    let mut message = format!(
-        "request {request} does not match the one recorded in the cassette {} (re-record it with \
-         {RECORD_VARIABLE}=1, or ignore a field with `ignore_field` / `ignore_pointer`):",
-        path.display()
-    );
-    for difference in differences.iter().take(SHOWN) {
-        message.push_str("\n  ");
-        message.push_str(difference);
-    }
-    if differences.len() > SHOWN {
-        let _ = write!(message, "\n  … and {} more", differences.len() - SHOWN);
-    }
-    message
-}
-
 /// Records a test's HTTP exchanges with a provider into a file, or replays
 /// them from it; give it to a model with
 /// [`HttpModelBuilder::cassette`](crate::providers::HttpModelBuilder::cassette).
@@ -171,6 +66,19 @@ fn mismatch(path: &Path, request: usize, differences: &[String]) -> String {
 /// Dropping it checks the replay (unless the test is already failing): a
 /// request that did not match, or an interaction left unplayed, panics
 /// with the reason. [`finish`](Self::finish) returns the same as an error.
+///
+/// A cassette is a file, so its errors are [`std::io::Error`]s whose message
+/// names the file and says what to do, of the kind that says what went
+/// wrong: [`NotFound`](std::io::ErrorKind::NotFound) (replay found no file:
+/// the message says how to record it), the kind of a read or write that
+/// failed, [`InvalidData`](std::io::ErrorKind::InvalidData) (not a cassette,
+/// or one a newer toolloop wrote), and from a replay
+/// [`InvalidInput`](std::io::ErrorKind::InvalidInput) (a request differs
+/// from the recorded one: the differences by JSON pointer),
+/// [`UnexpectedEof`](std::io::ErrorKind::UnexpectedEof) (more requests than
+/// recorded) or [`Other`](std::io::ErrorKind::Other) (interactions left
+/// unplayed). During a run, a replay that fails fails the model call, with a
+/// [`ModelError`](crate::ModelError) that says the same.
 ///
 /// ```no_run
 /// use toolloop::providers::anthropic::Anthropic;
@@ -189,7 +97,7 @@ fn mismatch(path: &Path, request: usize, differences: &[String]) -> String {
 /// ```no_run
 /// use toolloop::testing::Cassette;
 ///
-/// # fn main() -> Result<(), toolloop::testing::CassetteError> {
+/// # fn main() -> std::io::Result<()> {
 /// let cassette = Cassette::replay("tests/cassettes/weather.json")?
 ///     .ignore_field("user_id")
 ///     .ignore_pointer("/headers/anthropic-beta")
@@ -207,25 +115,25 @@ impl Cassette {
     /// The cassette at `path`, recording when `TOOLLOOP_RECORD=1` and
     /// replaying otherwise. Replay fails when there is no file, with how
     /// to record it.
-    pub fn open(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
+    pub fn open(path: impl Into<PathBuf>) -> std::io::Result<Self> {
         Self::with_mode(path.into(), Mode::from_env())
     }
 
     /// The cassette at `path`, recording whatever `TOOLLOOP_RECORD` says:
     /// calls go to the API, and the file is written anew with what they
     /// exchanged.
-    pub fn record(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
+    pub fn record(path: impl Into<PathBuf>) -> std::io::Result<Self> {
         Self::with_mode(path.into(), Mode::Record)
     }
 
     /// The cassette at `path`, replaying whatever `TOOLLOOP_RECORD` says:
     /// reads the file (an error when it is missing, saying how to record
     /// it); calls are answered from it and nothing is sent.
-    pub fn replay(path: impl Into<PathBuf>) -> Result<Self, CassetteError> {
+    pub fn replay(path: impl Into<PathBuf>) -> std::io::Result<Self> {
         Self::with_mode(path.into(), Mode::Replay)
     }
 
-    fn with_mode(path: PathBuf, mode: Mode) -> Result<Self, CassetteError> {
+    fn with_mode(path: PathBuf, mode: Mode) -> std::io::Result<Self> {
         let tape = Tape::new(path, mode)?;
         Ok(Self { tape: Arc::new(tape), allow_unplayed: false, finished: false })
     }
@@ -272,12 +180,12 @@ impl Cassette {
     /// Ends the test's use of it: in record mode, writes the file; in
     /// replay, fails when a request did not match (the first such) or, unless
     /// allowed, when interactions were left unplayed.
-    pub fn finish(mut self) -> Result<(), CassetteError> {
+    pub fn finish(mut self) -> std::io::Result<()> {
         self.finished = true;
         self.check()
     }
 
-    fn check(&self) -> Result<(), CassetteError> {
+    fn check(&self) -> std::io::Result<()> {
         if !self.tape.is_replaying() {
             self.tape.save();
         }

@@ -15,7 +15,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use super::capture::{self, Secrets};
 use super::file::{File, Interaction, Request, Response, ResponseBody};
 use super::matching::{self, Ignored};
-use super::{CassetteError, Mode};
+use super::{Mode, error};
 use crate::model::{BoxFuture, ModelError, ModelErrorKind};
 use crate::providers::{BodyStream, Framing, Incoming, Network, Outgoing, Recorder, Secret, Transport};
 
@@ -35,11 +35,11 @@ struct State {
     recorded: Vec<Interaction>,
     next: usize,
     /// Replay: requests that did not match, or found nothing left to play.
-    failures: Vec<CassetteError>,
+    failures: Vec<std::io::Error>,
     /// Record: one slot per request sent, in order.
     slots: Vec<Slot>,
     /// Record: the first write that failed.
-    write_error: Option<CassetteError>,
+    write_error: Option<std::io::Error>,
 }
 
 enum Slot {
@@ -69,7 +69,7 @@ impl Recorder for Tape {
 impl Tape {
     /// A tape for `path`: in replay, the file's interactions; in record,
     /// none yet.
-    pub(super) fn new(path: PathBuf, mode: Mode) -> Result<Self, CassetteError> {
+    pub(super) fn new(path: PathBuf, mode: Mode) -> std::io::Result<Self> {
         let recorded = match mode {
             Mode::Replay => File::load(&path)?.interactions,
             Mode::Record => Vec::new(),
@@ -113,7 +113,7 @@ impl Tape {
     /// What is wrong with the cassette's use so far: a write that failed,
     /// a request that did not match, or (unless `allow_unplayed`)
     /// interactions left unplayed.
-    pub(super) fn verdict(&self, allow_unplayed: bool) -> Result<(), CassetteError> {
+    pub(super) fn verdict(&self, allow_unplayed: bool) -> std::io::Result<()> {
         let mut state = self.state();
         if let Some(error) = state.write_error.take() {
             return Err(error);
@@ -123,7 +123,7 @@ impl Tape {
         }
         let (played, recorded) = (state.next, state.recorded.len());
         if self.mode == Mode::Replay && played < recorded && !allow_unplayed {
-            return Err(CassetteError::Unplayed { path: self.path.clone(), played, recorded });
+            return Err(error::unplayed(&self.path, played, recorded));
         }
         Ok(())
     }
@@ -162,7 +162,7 @@ impl Tape {
         let mut state = self.state();
         let index = state.next;
         let failure = match state.recorded.get(index) {
-            None => CassetteError::Exhausted { path: self.path.clone(), recorded: state.recorded.len() },
+            None => error::exhausted(&self.path, state.recorded.len()),
             Some(recorded) => {
                 let ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 let differences = matching::differences(&recorded.request, sent, &ignored);
@@ -171,11 +171,8 @@ impl Tape {
                     state.next += 1;
                     return Ok(response);
                 }
-                CassetteError::Mismatch {
-                    path: self.path.clone(),
-                    request: index + 1,
-                    differences: differences.iter().map(ToString::to_string).collect(),
-                }
+                let differences: Vec<String> = differences.iter().map(ToString::to_string).collect();
+                error::mismatch(&self.path, index + 1, &differences)
             }
         };
         let error = ModelError::new(ModelErrorKind::Other, provider, failure.to_string());
