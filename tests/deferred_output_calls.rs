@@ -390,24 +390,25 @@ async fn a_paused_run_replayed_from_its_journal_reports_and_counts_nothing_twice
             let paused = agent.run_journaled(&mut conversation, &journal).await.unwrap_err();
             assert!(paused.is_deferred());
             let metadata: RunMetadata = paused.metadata().clone();
-            (conversation, metadata, tool_events(&seen.take_events()), journal.entries())
+            (conversation, metadata, tool_events(&seen.take_events()), journal)
         };
         let seen = Seen::default();
-        let (conversation, metadata, events, entries) = run(seen.clone(), MemoryJournal::new()).await;
+        let (conversation, metadata, events, journal) = run(seen.clone(), MemoryJournal::new()).await;
+        let steps = journal.steps();
         assert_eq!(metadata.tool_calls, 0);
         assert!(events.iter().all(|event| event.starts_with("deferred")), "{events:?}");
-        let approvals = entries.iter().filter(|entry| entry.step.starts_with("approval ")).count();
-        assert_eq!(approvals, calls.len(), "one approval step per call: {entries:?}");
-        for kept in 0..=entries.len() {
+        let approvals = steps.iter().filter(|step| step.starts_with("approval ")).count();
+        assert_eq!(approvals, calls.len(), "one approval step per call: {steps:?}");
+        for kept in 0..=steps.len() {
             let again = Seen::default();
             let (replayed, replayed_metadata, replayed_events, _) =
-                run(again.clone(), MemoryJournal::replaying(entries[..kept].iter().cloned())).await;
+                run(again.clone(), MemoryJournal::replay_first(&journal, kept)).await;
             assert_eq!(replayed, conversation, "replaying {kept} steps");
             let mut elapsed_aside = replayed_metadata;
             elapsed_aside.elapsed = metadata.elapsed;
             assert_eq!(elapsed_aside, metadata, "replaying {kept} steps");
             assert_eq!(replayed_events, events, "replaying {kept} steps");
-            let recorded = entries[..kept].iter().filter(|entry| entry.step.starts_with("approval ")).count();
+            let recorded = steps[..kept].iter().filter(|step| step.starts_with("approval ")).count();
             assert_eq!(again.approver.lock().unwrap().len(), approvals - recorded, "replaying {kept} steps");
         }
     }

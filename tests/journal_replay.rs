@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use common::*;
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
-use toolloop::run::journal::{JournalEntry, MemoryJournal};
+use toolloop::run::journal::MemoryJournal;
 use toolloop::run::{ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
@@ -252,14 +252,15 @@ async fn run(
     (conversation, metadata)
 }
 
-fn count(entries: &[JournalEntry], prefix: &str) -> usize {
-    entries.iter().filter(|entry| entry.step.starts_with(prefix)).count()
+/// The steps of a saved journal (`{"step", "record"}` each) whose name begins with `prefix`.
+fn count(entries: &[Value], prefix: &str) -> usize {
+    entries.iter().filter(|entry| entry["step"].as_str().unwrap().starts_with(prefix)).count()
 }
 
 /// Recorded tool executions whose handler ran (arguments that do not parse never reach it).
-fn handled(entries: &[JournalEntry]) -> usize {
-    let ran = |entry: &&JournalEntry| entry.record["value"]["result"]["failure"] != "invalid_arguments";
-    entries.iter().filter(|entry| entry.step.starts_with("tool ")).filter(ran).count()
+fn handled(entries: &[Value]) -> usize {
+    let ran = |entry: &&Value| entry["record"]["value"]["result"]["failure"] != "invalid_arguments";
+    entries.iter().filter(|entry| entry["step"].as_str().unwrap().starts_with("tool ")).filter(ran).count()
 }
 
 async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Index) {
@@ -267,7 +268,8 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
     let world = World::default();
     let journal = MemoryJournal::new();
     let (conversation, metadata) = run(&setup, &script, &world, &journal).await;
-    let entries = journal.entries();
+    let saved = serde_json::to_value(&journal).unwrap();
+    let entries = saved.as_array().unwrap();
     // Every step the run did was recorded.
     assert_eq!(
         count(&entries, "model call ") + count(&entries, "summary "),
@@ -278,12 +280,13 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
     assert_eq!(setup.time_limit, count(&entries, "clock ") > 0 || entries.is_empty());
 
     // Through JSON and back, as a durable engine stores it.
-    let entries: Vec<JournalEntry> = serde_json::from_str(&serde_json::to_string(&entries).unwrap()).unwrap();
+    let stored: MemoryJournal = serde_json::from_str(&serde_json::to_string(&journal).unwrap()).unwrap();
+    assert_eq!(serde_json::to_value(&stored).unwrap(), saved);
     for kept in [cut.index(entries.len() + 1), entries.len()] {
         let prefix = &entries[..kept];
         let model_calls = count(prefix, "model call ");
         let replay_world = World::at(model_calls);
-        let replay = MemoryJournal::replaying(prefix.iter().cloned());
+        let replay = MemoryJournal::replay_first(&stored, kept);
         let (again, again_metadata) = run(&setup, &script, &replay_world, &replay).await;
 
         assert_eq!(again, conversation, "replaying {kept} of {} steps", entries.len());
@@ -307,8 +310,8 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
             world.summaries.load(Ordering::SeqCst) - count(prefix, "summary ")
         );
         // And the journal is whole again.
-        let mut rebuilt: Vec<String> = replay.entries().into_iter().map(|entry| entry.step).collect();
-        let mut original: Vec<String> = entries.iter().map(|entry| entry.step.clone()).collect();
+        let mut rebuilt = replay.steps();
+        let mut original = journal.steps();
         rebuilt.sort();
         original.sort();
         assert_eq!(rebuilt, original);
@@ -335,8 +338,8 @@ proptest! {
 #[tokio::test]
 async fn an_unreadable_entry_fails_its_step_naming_it() {
     let agent = Agent::builder().model(ScriptedModel::from_fn(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
-    let old = JournalEntry::new("model call 1", json!({"format": 0, "value": {"Ok": {}}}));
-    let journal = MemoryJournal::replaying([old]);
+    let old = json!([{"step": "model call 1", "record": {"format": 0, "value": {"Ok": {}}}}]);
+    let journal: MemoryJournal = serde_json::from_value(old).unwrap();
     let mut conversation = ask("go");
     let error = agent.run_journaled(&mut conversation, &journal, &CancellationToken::new()).await.unwrap_err();
     let source = std::error::Error::source(&error).map(ToString::to_string).unwrap_or_default();

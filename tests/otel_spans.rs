@@ -396,7 +396,7 @@ async fn a_replayed_step_is_marked_on_its_span() {
     }
 
     // The whole journal replayed: a model with no script left is never called.
-    let replay = MemoryJournal::replaying(journal.entries());
+    let replay = MemoryJournal::replay(&journal);
     let again = agent(ScriptedModel::new());
     let (done, replayed) =
         traced(|| async { again.run_journaled(&mut ask("Write"), &replay, &CancellationToken::new()).await }).await;
@@ -443,7 +443,7 @@ async fn a_run_partly_replayed_marks_only_the_steps_read_from_the_journal() {
     first.run_journaled(&mut ask("go"), &journal, &cancel).await.unwrap();
 
     // The first model call from the journal, the tool and the second call done again.
-    let partial = MemoryJournal::replaying(journal.entries().into_iter().take(1));
+    let partial = MemoryJournal::replay_first(&journal, 1);
     let second = agent(ScriptedModel::new().respond(ModelResponse::from_text("done")));
     let (done, trace) = traced(|| async { second.run_journaled(&mut ask("go"), &partial, &cancel).await }).await;
     assert_eq!(done.unwrap().output, "done");

@@ -65,7 +65,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-pub use memory::{JournalEntry, MemoryJournal};
+pub use memory::MemoryJournal;
 pub use record::{JOURNAL_FORMAT, JournalError, decode, decode_str, encode};
 
 use super::governance::{Approver, Decision};
