@@ -668,7 +668,10 @@ fn a_changed_request_fails_with_a_diff_by_json_pointer() {
         assert!(first.starts_with("request 1 does not match"), "{error}");
         assert_eq!(
             differences,
-            format!("  /body/messages/1/content: recorded {}, sent \"Which is larger, Rome or Berlin?\"", json!(QUESTION))
+            format!(
+                "  /body/messages/1/content: recorded {}, sent \"Which is larger, Rome or Berlin?\"",
+                json!(QUESTION)
+            )
         );
 
         // Told to ignore that field, the replay serves the recorded answers.

@@ -272,12 +272,12 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
     let entries = saved.as_array().unwrap();
     // Every step the run did was recorded.
     assert_eq!(
-        count(&entries, "model call ") + count(&entries, "summary "),
+        count(entries, "model call ") + count(entries, "summary "),
         world.model_calls.load(Ordering::SeqCst) + world.summaries.load(Ordering::SeqCst)
     );
-    assert_eq!(handled(&entries), world.tool_executions());
-    assert_eq!(count(&entries, "approval "), world.approvals.load(Ordering::SeqCst));
-    assert_eq!(setup.time_limit, count(&entries, "clock ") > 0 || entries.is_empty());
+    assert_eq!(handled(entries), world.tool_executions());
+    assert_eq!(count(entries, "approval "), world.approvals.load(Ordering::SeqCst));
+    assert_eq!(setup.time_limit, count(entries, "clock ") > 0 || entries.is_empty());
 
     // Through JSON and back, as a durable engine stores it.
     let stored: MemoryJournal = serde_json::from_str(&serde_json::to_string(&journal).unwrap()).unwrap();
@@ -337,7 +337,8 @@ proptest! {
 /// consistent.
 #[tokio::test]
 async fn an_unreadable_entry_fails_its_step_naming_it() {
-    let agent = Agent::builder().model(ScriptedModel::from_fn(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
+    let agent =
+        Agent::builder().model(ScriptedModel::from_fn(|_| Ok(ModelResponse::from_text("live")))).build().unwrap();
     let old = json!([{"step": "model call 1", "record": {"format": 0, "value": {"Ok": {}}}}]);
     let journal: MemoryJournal = serde_json::from_value(old).unwrap();
     let mut conversation = ask("go");

@@ -89,16 +89,16 @@ pub use agent::agent::Agent;
 pub use agent::builder::AgentBuilder;
 pub use build_error::BuildError;
 pub use cancel::Cancelled;
-/// tokio-util's cancellation token, as [`Agent::run_with_cancel`], a
-/// [`ToolContext`] and [`ToolSet::execute`] take it: re-exported so that a
-/// caller names it without depending on tokio-util.
-#[doc(no_inline)]
-pub use tokio_util::sync::CancellationToken;
 pub use conversation::Conversation;
 pub use message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
 pub use run::outcome::{RunError, RunOutput};
 pub use stop_reason::StopReason;
+/// tokio-util's cancellation token, as [`Agent::run_with_cancel`], a
+/// [`ToolContext`] and [`ToolSet::execute`] take it: re-exported so that a
+/// caller names it without depending on tokio-util.
+#[doc(no_inline)]
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSet};
 pub use usage::Usage;
 

@@ -183,13 +183,22 @@ mod tests {
             "responses item",
             r#"{"summary":["Compared both."],"opaque":{"provider":"openai-responses","model":"o4-mini","state":{"type":"item","id":"rs_1","encrypted_content":"gAAAAB=="}}}"#,
         ),
-        ("responses item, not encrypted", r#"{"opaque":{"provider":"openai-responses","state":{"type":"item","id":"rs_2"}}}"#),
+        (
+            "responses item, not encrypted",
+            r#"{"opaque":{"provider":"openai-responses","state":{"type":"item","id":"rs_2"}}}"#,
+        ),
         (
             "gemini thought",
             r#"{"summary":["Checking Rome."],"opaque":{"provider":"gemini","model":"gemini-2.5-flash","state":{"type":"thought","signature":"c2ln"}}}"#,
         ),
-        ("gemini thought, unsigned", r#"{"summary":["Short."],"opaque":{"provider":"gemini","state":{"type":"thought"}}}"#),
-        ("gemini thought signature", r#"{"opaque":{"provider":"gemini","state":{"type":"thought_signature","signature":"c2ln"}}}"#),
+        (
+            "gemini thought, unsigned",
+            r#"{"summary":["Short."],"opaque":{"provider":"gemini","state":{"type":"thought"}}}"#,
+        ),
+        (
+            "gemini thought signature",
+            r#"{"opaque":{"provider":"gemini","state":{"type":"thought_signature","signature":"c2ln"}}}"#,
+        ),
     ];
 
     fn issued(provider: &str, model: Option<&str>, state: ReasoningState) -> OpaqueReasoning {
@@ -203,9 +212,17 @@ mod tests {
             Reasoning::with_opaque(
                 strings(&["Let me think."]),
                 Vec::new(),
-                issued("anthropic", Some("claude-sonnet-4-5"), ReasoningState::Signed { signature: "EqQBCgIYAhIM==".into() }),
+                issued(
+                    "anthropic",
+                    Some("claude-sonnet-4-5"),
+                    ReasoningState::Signed { signature: "EqQBCgIYAhIM==".into() },
+                ),
             ),
-            Reasoning::with_opaque(Vec::new(), Vec::new(), issued("anthropic", None, ReasoningState::Redacted { data: "EmwKAhgB".into() })),
+            Reasoning::with_opaque(
+                Vec::new(),
+                Vec::new(),
+                issued("anthropic", None, ReasoningState::Redacted { data: "EmwKAhgB".into() }),
+            ),
             Reasoning::with_opaque(
                 Vec::new(),
                 strings(&["Compared both."]),
@@ -225,7 +242,11 @@ mod tests {
                 strings(&["Checking Rome."]),
                 issued("gemini", Some("gemini-2.5-flash"), ReasoningState::Thought { signature: Some("c2ln".into()) }),
             ),
-            Reasoning::with_opaque(Vec::new(), strings(&["Short."]), issued("gemini", None, ReasoningState::Thought { signature: None })),
+            Reasoning::with_opaque(
+                Vec::new(),
+                strings(&["Short."]),
+                issued("gemini", None, ReasoningState::Thought { signature: None }),
+            ),
             Reasoning::with_opaque(
                 Vec::new(),
                 Vec::new(),

@@ -298,14 +298,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_function_answers_from_the_request_after_the_script() {
-        let model = ScriptedModel::from_fn(|request| Ok(ModelResponse::from_text(format!("echo: {}", request.last_text()))))
-            .respond(ModelResponse::from_text("scripted"));
+        let model =
+            ScriptedModel::from_fn(|request| Ok(ModelResponse::from_text(format!("echo: {}", request.last_text()))))
+                .respond(ModelResponse::from_text("scripted"));
         let ping = [crate::Message::user("ping")];
         assert_eq!(model.complete(ModelRequest::new(&ping)).await.unwrap().text(), "scripted");
         let second = [crate::Message::user("pong")];
         assert_eq!(model.complete(ModelRequest::new(&second)).await.unwrap().text(), "echo: pong");
         let events: Vec<_> = model.stream(ModelRequest::new(&ping)).collect().await;
-        assert!(events.iter().any(|e| matches!(e, Ok(StreamEvent::TextDelta { text, .. }) if text == "echo: ping")), "{events:?}");
+        assert!(
+            events.iter().any(|e| matches!(e, Ok(StreamEvent::TextDelta { text, .. }) if text == "echo: ping")),
+            "{events:?}"
+        );
         model.assert_consumed();
         let requests = model.requests();
         assert_eq!(requests.iter().map(RecordedRequest::last_text).collect::<Vec<_>>(), ["ping", "pong", "ping"]);

@@ -365,7 +365,6 @@ fn model_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<Part<'
     parts
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -380,7 +379,11 @@ mod tests {
 
     fn signature(signature: &str) -> ContentBlock {
         let state = ReasoningState::ThoughtSignature { signature: signature.into() };
-        ContentBlock::Reasoning(Reasoning::with_opaque(Vec::new(), Vec::new(), OpaqueReasoning::new("gemini", None, state)))
+        ContentBlock::Reasoning(Reasoning::with_opaque(
+            Vec::new(),
+            Vec::new(),
+            OpaqueReasoning::new("gemini", None, state),
+        ))
     }
 
     #[test]

@@ -291,7 +291,6 @@ impl Journal for MemoryJournal {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -312,6 +311,7 @@ mod tests {
     }
 
     impl Weather {
+        #[allow(clippy::unused_async)] // the derive's signature
         async fn run(self) -> Result<String, String> {
             Err(format!("the tool ran for {}: it should have been replayed", self.city))
         }
@@ -326,7 +326,13 @@ mod tests {
         let journal: MemoryJournal = serde_json::from_str(SAVED).unwrap();
         assert_eq!(
             journal.steps(),
-            ["clock before model call 1", "model call 1", "tool weather c1", "clock before model call 2", "model call 2"]
+            [
+                "clock before model call 1",
+                "model call 1",
+                "tool weather c1",
+                "clock before model call 2",
+                "model call 2"
+            ]
         );
         assert_eq!(serde_json::to_string(&journal).unwrap(), SAVED);
 
@@ -351,7 +357,9 @@ mod tests {
         conversation.push_user("Weather in Oslo?");
         let done = agent(model.clone()).run_journaled(&mut conversation, &journal, &CancellationToken::new()).await;
         // The tool step was not in the prefix: it ran now.
-        assert!(conversation.messages()[2].tool_results().next().unwrap().content.contains("should have been replayed"));
+        assert!(
+            conversation.messages()[2].tool_results().next().unwrap().content.contains("should have been replayed")
+        );
         assert_eq!(done.unwrap().output, "Still sunny.");
         assert_eq!((journal.replayed_steps(), journal.live_steps()), (2, 3));
         assert_eq!(journal.steps(), saved.steps());
