@@ -157,11 +157,8 @@ async fn decide(store: &SqliteStore, decided: Decided) -> Result<(), Box<dyn std
     let script = ScriptedModel::from_responses([ModelResponse::from_text(answer).with_usage(Usage::new(560, 40))]);
     let agent = agent(script)?;
     // Every call that waits gets the person's decision.
-    let resolutions: Vec<_> = stored
-        .deferred_calls()
-        .iter()
-        .map(|deferred| (deferred.call.id.clone(), resolution.clone()))
-        .collect();
+    let resolutions: Vec<_> =
+        stored.deferred_calls().iter().map(|deferred| (deferred.call.id.clone(), resolution.clone())).collect();
     let done = agent.resume(&mut stored, resolutions).await?;
     let version = store.save(SESSION, &stored, Some(version)).await?;
     println!("\nanswer: {}", done.output);

@@ -87,7 +87,8 @@ async fn a_response_that_does_not_say_who_answered_names_the_model_called() {
     let agent = Agent::builder().model(model).on_event(recorder).build().unwrap();
     agent.run(&mut ask("go")).await.unwrap();
     let events = events.lock().unwrap();
-    let Some(Event::IterationFinished { response, .. }) = events.iter().find(|event| event.name() == "iteration_finished")
+    let Some(Event::IterationFinished { response, .. }) =
+        events.iter().find(|event| event.name() == "iteration_finished")
     else {
         panic!("no iteration finished: {events:?}");
     };

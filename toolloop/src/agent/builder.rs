@@ -21,9 +21,7 @@ use crate::build_error::BuildError;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
-use crate::run::{
-    Governance, Hooks, LimitDecision, LoopOptions, event_hooks, hook_setters, loop_settings, setters,
-};
+use crate::run::{Governance, Hooks, LimitDecision, LoopOptions, event_hooks, hook_setters, loop_settings, setters};
 use crate::tool::ToolExecution;
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 

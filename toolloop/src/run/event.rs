@@ -315,8 +315,8 @@ mod tests {
     use serde_json::json;
 
     use super::Event;
-    use crate::conversation::pending::DeferralReason;
     use crate::conversation::CompactionReason;
+    use crate::conversation::pending::DeferralReason;
     use crate::message::{FailureKind, ToolCall, ToolResult};
     use crate::model::ModelResponse;
     use crate::run::{Termination, Verdict};

@@ -89,10 +89,11 @@ impl Engine<'_> {
                 // (a checkpoint past its limit does not resume).
                 debug_assert_eq!(cursor.iteration, cursor.limit, "an attempt went past its iteration limit");
                 // A panicking hook must not break the run: it counts as "stop".
-                let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(cursor.limit))).unwrap_or_else(|panic| {
-                    tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
-                    LimitDecision::MaxIterations
-                });
+                let decision =
+                    catch_unwind(AssertUnwindSafe(|| control.on_limit(cursor.limit))).unwrap_or_else(|panic| {
+                        tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
+                        LimitDecision::MaxIterations
+                    });
                 match decision {
                     LimitDecision::Extend(more) if more > 0 => cursor.limit = cursor.limit.saturating_add(more),
                     LimitDecision::Signal(signal) => return Ok(LoopOutput::Signal(signal)),

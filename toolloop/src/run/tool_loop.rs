@@ -141,8 +141,7 @@ impl ToolLoop<Infallible> {
     /// ```
     pub fn terminal_check<S>(self, check: impl FnMut(&[ToolExecution]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
-            Box::new(move |limit: u32| hook(limit).map(|never: Infallible| -> S { match never {} }))
-                as LimitHook<S>
+            Box::new(move |limit: u32| hook(limit).map(|never: Infallible| -> S { match never {} })) as LimitHook<S>
         });
         ToolLoop {
             model: self.model,
