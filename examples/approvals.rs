@@ -139,10 +139,10 @@ async fn start(store: &SqliteStore) -> Result<(), Box<dyn std::error::Error>> {
 
 /// Loads the paused session, resumes it with the decision, saves the end.
 async fn decide(store: &SqliteStore, decided: Decided) -> Result<(), Box<dyn std::error::Error>> {
-    let Some(mut stored) = store.load(SESSION).await? else {
+    let Some((mut stored, version)) = store.load(SESSION).await? else {
         return Err("no paused session: run `cargo run --example approvals` first".into());
     };
-    if !stored.conversation.is_pending() {
+    if !stored.is_pending() {
         return Err("the session is not waiting for a decision: run `cargo run --example approvals` first".into());
     }
     let (resolution, answer) = match decided {
@@ -157,14 +157,10 @@ async fn decide(store: &SqliteStore, decided: Decided) -> Result<(), Box<dyn std
     let script = ScriptedModel::from_responses([ModelResponse::from_text(answer).with_usage(Usage::new(560, 40))]);
     let agent = agent(script)?;
     // Every call that waits gets the person's decision.
-    let resolutions: Vec<_> = stored
-        .conversation
-        .deferred_calls()
-        .iter()
-        .map(|deferred| (deferred.call.id.clone(), resolution.clone()))
-        .collect();
-    let done = agent.resume(&mut stored.conversation, resolutions).await?;
-    let version = store.save(SESSION, &stored.conversation, Some(stored.version)).await?;
+    let resolutions: Vec<_> =
+        stored.deferred_calls().iter().map(|deferred| (deferred.call.id.clone(), resolution.clone())).collect();
+    let done = agent.resume(&mut stored, resolutions).await?;
+    let version = store.save(SESSION, &stored, Some(version)).await?;
     println!("\nanswer: {}", done.output);
     let metadata = &done.metadata;
     println!(

@@ -8,7 +8,7 @@
 //! policy keeps the loop inside its window: when the model says the prompt
 //! no longer fits, old tool results are elided from what it is sent (the
 //! conversation keeps them) and the call is made again; a hook prints each
-//! compaction.
+//! compaction's event.
 //!
 //! It runs on a real model when the environment configures one
 //! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `OPENAI_BASE_URL`, `GEMINI_API_KEY`, `OLLAMA_HOST`)
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::prelude::*;
-use toolloop::run::{ContextPolicy, estimate_tokens};
+use toolloop::run::{ContextPolicy, Event, estimate_tokens};
 use toolloop::testing::ScriptedModel;
 
 const PAGES: u32 = 10;
@@ -95,15 +95,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool::<ReadPage>()
         .max_iterations(PAGES + 5)
         .context_policy(ContextPolicy::new().keep_iterations(2))
-        .on_compacted(|compaction| {
-            println!(
-                "  compacted ({:?}): {} old tool results elided, {} messages dropped, ~{} -> ~{} tokens",
-                compaction.reason,
-                compaction.tool_results_elided,
-                compaction.messages_dropped,
-                compaction.estimated_tokens_before,
-                compaction.estimated_tokens_after
-            );
+        .on_event(|event| {
+            if let Event::Compacted {
+                reason,
+                tool_results_elided,
+                messages_dropped,
+                estimated_tokens_before,
+                estimated_tokens_after,
+                ..
+            } = event
+            {
+                println!(
+                    "  compacted ({reason:?}): {tool_results_elided} old tool results elided, \
+                     {messages_dropped} messages dropped, ~{estimated_tokens_before} -> ~{estimated_tokens_after} tokens"
+                );
+            }
         })
         .build()?;
 
@@ -122,7 +128,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "{} compactions; the conversation still holds all {} tool results in full",
-        done.metadata.compactions.len(),
+        done.metadata.compactions,
         conversation.iter().flat_map(Message::tool_results).count()
     );
     Ok(())

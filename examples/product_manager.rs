@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::json;
 use toolloop::prelude::*;
-use toolloop::run::{LimitDecision, LimitReached, LoopOutput, ToolLoop};
+use toolloop::run::{LimitDecision, LoopOutput, ToolLoop};
 use toolloop::testing::ScriptedModel;
 use toolloop::tool::ToolExecution;
 
@@ -148,17 +148,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Extra iterations the hook may hand out, over all runs.
     let mut budget = 3;
-    let ask_for_budget = move |reached: &LimitReached| {
+    let ask_for_budget = move |limit: u32| {
         if budget == 0 {
-            println!("  iteration limit ({}): no budget left, stopping", reached.limit);
+            println!("  iteration limit ({limit}): no budget left, stopping");
             return LimitDecision::MaxIterations;
         }
         let more = budget.min(2);
         budget -= more;
-        println!(
-            "  iteration limit ({}): asked for {more} more iterations ({budget} left in the budget)",
-            reached.limit
-        );
+        println!("  iteration limit ({limit}): asked for {more} more iterations ({budget} left in the budget)");
         LimitDecision::Extend(more)
     };
 

@@ -192,9 +192,7 @@ async fn a_panicking_terminal_check_is_collected_like_a_failing_hook() {
         .unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();
     assert_eq!(done.output, "done");
-    assert_eq!(done.metadata.hook_errors.len(), 1);
-    assert_eq!(done.metadata.hook_errors[0].event, "terminal_check");
-    assert_eq!(done.metadata.hook_errors[0].message, "panicked: bug in check");
+    assert_eq!(done.metadata.hook_errors, ["hook for `terminal_check` failed: panicked: bug in check"]);
 }
 
 #[tokio::test]

@@ -2,8 +2,8 @@
 //! with a typed `ContextOverflow` and the conversation intact; with one, the
 //! view sent to the model is compacted step by step (old tool results
 //! elided, then old iterations dropped or summarised) and the call succeeds,
-//! the raw conversation untouched, metadata and hooks recording what was
-//! compacted. Property: in every view sent, tool calls and results stay
+//! the raw conversation untouched, events saying what was compacted and
+//! metadata counting it. Property: in every view sent, tool calls and results stay
 //! paired and assistant messages (where reasoning lives) are never edited.
 
 #![allow(clippy::unused_async)] // tool handlers are async by contract
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
-use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, estimate_tokens};
+use toolloop::run::{CompactionReason, ContextPolicy, ELIDED_RESULT, Event, estimate_tokens};
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, ContentBlock, Conversation, Message, ModelError, ModelResponse, Role, ToolCall};
 
@@ -78,6 +78,45 @@ fn agent(model: ScriptedModel, policy: Option<ContextPolicy>) -> Agent {
     }
 }
 
+/// What one compaction did, as its event says.
+#[derive(Debug, PartialEq)]
+struct Compacted {
+    reason: CompactionReason,
+    tool_results_elided: usize,
+    messages_dropped: usize,
+    summarised: bool,
+    estimated_tokens_before: u64,
+    estimated_tokens_after: u64,
+}
+
+/// A hook that keeps every compaction the run reports, and what it kept.
+fn compactions() -> (Arc<Mutex<Vec<Compacted>>>, impl Fn(&Event) + Send + Sync + 'static) {
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&kept);
+    let hook = move |event: &Event| {
+        if let Event::Compacted {
+            reason,
+            tool_results_elided,
+            messages_dropped,
+            summarised,
+            estimated_tokens_before,
+            estimated_tokens_after,
+            ..
+        } = event
+        {
+            sink.lock().unwrap().push(Compacted {
+                reason: *reason,
+                tool_results_elided: *tool_results_elided,
+                messages_dropped: *messages_dropped,
+                summarised: *summarised,
+                estimated_tokens_before: *estimated_tokens_before,
+                estimated_tokens_after: *estimated_tokens_after,
+            });
+        }
+    };
+    (kept, hook)
+}
+
 fn every_call_answered(conversation: &Conversation) {
     assert!(conversation.unanswered_tool_calls().is_empty());
 }
@@ -94,7 +133,7 @@ async fn without_a_policy_an_overflow_is_a_typed_error_and_the_conversation_stay
     assert_eq!(model_error.context_window(), Some(3000));
     assert!(model_error.prompt_tokens().unwrap() > 3000);
     every_call_answered(&conversation);
-    assert!(error.metadata().compactions.is_empty());
+    assert_eq!(error.metadata().compactions, 0);
 }
 
 #[tokio::test]
@@ -103,13 +142,15 @@ async fn with_a_policy_old_results_are_elided_then_iterations_dropped_and_the_ru
     let pages = vec![vec![3000]; 8];
     let recorded = Arc::new(Mutex::new(Vec::new()));
     let from_hook = Arc::clone(&recorded);
+    let (compacted, on_event) = compactions();
     let agent = Agent::builder()
         .model(model(4000, pages, Arc::clone(&seen)))
         .system("Read the pages.")
         .tool::<Fetch>()
         .max_iterations(40)
         .context_policy(ContextPolicy::new().keep_iterations(1))
-        .on_compacted(move |compaction| from_hook.lock().unwrap().push(compaction.clone()))
+        .on_compacted(move |reason, before, after| from_hook.lock().unwrap().push((reason, before, after)))
+        .on_event(on_event)
         .build()
         .unwrap();
     let mut conversation = Conversation::new();
@@ -121,13 +162,17 @@ async fn with_a_policy_old_results_are_elided_then_iterations_dropped_and_the_ru
     let results: Vec<_> = conversation.iter().flat_map(Message::tool_results).collect();
     assert_eq!(results.len(), 8);
     assert!(results.iter().all(|result| result.content.len() > 3000));
-    // The view was compacted, and hooks saw each compaction.
-    let compactions = &done.metadata.compactions;
+    // The view was compacted: each compaction is an event, the metadata counts them.
+    let compactions = compacted.lock().unwrap();
     assert!(!compactions.is_empty());
+    assert_eq!(done.metadata.compactions as usize, compactions.len());
     assert!(compactions.iter().all(|c| c.reason == CompactionReason::Overflow));
     assert!(compactions.iter().any(|c| c.tool_results_elided > 0));
     assert!(compactions.iter().all(|c| c.estimated_tokens_after < c.estimated_tokens_before));
-    assert_eq!(&*recorded.lock().unwrap(), compactions);
+    // The typed hook saw each one too.
+    let from_events: Vec<_> =
+        compactions.iter().map(|c| (c.reason, c.estimated_tokens_before, c.estimated_tokens_after)).collect();
+    assert_eq!(*recorded.lock().unwrap(), from_events);
     let last = seen.lock().unwrap().last().unwrap().clone();
     assert!(last.iter().flat_map(Message::tool_results).any(|result| result.content == ELIDED_RESULT));
 }
@@ -140,11 +185,21 @@ async fn a_window_compacts_ahead_of_time_and_a_summariser_replaces_dropped_itera
         .trigger(0.05) // 1,000 tokens
         .keep_iterations(1)
         .summariser(|messages: &[Message]| format!("{} messages about pages", messages.len()));
-    let agent = agent(model(1_000_000, vec![vec![500, 500]; 24], Arc::clone(&seen)), Some(policy));
+    let (compacted, on_event) = compactions();
+    let agent = Agent::builder()
+        .model(model(1_000_000, vec![vec![500, 500]; 24], Arc::clone(&seen)))
+        .system("Read the pages.")
+        .tool::<Fetch>()
+        .max_iterations(40)
+        .context_policy(policy)
+        .on_event(on_event)
+        .build()
+        .unwrap();
     let mut conversation = Conversation::new();
     conversation.push_user("Read the pages.");
     let done = agent.run(&mut conversation).await.unwrap();
-    let compactions = &done.metadata.compactions;
+    let compactions = compacted.lock().unwrap();
+    assert_eq!(done.metadata.compactions as usize, compactions.len());
     assert!(compactions.iter().all(|c| c.reason == CompactionReason::Threshold));
     assert!(compactions.iter().any(|c| c.summarised && c.messages_dropped > 0), "{compactions:?}");
     let last = seen.lock().unwrap().last().unwrap().clone();

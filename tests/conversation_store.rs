@@ -111,11 +111,11 @@ async fn every_block() -> Conversation {
 async fn round_trips_every_block(store: &dyn ConversationStore) -> Conversation {
     let conversation = every_block().await;
     let version = store.save("every-block", &conversation, None).await.unwrap();
-    let loaded = store.load("every-block").await.unwrap().unwrap();
-    assert_eq!(loaded.version, version);
-    assert_eq!(loaded.conversation, conversation);
-    assert_eq!(loaded.conversation.deferred_calls(), conversation.deferred_calls());
-    assert_eq!(serde_json::to_value(&loaded.conversation).unwrap(), serde_json::to_value(&conversation).unwrap());
+    let (loaded, loaded_version) = store.load("every-block").await.unwrap().unwrap();
+    assert_eq!(loaded_version, version);
+    assert_eq!(loaded, conversation);
+    assert_eq!(loaded.deferred_calls(), conversation.deferred_calls());
+    assert_eq!(serde_json::to_value(&loaded).unwrap(), serde_json::to_value(&conversation).unwrap());
     conversation
 }
 
@@ -133,7 +133,7 @@ async fn versions_are_optimistic(store: &dyn ConversationStore) {
     let stale = store.save("v", &ask("lost?"), Some(1)).await.unwrap_err();
     assert!(stale.is_conflict());
     assert_eq!(stale.to_string(), "session `v` is at version 2, not 1: another writer saved it first");
-    assert_eq!(store.load("v").await.unwrap().unwrap().conversation, conversation, "a conflict writes nothing");
+    assert_eq!(store.load("v").await.unwrap(), Some((conversation.clone(), 2)), "a conflict writes nothing");
     let error = store.save("nobody", &conversation, Some(3)).await.unwrap_err();
     assert!(matches!(error, StoreError::Conflict { expected: Some(3), found: None, .. }), "{error:?}");
 
@@ -162,9 +162,9 @@ async fn the_sqlite_store_keeps_the_promises_and_across_reopening() {
     drop(store);
     // Another handle (another process, say) reads what was saved.
     let reopened = SqliteStore::open(db.path()).unwrap();
-    let loaded = reopened.load("every-block").await.unwrap().unwrap();
-    assert_eq!(loaded.conversation, saved);
-    assert_eq!(reopened.load("v").await.unwrap().unwrap().version, 2);
+    let (loaded, _) = reopened.load("every-block").await.unwrap().unwrap();
+    assert_eq!(loaded, saved);
+    assert_eq!(reopened.load("v").await.unwrap().unwrap().1, 2);
 }
 
 #[tokio::test]
@@ -174,7 +174,7 @@ async fn a_conversation_paused_in_the_store_resumes_from_it() {
     let conversation = every_block().await;
     let version = store.save("s", &conversation, None).await.unwrap();
 
-    let mut loaded = SqliteStore::open(db.path()).unwrap().load("s").await.unwrap().unwrap();
+    let (mut loaded, loaded_version) = SqliteStore::open(db.path()).unwrap().load("s").await.unwrap().unwrap();
     let model = ScriptedModel::new().respond(ModelResponse::from_text("Sunny in Lyon; nothing deleted."));
     let agent = Agent::builder()
         .model(model)
@@ -187,10 +187,11 @@ async fn a_conversation_paused_in_the_store_resumes_from_it() {
         .governance(Governance::new().needs_approval("delete_all"))
         .build()
         .unwrap();
-    let done = agent.resume(&mut loaded.conversation, [("d1", Resolution::deny("no"))]).await.unwrap();
+    let done = agent.resume(&mut loaded, [("d1", Resolution::deny("no"))]).await.unwrap();
     assert_eq!(done.output, "Sunny in Lyon; nothing deleted.");
-    assert_eq!(store.save("s", &loaded.conversation, Some(loaded.version)).await.unwrap(), version + 1);
-    let finished = store.load("s").await.unwrap().unwrap().conversation;
+    assert_eq!(loaded_version, version);
+    assert_eq!(store.save("s", &loaded, Some(loaded_version)).await.unwrap(), version + 1);
+    let (finished, _) = store.load("s").await.unwrap().unwrap();
     assert!(!finished.is_pending());
     assert!(finished.unanswered_tool_calls().is_empty());
 }
@@ -215,9 +216,9 @@ fn concurrent_writers_one_wins_the_other_conflicts_and_nothing_is_lost() {
                     let mut stored = store.load("shared").await.unwrap().unwrap();
                     barrier.wait();
                     loop {
-                        let mut conversation = stored.conversation.clone();
+                        let (mut conversation, version) = stored.clone();
                         conversation.push_user(name);
-                        match store.save("shared", &conversation, Some(stored.version)).await {
+                        match store.save("shared", &conversation, Some(version)).await {
                             Ok(_) => return conflicts,
                             Err(error) if error.is_conflict() => {
                                 conflicts += 1;
@@ -232,9 +233,9 @@ fn concurrent_writers_one_wins_the_other_conflicts_and_nothing_is_lost() {
         .collect();
     let conflicts: u32 = writers.into_iter().map(|writer| writer.join().unwrap()).sum();
     assert_eq!(conflicts, 1, "exactly one of the two saves over version 1 is refused");
-    let stored = runtime.block_on(SqliteStore::open(db.path()).unwrap().load("shared")).unwrap().unwrap();
-    assert_eq!(stored.version, 3);
-    let mut texts: Vec<String> = stored.conversation.messages()[1..].iter().map(Message::text).collect();
+    let (stored, version) = runtime.block_on(SqliteStore::open(db.path()).unwrap().load("shared")).unwrap().unwrap();
+    assert_eq!(version, 3);
+    let mut texts: Vec<String> = stored.messages()[1..].iter().map(Message::text).collect();
     texts.sort();
     assert_eq!(texts, ["left", "right"], "both writers' turns are kept");
 }
@@ -249,14 +250,13 @@ async fn child_loads_then_waits_to_be_killed() {
         return;
     };
     let store = SqliteStore::open(path).unwrap();
-    let stored = store.load("crash").await.unwrap().unwrap();
+    let (mut conversation, version) = store.load("crash").await.unwrap().unwrap();
     // On a line of its own: the test harness has written the test's name without a line break.
-    println!("\nloaded version {}", stored.version);
+    println!("\nloaded version {version}");
     std::io::Write::flush(&mut std::io::stdout()).unwrap();
     tokio::time::sleep(std::time::Duration::from_secs(600)).await;
-    let mut conversation = stored.conversation;
     conversation.push_user("never saved");
-    store.save("crash", &conversation, Some(stored.version)).await.unwrap();
+    store.save("crash", &conversation, Some(version)).await.unwrap();
 }
 
 #[tokio::test]
@@ -290,8 +290,7 @@ async fn a_process_killed_between_load_and_save_loses_nothing_saved() {
     assert_eq!(loaded.as_deref(), Some("loaded version 1"), "the child ended before it loaded the session");
 
     let reopened = SqliteStore::open(db.path()).unwrap();
-    let stored = reopened.load("crash").await.unwrap().unwrap();
-    assert_eq!((stored.version, &stored.conversation), (1, &conversation));
+    assert_eq!(reopened.load("crash").await.unwrap(), Some((conversation.clone(), 1)));
     // The session goes on from what was saved.
     conversation.push_user("after the crash");
     assert_eq!(reopened.save("crash", &conversation, Some(1)).await.unwrap(), 2);
@@ -312,7 +311,7 @@ async fn a_corrupt_row_is_a_typed_error_naming_its_session() {
     assert!(message.contains("robot"), "{message}");
     assert!(error.to_string().starts_with("session `bad` is corrupt: "), "{error}");
     // Other sessions are unaffected, and the corrupt one can be replaced.
-    assert_eq!(store.load("good").await.unwrap().unwrap().conversation, ask("fine"));
+    assert_eq!(store.load("good").await.unwrap(), Some((ask("fine"), 1)));
     assert_eq!(store.save("bad", &ask("repaired"), Some(1)).await.unwrap(), 2);
 }
 

@@ -79,7 +79,13 @@ async fn an_approval_pauses_the_run_and_a_resume_after_json_finishes_it() {
     assert!(refused.to_string().contains("resume"), "{refused}");
     assert_eq!(model.requests().len(), 1);
 
-    let mut conversation = reload(&conversation);
+    // As an earlier toolloop saved it: its checkpoint kept who answered (the
+    // events say it now); it still resumes.
+    let mut saved = serde_json::to_value(&conversation).unwrap();
+    let checkpoint = saved["pending"]["checkpoint"].as_object_mut().unwrap();
+    assert!(!checkpoint.contains_key("answered_by"));
+    checkpoint.insert("answered_by".into(), json!([{"provider": "openai", "model": "scripted"}]));
+    let mut conversation: Conversation = serde_json::from_value(saved).unwrap();
     assert_eq!(conversation.deferred_calls(), deferred);
     let done = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
     assert_eq!(done.output, "Searched and deleted.");
@@ -93,7 +99,6 @@ async fn an_approval_pauses_the_run_and_a_resume_after_json_finishes_it() {
     assert_eq!((metadata.model_calls, metadata.iterations, metadata.tool_calls), (2, 2, 2));
     assert_eq!(metadata.usage, common::usage(30, 10));
     assert_eq!(metadata.tools_used.get("delete"), Some(&1));
-    assert_eq!(metadata.answered_by.len(), 2);
     // The model saw both results, in call order, in one message.
     let sent = model.requests()[1].messages.clone();
     let answered: Vec<_> = sent.last().unwrap().tool_results().map(|result| result.call_id.clone()).collect();
@@ -202,6 +207,15 @@ async fn every_bad_resume_is_a_typed_error_and_changes_nothing() {
     let Some(ResumeError::Mismatch { detail }) = error.resume_error() else { panic!("{error:?}") };
     assert!(detail.contains("checkpoint"), "{detail}");
     assert_eq!(serde_json::to_string(&broken).unwrap(), kept);
+    // Or edited past its own iteration limit, where no run pauses (the
+    // iteration-limit hook is told the limit as the iterations made).
+    let mut value: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let limit = value["pending"]["checkpoint"]["iteration_limit"].as_u64().unwrap();
+    value["pending"]["checkpoint"]["iteration"] = json!(limit + 1);
+    let mut past: Conversation = serde_json::from_value(value).unwrap();
+    let error = agent.resume(&mut past, [("d1", Resolution::Approve), out()]).await.unwrap_err();
+    let Some(ResumeError::Mismatch { detail }) = error.resume_error() else { panic!("{error:?}") };
+    assert!(detail.contains("past its iteration limit"), "{detail}");
 
     // Nothing to resume.
     let mut plain = ask("hi");
@@ -400,7 +414,7 @@ async fn a_run_behind_fallback_pauses_and_resumes() {
     let done = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
     assert_eq!(done.output, "deleted");
     assert_eq!(secondary.requests().len(), 2);
-    assert_eq!(done.metadata.answered_by.len(), 2);
+    assert_eq!(done.metadata.model_calls, 2);
     assert_consistent(&conversation);
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -223,13 +223,22 @@ async fn the_iteration_limit_hook_grants_more_iterations_then_ends_with_a_signal
     let model = ScriptedModel::new().respond(searches(&["a"])).respond(searches(&["b"])).respond(searches(&["c"]));
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
-    let mut tool_loop =
-        looped(&model).terminal_check(|_| None::<&'static str>).max_iterations(1).on_iteration_limit(move |reached| {
-            seen.lock().unwrap().push((reached.iterations, reached.limit));
-            if reached.limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::Signal("request budget") }
+    // The iterations made so far, counted from the events.
+    let iterations = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&iterations);
+    let mut tool_loop = looped(&model)
+        .terminal_check(|_| None::<&'static str>)
+        .on_iteration_finished(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        })
+        .max_iterations(1)
+        .on_iteration_limit(move |limit| {
+            seen.lock().unwrap().push((iterations.load(Ordering::SeqCst), limit));
+            if limit < 3 { LimitDecision::Extend(1) } else { LimitDecision::Signal("request budget") }
         });
     let done = tool_loop.run(&mut ask("go")).await.unwrap();
     assert_eq!(done.output, LoopOutput::Signal("request budget"));
+    // The hook is told the limit in force, each time as many iterations were made.
     assert_eq!(*asked.lock().unwrap(), [(1, 1), (2, 2), (3, 3)]);
     assert_eq!(done.metadata.iterations, 3);
     model.assert_consumed();

@@ -1,14 +1,16 @@
 //! What a run reports and enforces beyond its limits: a cap on tool calls
-//! per iteration, the tools used and the models that answered, and the
-//! views that rewrote another provider's tool calls.
+//! per iteration, the tools used, and (in its events) the models that
+//! answered and the views that rewrote another provider's tool calls.
 
 mod common;
+
+use std::sync::{Arc, Mutex};
 
 use common::*;
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
-use toolloop::run::AnsweredBy;
+use toolloop::run::Event;
 use toolloop::testing::ScriptedModel;
 use toolloop::{Agent, ContentBlock, FailureKind, Message, ModelError, ModelResponse, Role, ToolCall};
 
@@ -43,7 +45,7 @@ async fn without_a_cap_every_call_runs() {
 }
 
 #[tokio::test]
-async fn metadata_names_the_tools_used_and_the_models_that_answered() {
+async fn metadata_names_the_tools_used_and_the_events_the_models_that_answered() {
     let busy = || ModelError::new(ModelErrorKind::Overloaded, "anthropic", "busy");
     let failing = ScriptedModel::new().with_provider("anthropic").fail(busy()).fail(busy()).fail(busy());
     let backup = ScriptedModel::new()
@@ -52,18 +54,68 @@ async fn metadata_names_the_tools_used_and_the_models_that_answered() {
         .respond(calls([call("c", "search", json!({"query": "two"}))]))
         .respond(ModelResponse::from_text("done"));
     let model = Fallback::new(failing).then(backup);
-    let agent =
-        Agent::builder().model(model).tool::<Search>().tool_with_state::<Lookup>(Db::default()).build().unwrap();
+    let (events, recorder) = recorded();
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .tool_with_state::<Lookup>(Db::default())
+        .on_event(recorder)
+        .build()
+        .unwrap();
     let done = agent.run(&mut ask("go")).await.unwrap();
     let used: Vec<(&str, u32)> = done.metadata.tools_used.iter().map(|(name, n)| (name.as_str(), *n)).collect();
     assert_eq!(used, [("lookup", 1), ("search", 2)]);
-    assert_eq!(done.metadata.answered_by.len(), 3);
-    assert!(done.metadata.answered_by.iter().all(|by| by.provider == "openai" && by.model == "scripted"));
-    let _: &AnsweredBy = &done.metadata.answered_by[0];
+    // Who answered each model call: the fallback's second model, every time.
+    let answered: Vec<_> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|event| match event {
+            Event::IterationFinished { response, .. } => Some((response.provider.clone(), response.model.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered, vec![(Some("openai".to_owned()), Some("scripted".to_owned())); 3]);
+    assert_eq!(done.metadata.model_calls, 3);
 }
 
 #[tokio::test]
-async fn a_view_that_flattens_another_providers_tool_calls_is_recorded() {
+async fn a_response_that_does_not_say_who_answered_names_the_model_called() {
+    // The scripted model's responses name no provider or model.
+    let model = ScriptedModel::new().with_provider("ollama").respond(ModelResponse::from_text("hi"));
+    let (events, recorder) = recorded();
+    let agent = Agent::builder().model(model).on_event(recorder).build().unwrap();
+    agent.run(&mut ask("go")).await.unwrap();
+    let events = events.lock().unwrap();
+    let Some(Event::IterationFinished { response, .. }) =
+        events.iter().find(|event| event.name() == "iteration_finished")
+    else {
+        panic!("no iteration finished: {events:?}");
+    };
+    assert_eq!((response.provider.as_deref(), response.model.as_deref()), (Some("ollama"), Some("scripted")));
+}
+
+/// Every event a run reports, and the hook that records them.
+fn recorded() -> (Arc<Mutex<Vec<Event>>>, impl Fn(&Event) + Send + Sync + 'static) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    (events, move |event: &Event| sink.lock().unwrap().push(event.clone()))
+}
+
+/// The view rewrites a run reported: (attempt, iteration, provider, messages).
+fn view_rewrites(events: &Mutex<Vec<Event>>) -> Vec<(u32, u32, String, usize)> {
+    let events = events.lock().unwrap();
+    let rewrites = events.iter().filter_map(|event| match event {
+        Event::ViewRewritten { attempt, iteration, provider, messages } => {
+            Some((*attempt, *iteration, provider.clone(), *messages))
+        }
+        _ => None,
+    });
+    rewrites.collect()
+}
+
+#[tokio::test]
+async fn a_view_that_flattens_another_providers_tool_calls_is_reported() {
     let mut conversation = ask("weather?");
     conversation.push(
         Message::new(Role::Assistant, vec![ContentBlock::ToolCall(ToolCall::new("toolu_1", "search", json!({})))])
@@ -72,18 +124,23 @@ async fn a_view_that_flattens_another_providers_tool_calls_is_recorded() {
     conversation.push(Message::from_tool_results([toolloop::ToolResult::success("toolu_1", "sunny")]));
     conversation.push_user("and tomorrow?");
     let model = ScriptedModel::new().with_provider("openai").respond(ModelResponse::from_text("rain"));
-    let agent = Agent::builder().model(model.clone()).tool::<Search>().build().unwrap();
-    let done = agent.run(&mut conversation).await.unwrap();
-    let rewrites = &done.metadata.view_rewrites;
-    assert_eq!(rewrites.len(), 1, "{rewrites:?}");
-    assert_eq!((rewrites[0].model_call, rewrites[0].provider.as_str(), rewrites[0].messages), (1, "openai", 2));
+    let (events, recorder) = recorded();
+    let agent = Agent::builder().model(model.clone()).tool::<Search>().on_event(recorder).build().unwrap();
+    agent.run(&mut conversation).await.unwrap();
+    assert_eq!(view_rewrites(&events), [(1, 1, "openai".to_owned(), 2)]);
+    // Reported after its model call started, before it answered.
+    let names: Vec<_> = events.lock().unwrap().iter().map(Event::name).collect();
+    let at = names.iter().position(|name| *name == "view_rewritten").unwrap();
+    assert_eq!(names[at - 1..=at + 1], ["iteration_started", "view_rewritten", "iteration_finished"]);
 
-    // Same provider: nothing rewritten, nothing recorded.
+    // Same provider: nothing rewritten, nothing reported.
     let model = ScriptedModel::new().with_provider("anthropic").respond(ModelResponse::from_text("rain"));
-    let agent = Agent::builder().model(model).tool::<Search>().build().unwrap();
+    let (events, recorder) = recorded();
+    let agent = Agent::builder().model(model).tool::<Search>().on_event(recorder).build().unwrap();
     conversation.push_user("and the day after?");
-    let done = agent.run(&mut conversation).await.unwrap();
-    assert!(done.metadata.view_rewrites.is_empty());
+    agent.run(&mut conversation).await.unwrap();
+    assert!(view_rewrites(&events).is_empty());
+    assert!(events.lock().unwrap().iter().any(|event| event.name() == "iteration_finished"));
 }
 
 /// Returns a long text.

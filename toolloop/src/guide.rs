@@ -184,8 +184,8 @@
 //!         Some(submitted.result.content.clone())
 //!     })
 //!     // OnIterationLimit: five more iterations, once.
-//!     .on_iteration_limit(|reached| {
-//!         if reached.limit < 15 { LimitDecision::Extend(5) } else { LimitDecision::MaxIterations }
+//!     .on_iteration_limit(|limit| {
+//!         if limit < 15 { LimitDecision::Extend(5) } else { LimitDecision::MaxIterations }
 //!     })
 //!     .build()?;
 //!

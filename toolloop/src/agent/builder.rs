@@ -21,9 +21,7 @@ use crate::build_error::BuildError;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
 use crate::model::{Model, ResponseSchema, ResponseSchemaSupport};
-use crate::run::{
-    Governance, Hooks, LimitDecision, LimitReached, LoopOptions, event_hooks, hook_setters, loop_settings, setters,
-};
+use crate::run::{Governance, Hooks, LimitDecision, LoopOptions, event_hooks, hook_setters, loop_settings, setters};
 use crate::tool::ToolExecution;
 use crate::tool::{DynTool, IntoState, Stateless, Tool, ToolSet};
 
@@ -482,11 +480,26 @@ impl<M, O, R, K> AgentBuilder<M, O, R, K> {
         self.with_state(TypedSpec::default())
     }
 
-    /// Called when the iteration limit is reached: grant more iterations,
-    /// end with a signal (the run's output), or stop.
+    /// Called when an attempt has made as many iterations as its limit,
+    /// with that limit (`max_iterations`, plus what earlier calls granted):
+    /// grant more iterations, end with a signal (the run's output), or stop.
+    ///
+    /// ```
+    /// use toolloop::Agent;
+    /// use toolloop::run::LimitDecision;
+    /// use toolloop::testing::ScriptedModel;
+    ///
+    /// let agent = Agent::builder()
+    ///     .model(ScriptedModel::new())
+    ///     .max_iterations(10)
+    ///     // Ten more once, then stop with what the run has.
+    ///     .on_iteration_limit(|limit| if limit < 20 { LimitDecision::Extend(10) } else { LimitDecision::MaxIterations })
+    ///     .build()?;
+    /// # Ok::<(), toolloop::BuildError>(())
+    /// ```
     pub fn on_iteration_limit(
         mut self,
-        hook: impl Fn(&LimitReached) -> LimitDecision<String> + Send + Sync + 'static,
+        hook: impl Fn(u32) -> LimitDecision<String> + Send + Sync + 'static,
     ) -> AgentBuilder<M, TextConfigured, R, K>
     where
         O: TextMode,

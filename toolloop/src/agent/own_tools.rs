@@ -14,7 +14,7 @@ use super::output::AgentOutput;
 use super::spec::TextSpec;
 use crate::conversation::Conversation;
 use crate::message::{FailureKind, Message, ToolCall, ToolResult};
-use crate::run::{Control, LimitDecision, LimitReached};
+use crate::run::{Control, LimitDecision};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolExecution;
 use crate::tool::{ToolDefinition, arguments};
@@ -254,9 +254,9 @@ impl<O: AgentOutput> Control<AgentSignal<O>> for AgentControl<'_, O> {
         }
     }
 
-    fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<AgentSignal<O>> {
+    fn on_limit(&mut self, limit: u32) -> LimitDecision<AgentSignal<O>> {
         match &self.text.on_limit {
-            Some(hook) => hook(reached).map(AgentSignal::Text),
+            Some(hook) => hook(limit).map(AgentSignal::Text),
             None => LimitDecision::MaxIterations,
         }
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::handlers::{AsyncValidator, ReflectionHandler, Validator};
 use super::output::DEFAULT_OUTPUT_TOOL;
 use super::output_mode::OutputMode;
-use crate::run::{LimitDecision, LimitReached};
+use crate::run::LimitDecision;
 use crate::tool::ToolExecution;
 
 /// One user check of a typed output.
@@ -64,7 +64,7 @@ impl<T> Clone for TypedSpec<T> {
 }
 
 type TerminalCheck = dyn Fn(&[ToolExecution]) -> Option<String> + Send + Sync;
-type LimitHook = dyn Fn(&LimitReached) -> LimitDecision<String> + Send + Sync;
+type LimitHook = dyn Fn(u32) -> LimitDecision<String> + Send + Sync;
 
 /// The text-only settings of an agent.
 #[derive(Clone, Default)]

@@ -27,22 +27,22 @@ pub enum CompactionReason {
     Threshold,
 }
 
-/// How a compacted view differs from what it replaced.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Compaction {
+/// How a compacted view differs from what it replaced: what a run reports
+/// as [`Event::Compacted`](crate::run::Event::Compacted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Compaction {
     /// Why it was compacted.
-    pub reason: CompactionReason,
+    pub(crate) reason: CompactionReason,
     /// Old tool results whose content was replaced with [`ELIDED_RESULT`].
-    pub tool_results_elided: usize,
+    pub(crate) tool_results_elided: usize,
     /// Whole messages left out (old iterations).
-    pub messages_dropped: usize,
+    pub(crate) messages_dropped: usize,
     /// Whether the messages left out were replaced by a summary.
-    pub summarised: bool,
+    pub(crate) summarised: bool,
     /// The estimated prompt tokens of the view before and after.
-    pub estimated_tokens_before: u64,
+    pub(crate) estimated_tokens_before: u64,
     /// See [`estimated_tokens_before`](Self::estimated_tokens_before).
-    pub estimated_tokens_after: u64,
+    pub(crate) estimated_tokens_after: u64,
 }
 
 /// A rough token count of `messages`: one token per four bytes of their

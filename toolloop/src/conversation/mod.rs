@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentBlock, Message, Role, ToolResult};
 
-pub use compaction::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
-pub(crate) use compaction::{elide_results, old_range, omitted_note, replace_range};
+pub(crate) use compaction::{Compaction, elide_results, old_range, omitted_note, replace_range};
+pub use compaction::{CompactionReason, ELIDED_RESULT, estimate_tokens};
 use pending::{DeferredCall, PendingBatch};
 #[cfg(feature = "http")]
 pub(crate) use view::needs_view;

@@ -99,17 +99,17 @@
 //! store.save("ana", &conversation, None).await?;
 //!
 //! // Request 2, maybe tomorrow, on another server: load and resume.
-//! let mut stored = store.load("ana").await?.expect("saved");
+//! let (mut stored, version) = store.load("ana").await?.expect("saved");
 //! let resolutions = [
 //!     ("c1", Resolution::deny("the customer has an open invoice")),
 //!     ("g1", Resolution::output("Lyon, France")),
 //! ];
-//! let done = agent.resume(&mut stored.conversation, resolutions).await?;
+//! let done = agent.resume(&mut stored, resolutions).await?;
 //! assert_eq!(done.output, "Not cancelled; you are in Lyon.");
-//! store.save("ana", &stored.conversation, Some(stored.version)).await?;
+//! store.save("ana", &stored, Some(version)).await?;
 //!
 //! // The model read the denial as an error result, and the browser's answer.
-//! let results: Vec<_> = stored.conversation.messages()[2].tool_results().cloned().collect();
+//! let results: Vec<_> = stored.messages()[2].tool_results().cloned().collect();
 //! assert_eq!(results[0].failure, Some(FailureKind::ApprovalDenied));
 //! assert_eq!(results[1].content, "Lyon, France");
 //! # Ok(())

@@ -54,9 +54,12 @@
 //! it compacts what the model is *sent* instead of failing: old tool results
 //! are replaced by a short placeholder, then old iterations are dropped (or
 //! summarised by a function or another model), tool calls always keep their
-//! results, and the call is made again;
-//! [`RunMetadata::compactions`](crate::run::RunMetadata::compactions) and the
-//! `on_compacted` hook record each step.
+//! results, and the call is made again. Each step is an
+//! [`Event::Compacted`](crate::run::Event::Compacted) saying what it left
+//! out (hooks and a streamed run see it; the `on_compacted` hook gets its
+//! reason and token estimates), and
+//! [`RunMetadata::compactions`](crate::run::RunMetadata::compactions)
+//! counts them.
 //! [`Conversation::compact(n)`](crate::Conversation::compact) rewrites the
 //! history itself, returning what it removed.
 //!

@@ -1,9 +1,12 @@
 //! # Observability: hooks, logs and OpenTelemetry
 //!
 //! A run reports each fact once, as a [`run::Event`](crate::run::Event):
-//! an attempt or iteration starting, the model's answer, a compaction, a
-//! tool call starting (after governance allowed it) and its result with
-//! governance's verdict, validation failing, the run's end. Every tool call
+//! an attempt or iteration starting, the model's answer (with who
+//! answered: behind a [`Fallback`](crate::providers::Fallback), the model
+//! that did), a compaction and what it left out, a view that showed another
+//! provider's tool calls as text, a tool call starting (after governance
+//! allowed it) and its result with governance's verdict, validation
+//! failing, the run's end. Every tool call
 //! has exactly one result event, carrying what the model is told (the
 //! result as `max_tool_result_chars` cut it, the verdict on an output),
 //! calls that never ran included (skipped after a stop, cut off with their
@@ -21,7 +24,9 @@
 //! same on an agent builder and a [`ToolLoop`](crate::run::ToolLoop); to
 //! share hooks between agents, give each the same `on_event` closure. A
 //! streamed run yields the same events. A hook that fails or panics never
-//! breaks the run; its error lands in the metadata.
+//! breaks the run; its error lands in the metadata. The metadata
+//! ([`RunMetadata`](crate::run::RunMetadata)) holds the run's totals and
+//! counts; each fact's details are in its event.
 //!
 //! An event serialises as it is ([its form](crate::run::Event#the-serialised-form)),
 //! so the audit record of a tool call is its `ToolExecutionFinished`: the

@@ -18,7 +18,10 @@ pub struct ModelResponse {
     pub stop_reason: StopReason,
     /// Tokens this call consumed.
     pub usage: Usage,
-    /// The model that answered, when the provider says.
+    /// The model that answered, when the provider says. A run's
+    /// [`Event::IterationFinished`](crate::run::Event::IterationFinished)
+    /// always has it (and [`provider`](Self::provider)): the run fills in
+    /// the model it called when the response does not say.
     pub model: Option<String>,
     /// The provider that produced this response, when it may differ from the
     /// [`Model::provider`](crate::Model::provider) that was asked (a [`Fallback`](crate::providers::Fallback)

@@ -72,9 +72,10 @@ where
 /// [summariser](Self::summariser)'s summary or a short note; then the same
 /// keeping one iteration. The task (the messages before the first assistant
 /// turn) is always kept; the raw conversation is never rewritten (see
-/// [`Conversation::compact`] for that). Each compaction is recorded in
-/// [`RunMetadata::compactions`](crate::run::RunMetadata::compactions) and
-/// reported as [`Event::Compacted`](crate::run::Event::Compacted).
+/// [`Conversation::compact`] for that). Each compaction is reported as
+/// [`Event::Compacted`](crate::run::Event::Compacted), with what it left
+/// out, and counted in
+/// [`RunMetadata::compactions`](crate::run::RunMetadata::compactions).
 ///
 /// ```
 /// use toolloop::run::ContextPolicy;
@@ -217,7 +218,7 @@ impl ContextView {
         raw: &[Message],
         policy: &ContextPolicy,
         reason: CompactionReason,
-        (journal, number): (&dyn Journal, usize),
+        (journal, number): (&dyn Journal, u32),
     ) -> Result<Option<Compaction>, ModelError> {
         let current: Vec<Message> = self.messages(raw).to_vec();
         let before = estimate_tokens(&current);
@@ -247,7 +248,7 @@ impl ContextView {
             let note = match &policy.summariser {
                 Some(summariser) => {
                     compaction.summarised = true;
-                    let step = Step::Summary { number: u32::try_from(number).unwrap_or(u32::MAX) };
+                    let step = Step::Summary { number };
                     let summary = journal.summary(step, summariser.summarise(old)).await?;
                     format!("[Summary of {} earlier messages] {summary}", old.len())
                 }

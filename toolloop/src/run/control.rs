@@ -4,18 +4,6 @@
 use crate::message::{ToolCall, ToolResult};
 use crate::tool::ToolExecution;
 
-/// The iteration limit of an attempt was reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LimitReached {
-    /// The attempt (1-based).
-    pub attempt: u32,
-    /// Iterations made in this attempt.
-    pub iterations: u32,
-    /// The limit in force (including earlier extensions).
-    pub limit: u32,
-}
-
 /// What the iteration-limit hook decides. The two ways to end are named
 /// for the [`Termination`](super::Termination) they end the run with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +73,7 @@ pub(crate) trait Control<S>: Send {
     /// Looks at an executed batch; a signal ends the loop.
     fn terminal(&mut self, batch: &[ToolExecution]) -> Option<S>;
 
-    /// Decides what happens at the iteration limit.
-    fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S>;
+    /// Decides what happens when an attempt has made `limit` iterations,
+    /// the iteration limit in force (earlier extensions included).
+    fn on_limit(&mut self, limit: u32) -> LimitDecision<S>;
 }

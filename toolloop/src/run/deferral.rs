@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::governance::Verdict;
-use super::metadata::AnsweredBy;
 use super::tally::Tally;
 use super::termination::AttemptFailure;
 pub(crate) use crate::conversation::pending::PendingBatch;
@@ -149,7 +148,6 @@ pub(crate) struct Checkpoint {
     pub(crate) tool_calls: u32,
     pub(crate) limited_tool_calls: u32,
     pub(crate) tools_used: BTreeMap<String, u32>,
-    pub(crate) answered_by: Vec<AnsweredBy>,
     /// Run time so far; the pause itself does not count.
     pub(crate) elapsed_ms: u64,
     pub(crate) stop_reason: Option<StopReason>,
@@ -213,11 +211,22 @@ impl Checkpoint {
     }
 
     /// The checkpoint a conversation kept; one that does not read (edited,
-    /// or from an incompatible toolloop) is a mismatch.
+    /// or from an incompatible toolloop) is a mismatch, as is one past its
+    /// own iteration limit (a run never pauses there: the iteration-limit
+    /// hook is told the limit in force as the iterations made).
     pub(crate) fn from_value(value: &serde_json::Value) -> Result<Self, ResumeError> {
-        Self::deserialize(value).map_err(|error| ResumeError::Mismatch {
+        let checkpoint = Self::deserialize(value).map_err(|error| ResumeError::Mismatch {
             detail: format!("the paused run's checkpoint does not read: {error}"),
-        })
+        })?;
+        if checkpoint.iteration > checkpoint.iteration_limit {
+            return Err(ResumeError::Mismatch {
+                detail: format!(
+                    "the paused run's checkpoint is past its iteration limit ({} of {})",
+                    checkpoint.iteration, checkpoint.iteration_limit
+                ),
+            });
+        }
+        Ok(checkpoint)
     }
 
     /// A snapshot of `tally` at `cursor`, in `attempt`.
@@ -234,7 +243,6 @@ impl Checkpoint {
             tool_calls: tally.tool_calls,
             limited_tool_calls: tally.limited_tool_calls,
             tools_used: tally.tools_used.clone(),
-            answered_by: tally.answered_by.clone(),
             elapsed_ms: u64::try_from(tally.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             stop_reason: tally.stop_reason.clone(),
             attempt_failures: Vec::new(),
@@ -261,7 +269,6 @@ impl Checkpoint {
         tally.tool_calls = self.tool_calls;
         tally.limited_tool_calls = self.limited_tool_calls;
         tally.tools_used.clone_from(&self.tools_used);
-        tally.answered_by.clone_from(&self.answered_by);
         tally.stop_reason.clone_from(&self.stop_reason);
         tally.held = self.passed.iter().map(|(id, passed)| (id.clone(), passed.verdict())).collect();
         tally.position = (self.attempt, self.iteration);

@@ -10,9 +10,8 @@ use tracing::{Instrument as _, Level};
 use super::context::{ContextPolicy, ContextView};
 use super::event::Event;
 use super::governance::Governance;
-use super::hooks::{HookError, Hooks};
+use super::hooks::Hooks;
 use super::journal::{Journaled, Step, Steps};
-use super::metadata::{AnsweredBy, ViewRewrite};
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::output_stream::{OutputSource, OutputStream};
@@ -90,7 +89,7 @@ impl Engine<'_> {
     /// trace-level dump, the hooks (their failures recorded in `errors`),
     /// and a streamed run's consumer. The event is built only when one of
     /// them is there: an unobserved run allocates nothing for its events.
-    pub(crate) fn emit_to(&self, errors: &Mutex<Vec<HookError>>, event: impl FnOnce() -> Event) {
+    pub(crate) fn emit_to(&self, errors: &Mutex<Vec<String>>, event: impl FnOnce() -> Event) {
         if !self.observed() {
             return;
         }
@@ -146,13 +145,13 @@ impl Engine<'_> {
         let mut context = std::mem::take(&mut tally.context);
         let response = self.call_fitting(conversation.messages(), &mut context, tally, attempt, iteration).await;
         tally.context = context;
-        let response = response?;
+        let mut response = response?;
         tally.usage += response.usage;
         tally.stop_reason = Some(response.stop_reason.clone());
-        tally.answered_by.push(AnsweredBy {
-            provider: response.provider.clone().unwrap_or_else(|| self.model.provider().to_owned()),
-            model: response.model.clone().unwrap_or_else(|| self.model.name().to_owned()),
-        });
+        // Who answered, said by the response itself (its event is the record
+        // of it): the model called, when the provider did not say.
+        response.provider.get_or_insert_with(|| self.model.provider().to_owned());
+        response.model.get_or_insert_with(|| self.model.name().to_owned());
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,
@@ -237,7 +236,7 @@ impl Engine<'_> {
         dump_request(self.model.name(), &request);
         self.emit(tally, || Event::IterationStarted { attempt, iteration });
         tally.model_calls += 1;
-        self.note_view_rewrites(&request, tally);
+        self.note_view_rewrites(&request, tally, (attempt, iteration));
         let chat = spans::Chat::start(self.model, &request);
         // The usage a streamed call cut short had reported, for its
         // `ModelCallDiscarded` event. The run's usage counts a failed call's
@@ -295,19 +294,28 @@ impl Engine<'_> {
             biased;
             () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
             () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
-            compacted = context.compact(raw, policy, reason, (self.journal.journal(), tally.compactions.len() + 1)) => compacted.map_err(Stop::model)?,
+            compacted = context.compact(raw, policy, reason, (self.journal.journal(), tally.compactions + 1)) => compacted.map_err(Stop::model)?,
         };
         let Some(compaction) = compacted else { return Ok(false) };
         tracing::debug!(?compaction, "compacted the view sent to the model");
-        self.emit(tally, || Event::Compacted { attempt, iteration, compaction: compaction.clone() });
-        tally.compactions.push(compaction);
+        self.emit(tally, || Event::Compacted {
+            attempt,
+            iteration,
+            reason: compaction.reason,
+            tool_results_elided: compaction.tool_results_elided,
+            messages_dropped: compaction.messages_dropped,
+            summarised: compaction.summarised,
+            estimated_tokens_before: compaction.estimated_tokens_before,
+            estimated_tokens_after: compaction.estimated_tokens_after,
+        });
+        tally.compactions += 1;
         Ok(true)
     }
 
-    /// Records (metadata and a trace event) when the view the model will
+    /// Reports (an event and a log line) when the view the model will
     /// build flattens another provider's tool calls to text, so users can
     /// see why the model saw text instead of tool calls.
-    fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally) {
+    fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally, (attempt, iteration): (u32, u32)) {
         let provider = self.model.provider();
         let messages = tally.rewrite_scan.rewritten(request.messages, provider, !request.tools.is_empty());
         if messages == 0 {
@@ -318,11 +326,7 @@ impl Engine<'_> {
             messages,
             "the request's view shows another provider's tool calls and results as text"
         );
-        tally.view_rewrites.push(ViewRewrite {
-            model_call: tally.model_calls,
-            provider: provider.to_owned(),
-            messages,
-        });
+        self.emit(tally, || Event::ViewRewritten { attempt, iteration, provider: provider.to_owned(), messages });
     }
 
     /// The model's response: waited for whole, or streamed (reporting its
@@ -333,7 +337,7 @@ impl Engine<'_> {
         request: ModelRequest<'_>,
         (attempt, iteration): (u32, u32),
         partial: &Mutex<Usage>,
-        errors: &Mutex<Vec<HookError>>,
+        errors: &Mutex<Vec<String>>,
     ) -> Result<ModelResponse, ModelError> {
         if self.events.is_none() {
             return self.model.complete(request).await;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::governance::Verdict;
 use super::termination::Termination;
-use crate::conversation::Compaction;
+use crate::conversation::CompactionReason;
 use crate::conversation::pending::DeferralReason;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::ModelResponse;
@@ -128,18 +128,51 @@ pub enum Event {
         attempt: u32,
         /// The iteration.
         iteration: u32,
-        /// The whole answer: content, usage, stop reason.
+        /// The whole answer: content, usage, stop reason, and who answered:
+        /// [`provider`](ModelResponse::provider) and
+        /// [`model`](ModelResponse::model) name the model that did (with a
+        /// [`Fallback`](crate::providers::Fallback), the one that answered;
+        /// the model called, when the provider does not say).
         response: Box<ModelResponse>,
     },
+    /// The model call about to be sent shows the model another provider's
+    /// blocks rewritten for it: tool calls and results another provider
+    /// wrote become text (or are dropped), so the model sees text where
+    /// the conversation holds tool calls. Follows the call's
+    /// [`IterationStarted`](Self::IterationStarted).
+    ViewRewritten {
+        /// The attempt.
+        attempt: u32,
+        /// The iteration.
+        iteration: u32,
+        /// The provider the view was built for.
+        provider: String,
+        /// Messages of the history that were rewritten.
+        messages: usize,
+    },
     /// The view sent to the model was compacted to fit the context window
-    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is sent with the compacted view.
+    /// (see [`ContextPolicy`](super::ContextPolicy)); the call is sent with
+    /// the compacted view. The conversation itself is unchanged.
     Compacted {
         /// The attempt.
         attempt: u32,
         /// The iteration.
         iteration: u32,
-        /// What was compacted.
-        compaction: Compaction,
+        /// Why it was compacted.
+        reason: CompactionReason,
+        /// Old tool results whose content was replaced with
+        /// [`ELIDED_RESULT`](super::ELIDED_RESULT).
+        tool_results_elided: usize,
+        /// Whole messages left out (old iterations).
+        messages_dropped: usize,
+        /// Whether the messages left out were replaced by a summary
+        /// (see [`Summariser`](super::Summariser)).
+        summarised: bool,
+        /// The estimated prompt tokens of the view before
+        /// ([`estimate_tokens`](super::estimate_tokens)).
+        estimated_tokens_before: u64,
+        /// The estimated prompt tokens of the view after.
+        estimated_tokens_after: u64,
     },
     /// Governance allowed a tool call and it starts running. A denied or
     /// deferred call never reports this.
@@ -261,6 +294,7 @@ impl Event {
             Self::ToolCallWritten { .. } => "tool_call_written",
             Self::ModelCallDiscarded { .. } => "model_call_discarded",
             Self::IterationFinished { .. } => "iteration_finished",
+            Self::ViewRewritten { .. } => "view_rewritten",
             Self::Compacted { .. } => "compacted",
             Self::ToolExecutionStarted { .. } => "tool_execution_started",
             Self::ToolExecutionFinished { .. } => "tool_execution_finished",
@@ -281,8 +315,8 @@ mod tests {
     use serde_json::json;
 
     use super::Event;
+    use crate::conversation::CompactionReason;
     use crate::conversation::pending::DeferralReason;
-    use crate::conversation::{Compaction, CompactionReason};
     use crate::message::{FailureKind, ToolCall, ToolResult};
     use crate::model::ModelResponse;
     use crate::run::{Termination, Verdict};
@@ -290,14 +324,6 @@ mod tests {
 
     fn every_event() -> Vec<Event> {
         let call = ToolCall::new("c1", "lookup", json!({"q": 1}));
-        let compaction = Compaction {
-            reason: CompactionReason::Threshold,
-            tool_results_elided: 1,
-            messages_dropped: 0,
-            summarised: false,
-            estimated_tokens_before: 10,
-            estimated_tokens_after: 5,
-        };
         let finished = Event::ToolExecutionFinished {
             attempt: 1,
             iteration: 2,
@@ -316,7 +342,8 @@ mod tests {
             Event::ToolCallWritten { index: 0, call: call.clone() },
             Event::ModelCallDiscarded { attempt: 1, iteration: 1, error: "boom".into(), usage: Usage::default() },
             Event::IterationFinished { attempt: 1, iteration: 1, response: Box::new(ModelResponse::from_text("hi")) },
-            Event::Compacted { attempt: 1, iteration: 1, compaction },
+            Event::ViewRewritten { attempt: 1, iteration: 1, provider: "openai".into(), messages: 2 },
+            compacted(),
             Event::ToolExecutionStarted { attempt: 1, iteration: 1, call: call.clone() },
             finished.clone(),
             Event::ToolCallDeferred { attempt: 1, iteration: 1, call, reason: DeferralReason::External },
@@ -326,6 +353,19 @@ mod tests {
             Event::SubRun { call_id: "c1".into(), agent: "helper".into(), event: Box::new(finished) },
             Event::RunFinished { termination: Termination::Answer },
         ]
+    }
+
+    fn compacted() -> Event {
+        Event::Compacted {
+            attempt: 1,
+            iteration: 1,
+            reason: CompactionReason::Threshold,
+            tool_results_elided: 1,
+            messages_dropped: 0,
+            summarised: false,
+            estimated_tokens_before: 10,
+            estimated_tokens_after: 5,
+        }
     }
 
     #[test]
@@ -372,5 +412,30 @@ mod tests {
         assert_eq!(nested["event"]["verdict"], "allowed");
         assert!(nested["event"].get("reason").is_none(), "{nested}");
         assert_eq!(nested["event"]["elapsed_ms"], 3);
+    }
+
+    /// What a compaction did, and a view rewrite, are in their events'
+    /// objects, flat: nothing else records the details.
+    #[test]
+    fn compactions_and_view_rewrites_serialise_flat() {
+        assert_eq!(
+            serde_json::to_value(compacted()).unwrap(),
+            json!({
+                "type": "compacted",
+                "attempt": 1,
+                "iteration": 1,
+                "reason": "threshold",
+                "tool_results_elided": 1,
+                "messages_dropped": 0,
+                "summarised": false,
+                "estimated_tokens_before": 10,
+                "estimated_tokens_after": 5,
+            })
+        );
+        let rewritten = Event::ViewRewritten { attempt: 2, iteration: 3, provider: "anthropic".into(), messages: 4 };
+        assert_eq!(
+            serde_json::to_value(rewritten).unwrap(),
+            json!({"type": "view_rewritten", "attempt": 2, "iteration": 3, "provider": "anthropic", "messages": 4})
+        );
     }
 }

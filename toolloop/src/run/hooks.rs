@@ -4,24 +4,14 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
-
 use super::event::Event;
 use super::panic::panic_message;
 
-/// A hook that failed; collected in the run's metadata.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct HookError {
-    /// The event the hook was called for (see [`Event::name`]).
-    pub event: &'static str,
-    /// The hook's error, or its panic message.
-    pub message: String,
-}
-
-impl fmt::Display for HookError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "hook for `{}` failed: {}", self.event, self.message)
-    }
+/// How a failed hook or callback is reported in
+/// [`RunMetadata::hook_errors`](super::RunMetadata::hook_errors): the event
+/// it was called for (see [`Event::name`]) and its error or panic message.
+pub(crate) fn hook_error(event: &str, message: &str) -> String {
+    format!("hook for `{event}` failed: {message}")
 }
 
 /// What a hook may return: `()` or `Result<(), E: Display>`.
@@ -70,7 +60,7 @@ impl Hooks {
     }
 
     /// Calls every hook; their failures and panics are collected in `errors`.
-    pub(crate) fn fire(&self, event: &Event, errors: &Mutex<Vec<HookError>>) {
+    pub(crate) fn fire(&self, event: &Event, errors: &Mutex<Vec<String>>) {
         for hook in &self.hooks {
             let message = match catch_unwind(AssertUnwindSafe(|| hook(event))) {
                 Ok(None) => continue,
@@ -78,7 +68,7 @@ impl Hooks {
                 Err(panic) => format!("panicked: {}", panic_message(&*panic)),
             };
             tracing::warn!(event = event.name(), %message, "hook failed");
-            errors.lock().unwrap_or_else(PoisonError::into_inner).push(HookError { event: event.name(), message });
+            errors.lock().unwrap_or_else(PoisonError::into_inner).push(hook_error(event.name(), &message));
         }
     }
 
@@ -125,10 +115,13 @@ macro_rules! event_hooks {
                 $crate::run::Event::IterationFinished { response, .. } => (response);
             /// Adds a hook called when the view sent to the model was
             /// compacted to fit the context window (see
-            /// [`ContextPolicy`](crate::run::ContextPolicy),
-            /// [`Event::Compacted`](crate::run::Event::Compacted)).
-            on_compacted(&$crate::conversation::Compaction) =
-                $crate::run::Event::Compacted { compaction, .. } => (compaction);
+            /// [`ContextPolicy`](crate::run::ContextPolicy)), with why and
+            /// the estimated prompt tokens before and after. What it left
+            /// out is in the event ([`Event::Compacted`](crate::run::Event::Compacted)),
+            /// which [`on_event`](Self::on_event) sees.
+            on_compacted($crate::run::CompactionReason, u64, u64) =
+                $crate::run::Event::Compacted { reason, estimated_tokens_before, estimated_tokens_after, .. } =>
+                    (*reason, *estimated_tokens_before, *estimated_tokens_after);
             /// Adds a hook called when a tool call starts running, after
             /// governance allowed it
             /// ([`Event::ToolExecutionStarted`](crate::run::Event::ToolExecutionStarted)):

@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tracing::Instrument as _;
 
-use super::control::{Control, LimitDecision, LimitReached};
+use super::control::{Control, LimitDecision};
 use super::deferral::{Answer, Checkpoint, Cursor, PendingBatch};
 use super::engine::Engine;
 use super::outcome::Stop;
@@ -85,12 +85,15 @@ impl Engine<'_> {
                 continue;
             }
             if cursor.iteration >= cursor.limit {
-                let reached = LimitReached { attempt, iterations: cursor.iteration, limit: cursor.limit };
+                // The iterations made are the limit: each starts below it
+                // (a checkpoint past its limit does not resume).
+                debug_assert_eq!(cursor.iteration, cursor.limit, "an attempt went past its iteration limit");
                 // A panicking hook must not break the run: it counts as "stop".
-                let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(&reached))).unwrap_or_else(|panic| {
-                    tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
-                    LimitDecision::MaxIterations
-                });
+                let decision =
+                    catch_unwind(AssertUnwindSafe(|| control.on_limit(cursor.limit))).unwrap_or_else(|panic| {
+                        tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
+                        LimitDecision::MaxIterations
+                    });
                 match decision {
                     LimitDecision::Extend(more) if more > 0 => cursor.limit = cursor.limit.saturating_add(more),
                     LimitDecision::Signal(signal) => return Ok(LoopOutput::Signal(signal)),

@@ -5,13 +5,17 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::hooks::HookError;
 use super::termination::Termination;
-use crate::conversation::Compaction;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
 /// What a run did: attached to every result, success or error.
+///
+/// Totals and counts only: the details of each fact (who answered each
+/// model call, each compaction, each view rewrite, each tool call) are in
+/// the run's [`Event`](super::Event)s, which hooks
+/// ([`on_event`](crate::AgentBuilder::on_event)) and a streamed run's
+/// [`RunStream`](crate::stream::RunStream) see as they happen.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct RunMetadata {
@@ -31,12 +35,6 @@ pub struct RunMetadata {
     /// The tools that ran, by name, with how many times each did (as
     /// counted in [`tool_calls`](Self::tool_calls)).
     pub tools_used: BTreeMap<String, u32>,
-    /// Who answered each successful model call, in order: with a
-    /// [`Fallback`](crate::providers::Fallback) this shows which model did.
-    pub answered_by: Vec<AnsweredBy>,
-    /// Where a request-time view rewrote another provider's artifacts for
-    /// the model that was called (see [`ViewRewrite`]).
-    pub view_rewrites: Vec<ViewRewrite>,
     /// Wall time of the run.
     #[serde(with = "millis")]
     pub elapsed: Duration,
@@ -46,11 +44,15 @@ pub struct RunMetadata {
     /// limit ([`StopReason::MaxTokens`]) or refused ([`StopReason::Refusal`])
     /// shows here. `None` when no model call succeeded.
     pub stop_reason: Option<StopReason>,
-    /// Hooks and callbacks that failed or panicked; the run went on regardless.
-    pub hook_errors: Vec<HookError>,
-    /// Every compaction of the view sent to the model (see
-    /// [`ContextPolicy`](super::ContextPolicy)), in order.
-    pub compactions: Vec<Compaction>,
+    /// Hooks and callbacks that failed or panicked, in order, each as a
+    /// message naming the event it was called for and what went wrong
+    /// (``hook for `tool_execution_finished` failed: disk full``); the run
+    /// went on regardless.
+    pub hook_errors: Vec<String>,
+    /// How many times the view sent to the model was compacted (see
+    /// [`ContextPolicy`](super::ContextPolicy)); each compaction is an
+    /// [`Event::Compacted`](super::Event::Compacted) with what it did.
+    pub compactions: u32,
     /// The runs its tool calls started ([agents used as tools](crate::agent::AgentTool)),
     /// in call order, each with its own metadata. Their usage, model calls
     /// and tool calls are also counted in this run's totals above, so the
@@ -66,30 +68,6 @@ impl RunMetadata {
     pub fn cache_hit_share(&self) -> Option<f64> {
         self.usage.cache_hit_share()
     }
-}
-
-/// The model that answered one model call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub struct AnsweredBy {
-    /// The provider, as the response names it (else the model's).
-    pub provider: String,
-    /// The model, as the API reported it (else the configured name).
-    pub model: String,
-}
-
-/// A model call whose request-time view flattened or dropped blocks another
-/// provider wrote (tool calls and results become text, for example), so that
-/// the model saw text where the conversation holds tool calls.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct ViewRewrite {
-    /// The model call (1 for the first of the run).
-    pub model_call: u32,
-    /// The provider the view was built for.
-    pub provider: String,
-    /// Messages of the history that were rewritten.
-    pub messages: usize,
 }
 
 mod millis {

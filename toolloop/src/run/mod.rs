@@ -41,18 +41,18 @@ mod tool_loop;
 // Its modules reach the crate's one `panic_message` as `super::panic`.
 use crate::panic;
 
-pub use crate::conversation::{Compaction, CompactionReason, ELIDED_RESULT, estimate_tokens};
+pub use crate::conversation::{CompactionReason, ELIDED_RESULT, estimate_tokens};
 pub use context::{ContextPolicy, Summariser};
-pub use control::{LimitDecision, LimitReached};
+pub use control::LimitDecision;
 pub use deferral::{DeferralReason, DeferredCall, Resolution, ResumeError};
 pub use event::Event;
 pub use governance::{Approver, Decision, Governance, Verdict};
+pub use hooks::HookOutcome;
 pub(crate) use hooks::Hooks;
-pub use hooks::{HookError, HookOutcome};
 pub(crate) use hooks::{event_hooks, hook_setters};
 pub use iteration::LoopOutput;
 pub use journal::Journal;
-pub use metadata::{AnsweredBy, RunMetadata, SubRun, ViewRewrite};
+pub use metadata::{RunMetadata, SubRun};
 pub use options::{DEFAULT_CONFIRMATION_PROMPT, DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_TOOL_RESULT_CHARS};
 pub(crate) use options::{LoopOptions, loop_settings, setters};
 pub use termination::{AttemptFailure, Phase, Termination};

@@ -7,11 +7,10 @@ use tokio::time::Instant;
 
 use super::context::ContextView;
 use super::governance::Verdict;
-use super::hooks::HookError;
-use super::metadata::{AnsweredBy, RunMetadata, SubRun, ViewRewrite};
+use super::hooks::hook_error;
+use super::metadata::{RunMetadata, SubRun};
 use super::sub_runs::SubRuns;
 use super::termination::Termination;
-use crate::conversation::Compaction;
 use crate::message::ToolCall;
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
@@ -26,8 +25,6 @@ pub(crate) struct Tally {
     pub(crate) model_calls: u32,
     pub(crate) tool_calls: u32,
     pub(crate) tools_used: BTreeMap<String, u32>,
-    pub(crate) answered_by: Vec<AnsweredBy>,
-    pub(crate) view_rewrites: Vec<ViewRewrite>,
     /// Executions that count toward `max_tool_executions`: those of the
     /// tool set, not the calls a control answers itself.
     pub(crate) limited_tool_calls: u32,
@@ -35,7 +32,8 @@ pub(crate) struct Tally {
     /// The attempt and iteration the run is in (or last was in).
     pub(crate) position: (u32, u32),
     pub(crate) stop_reason: Option<StopReason>,
-    pub(crate) hook_errors: Mutex<Vec<HookError>>,
+    /// The failures of hooks and callbacks, each as its message.
+    pub(crate) hook_errors: Mutex<Vec<String>>,
     /// The verdicts on calls whose results are settled later (the agent's
     /// `submit`), by call id, for their `ToolExecutionFinished` events.
     pub(crate) settling: Mutex<Vec<(String, Verdict)>>,
@@ -45,7 +43,8 @@ pub(crate) struct Tally {
     pub(crate) held: Vec<(String, Verdict)>,
     /// The view of the conversation the model is sent.
     pub(crate) context: ContextView,
-    pub(crate) compactions: Vec<Compaction>,
+    /// Compactions of the view so far.
+    pub(crate) compactions: u32,
     /// What earlier calls found about the view (see `note_view_rewrites`).
     pub(crate) rewrite_scan: crate::conversation::RewriteScan,
     /// Where the run's sub-runs report, and their kept conversations.
@@ -63,8 +62,6 @@ impl Tally {
             model_calls: 0,
             tool_calls: 0,
             tools_used: BTreeMap::new(),
-            answered_by: Vec::new(),
-            view_rewrites: Vec::new(),
             limited_tool_calls: 0,
             started: Instant::now(),
             position: (0, 0),
@@ -73,7 +70,7 @@ impl Tally {
             settling: Mutex::new(Vec::new()),
             held: Vec::new(),
             context: ContextView::default(),
-            compactions: Vec::new(),
+            compactions: 0,
             rewrite_scan: crate::conversation::RewriteScan::default(),
             nested: Arc::default(),
             sub_runs: Vec::new(),
@@ -120,8 +117,7 @@ impl Tally {
     /// Records a callback that failed, as hooks' failures are.
     pub(crate) fn push_hook_error(&self, event: &'static str, message: &str) {
         tracing::warn!(event, message, "callback failed");
-        let error = HookError { event, message: message.to_owned() };
-        self.hook_errors.lock().unwrap_or_else(PoisonError::into_inner).push(error);
+        self.hook_errors.lock().unwrap_or_else(PoisonError::into_inner).push(hook_error(event, message));
     }
 
     pub(crate) fn finish(mut self, termination: Termination) -> RunMetadata {
@@ -134,8 +130,6 @@ impl Tally {
             model_calls: self.model_calls,
             tool_calls: self.tool_calls,
             tools_used: self.tools_used,
-            answered_by: self.answered_by,
-            view_rewrites: self.view_rewrites,
             elapsed: self.started.elapsed(),
             termination,
             stop_reason: self.stop_reason,

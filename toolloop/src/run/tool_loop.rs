@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tracing::Instrument as _;
 
-use super::control::{Control, LimitDecision, LimitReached};
+use super::control::{Control, LimitDecision};
 use super::deferral::Resolution;
 use super::governance::Governance;
 use super::hooks::{Hooks, event_hooks, hook_setters};
@@ -25,7 +25,7 @@ use crate::tool::ToolExecution;
 use crate::tool::ToolSet;
 
 type TerminalCheck<S> = Box<dyn FnMut(&[ToolExecution]) -> Option<S> + Send>;
-type LimitHook<S> = Box<dyn FnMut(&LimitReached) -> LimitDecision<S> + Send>;
+type LimitHook<S> = Box<dyn FnMut(u32) -> LimitDecision<S> + Send>;
 
 /// An iteration loop: call the model, execute every tool call it makes,
 /// feed the results back, repeat until it answers or a terminal check
@@ -141,8 +141,7 @@ impl ToolLoop<Infallible> {
     /// ```
     pub fn terminal_check<S>(self, check: impl FnMut(&[ToolExecution]) -> Option<S> + Send + 'static) -> ToolLoop<S> {
         let on_limit = self.on_limit.map(|mut hook| {
-            Box::new(move |reached: &LimitReached| hook(reached).map(|never: Infallible| -> S { match never {} }))
-                as LimitHook<S>
+            Box::new(move |limit: u32| hook(limit).map(|never: Infallible| -> S { match never {} })) as LimitHook<S>
         });
         ToolLoop {
             model: self.model,
@@ -206,9 +205,10 @@ impl<S: Send> ToolLoop<S> {
         self
     }
 
-    /// Called when an attempt reaches its iteration limit: grant more
-    /// iterations, end with a signal, or stop (the default).
-    pub fn on_iteration_limit(mut self, hook: impl FnMut(&LimitReached) -> LimitDecision<S> + Send + 'static) -> Self {
+    /// Called when the loop has made as many iterations as its limit, with
+    /// that limit (`max_iterations`, plus what earlier calls granted):
+    /// grant more iterations, end with a signal, or stop (the default).
+    pub fn on_iteration_limit(mut self, hook: impl FnMut(u32) -> LimitDecision<S> + Send + 'static) -> Self {
         self.on_limit = Some(Box::new(hook));
         self
     }
@@ -318,7 +318,7 @@ impl<S: Send> Control<S> for Closures<'_, S> {
         self.terminal.as_mut().and_then(|check| check(batch))
     }
 
-    fn on_limit(&mut self, reached: &LimitReached) -> LimitDecision<S> {
-        self.on_limit.as_mut().map_or(LimitDecision::MaxIterations, |hook| hook(reached))
+    fn on_limit(&mut self, limit: u32) -> LimitDecision<S> {
+        self.on_limit.as_mut().map_or(LimitDecision::MaxIterations, |hook| hook(limit))
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{ConversationStore, StoreError, StoredConversation};
+use super::{ConversationStore, StoreError};
 use crate::conversation::Conversation;
 use crate::model::BoxFuture;
 
@@ -29,13 +29,13 @@ impl MemoryStore {
 }
 
 impl ConversationStore for MemoryStore {
-    fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+    fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<(Conversation, u64)>, StoreError>> {
         let stored = self.sessions().get(session).cloned();
         Box::pin(async move {
             let Some((version, body)) = stored else { return Ok(None) };
             let conversation = serde_json::from_str(&body)
                 .map_err(|error| StoreError::Corrupt { session: session.to_owned(), message: error.to_string() })?;
-            Ok(Some(StoredConversation { conversation, version }))
+            Ok(Some((conversation, version)))
         })
     }
 

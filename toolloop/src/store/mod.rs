@@ -2,8 +2,8 @@
 //! across processes, with optimistic versions.
 //!
 //! A [`ConversationStore`] loads and saves a [`Conversation`] under a
-//! session id. Every save names the version it read
-//! ([`StoredConversation::version`], or `None` for a session that does not
+//! session id. A load gives the conversation with its version, and every
+//! save names the version it read (or `None` for a session that does not
 //! exist yet); a save over a newer version is refused with
 //! [`StoreError::Conflict`] instead of silently overwriting another
 //! writer's turn: load again, redo the turn, save again.
@@ -24,10 +24,10 @@
 //! conversation.push_user("Hello");
 //! let v1 = store.save("session-1", &conversation, None).await?;
 //!
-//! let mut loaded = store.load("session-1").await?.expect("saved above");
-//! assert_eq!(loaded.version, v1);
-//! loaded.conversation.push_user("Still there?");
-//! let v2 = store.save("session-1", &loaded.conversation, Some(loaded.version)).await?;
+//! let (mut loaded, version) = store.load("session-1").await?.expect("saved above");
+//! assert_eq!(version, v1);
+//! loaded.push_user("Still there?");
+//! let v2 = store.save("session-1", &loaded, Some(version)).await?;
 //!
 //! // A writer that read version 1 cannot overwrite version 2.
 //! let stale = store.save("session-1", &conversation, Some(v1)).await.unwrap_err();
@@ -49,25 +49,6 @@ pub use sqlite::SqliteStore;
 use crate::conversation::Conversation;
 use crate::model::BoxFuture;
 
-/// A conversation as loaded from a store, with the version to name when
-/// saving it back.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct StoredConversation {
-    /// The conversation.
-    pub conversation: Conversation,
-    /// Its version in the store: 1 after the session's first save, one
-    /// more after each save since.
-    pub version: u64,
-}
-
-impl StoredConversation {
-    /// A loaded conversation.
-    pub fn new(conversation: Conversation, version: u64) -> Self {
-        Self { conversation, version }
-    }
-}
-
 /// Where conversations are kept between runs, by session id.
 ///
 /// Implementations keep the promise of optimistic concurrency: `save` with
@@ -76,10 +57,12 @@ impl StoredConversation {
 /// returns the new version; otherwise it fails with
 /// [`StoreError::Conflict`] and changes nothing.
 pub trait ConversationStore: Send + Sync {
-    /// The session's conversation and version, or `None` when there is no
-    /// such session. A stored value that does not read back as a
+    /// The session's conversation and its version, or `None` when there is
+    /// no such session. The version is 1 after the session's first save,
+    /// one more after each save since: name it when saving the
+    /// conversation back. A stored value that does not read back as a
     /// conversation is [`StoreError::Corrupt`], naming the session.
-    fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>>;
+    fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<(Conversation, u64)>, StoreError>>;
 
     /// Saves `conversation` as the session's new version, if its current
     /// version is `expected`; returns the new version.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
-use super::{ConversationStore, StoreError, StoredConversation};
+use super::{ConversationStore, StoreError};
 use crate::conversation::Conversation;
 use crate::model::BoxFuture;
 
@@ -45,7 +45,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// conversation.push_user("Hello");
 /// let version = store.save("alice", &conversation, None).await?;
 /// let loaded = store.load("alice").await?.unwrap();
-/// assert_eq!((loaded.conversation, loaded.version), (conversation, version));
+/// assert_eq!(loaded, (conversation, version));
 /// # drop(store);
 /// # for suffix in ["", "-wal", "-shm"] { let _ = std::fs::remove_file(format!("{}{suffix}", path.display())); }
 /// # Ok::<(), toolloop::store::StoreError>(())
@@ -137,7 +137,7 @@ fn to_version(value: i64) -> u64 {
 }
 
 impl ConversationStore for SqliteStore {
-    fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+    fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<(Conversation, u64)>, StoreError>> {
         let session = session.to_owned();
         Box::pin(self.with(move |connection| {
             let row: Option<(i64, String)> = connection
@@ -155,7 +155,7 @@ impl ConversationStore for SqliteStore {
             let Some((version, body)) = row else { return Ok(None) };
             let conversation: Conversation = serde_json::from_str(&body)
                 .map_err(|error| StoreError::Corrupt { session: session.clone(), message: error.to_string() })?;
-            Ok(Some(StoredConversation { conversation, version: to_version(version) }))
+            Ok(Some((conversation, to_version(version))))
         }))
     }
 

@@ -11,6 +11,6 @@ fn main() {
     let _agent = Agent::builder()
         .model(ScriptedModel::new())
         .output::<Report>()
-        .on_iteration_limit(|_| LimitDecision::Extend(5))
+        .on_iteration_limit(|limit| if limit < 10 { LimitDecision::Extend(5) } else { LimitDecision::MaxIterations })
         .build();
 }
