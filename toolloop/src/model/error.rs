@@ -318,6 +318,7 @@ mod tests {
 impl crate::reasoning::ReasoningError {
     /// The error as a model call's error: an invalid request from `provider`
     /// that was never sent.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
     pub(crate) fn into_model_error(self, provider: &'static str) -> ModelError {
         ModelError::new(ModelErrorKind::InvalidRequest, provider, self.to_string())
     }

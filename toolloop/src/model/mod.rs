@@ -22,6 +22,7 @@ pub(crate) mod stream;
 use std::sync::Arc;
 
 pub(crate) use crate::reasoning::ReasoningConfig;
+#[cfg(feature = "http")]
 pub(crate) use error::ContextOverflow;
 pub use error::{ModelError, ModelErrorKind};
 pub use partial_json::parse_partial_json;

@@ -276,6 +276,7 @@ impl ResponseAccumulator {
     }
 
     /// Whether [`Finished`](StreamEvent::Finished) has arrived.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
     pub(crate) fn is_finished(&self) -> bool {
         self.stop_reason.is_some()
     }

@@ -133,6 +133,7 @@ impl From<ReasoningEffort> for ReasoningConfig {
 /// Users get it as a [`ModelError`] ([`into_model_error`](Self::into_model_error)):
 /// its message says what to change.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
 pub(crate) enum ReasoningError {
     /// Thinking needs the temperature unset or 1.
     #[error("thinking requires the temperature to be unset or 1, but it is {temperature}")]

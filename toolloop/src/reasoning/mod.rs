@@ -67,6 +67,7 @@ impl Reasoning {
     }
 
     /// Reasoning with opaque state, as a provider's response gives it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
     pub(crate) fn with_opaque(text: Vec<String>, summary: Vec<String>, opaque: OpaqueReasoning) -> Self {
         Self { text, summary, opaque: Some(opaque) }
     }
@@ -91,6 +92,7 @@ impl Reasoning {
     }
 
     /// The opaque state `provider` issued, for its own requests.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
     pub(crate) fn state_for(&self, provider: &str) -> Option<&ReasoningState> {
         self.opaque.as_ref().filter(|opaque| opaque.provider == provider).map(|opaque| &opaque.state)
     }
@@ -110,6 +112,7 @@ pub(crate) struct OpaqueReasoning {
 
 impl OpaqueReasoning {
     /// State issued by `provider` (and `model`, when the API ties it to one).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
     pub(crate) fn new(provider: impl Into<String>, model: Option<String>, state: ReasoningState) -> Self {
         Self { provider: provider.into(), model, state }
     }
