@@ -86,6 +86,8 @@ async fn traced<F: Future>(run: impl FnOnce() -> F) -> (F::Output, Trace) {
     let subscriber =
         tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
     let guard = tracing::subscriber::set_default(subscriber);
+    // A test run untraced on another thread may have left callsites disabled.
+    tracing::callsite::rebuild_interest_cache();
     let output = run().await;
     drop(guard);
     provider.force_flush().unwrap();
@@ -178,6 +180,60 @@ async fn a_run_with_tools_is_an_agent_trace_on_the_genai_conventions() {
     // The output tool the agent answers itself is a tool execution too.
     let output = trace.one("execute_tool final_output");
     assert_eq!(trace.path(output)[1..], ["iteration 2", "attempt 1", "invoke_agent reporter"]);
+}
+
+/// An output call the model got wrong is answered with a failure, as a
+/// tool's failed call is, and its `execute_tool` span says so: arguments
+/// that do not parse, and an output that fails validation (answered once
+/// the attempt has validated it), with reflection's `submit` too; the
+/// accepted output call's span records no failure.
+#[tokio::test]
+async fn a_rejected_output_calls_span_says_it_failed() {
+    let failed = |span: &SpanData| {
+        (attributes(span).get("error.type").map(Value::as_str).map(String::from), span.status.clone())
+    };
+    let by_call = |trace: &Trace, name: &str, id: &str| -> (Option<String>, Status) {
+        let span = trace
+            .all(name)
+            .into_iter()
+            .find(|span| string(span, "gen_ai.tool.call.id") == id)
+            .unwrap_or_else(|| panic!("no `{name}` span for {id}"));
+        failed(span)
+    };
+    let error = |kind: &str| (Some(kind.to_owned()), Status::error(""));
+
+    // Arguments that do not parse, then one that fails validation, then one accepted.
+    let model = ScriptedModel::new()
+        .respond(calls([call("o1", "final_output", json!({"title": 5}))]))
+        .respond(output("o2", "Rust", 42))
+        .respond(output("o3", "Rust", 7));
+    let agent = Agent::builder().model(model.clone()).output::<Report>().max_attempts(3).build().unwrap();
+    let (done, trace) = traced(|| async { agent.run(&mut ask("Write the report")).await }).await;
+    done.unwrap();
+    let told = model.requests()[1].last_tool_result().cloned().unwrap();
+    assert!(told.is_error(), "the model was told its output was rejected: {told:?}");
+    let kind = told.failure.unwrap().as_str().to_owned();
+    assert_eq!(by_call(&trace, "execute_tool final_output", "o1"), error(&kind));
+    assert!(by_call(&trace, "execute_tool final_output", "o2").0.is_some(), "the output that failed validation");
+    assert_eq!(by_call(&trace, "execute_tool final_output", "o3"), (None, Status::Unset));
+
+    // With reflection: a draft that fails validation, submitted, then a good one.
+    let model = ScriptedModel::new()
+        .respond(output("o1", "Rust", 42))
+        .respond(submit("s1"))
+        .respond(output("o2", "Rust", 7))
+        .respond(submit("s2"));
+    let agent = Agent::builder()
+        .model(model)
+        .output::<Report>()
+        .reflection(|report: &Report| report.title.clone())
+        .max_attempts(3)
+        .build()
+        .unwrap();
+    let (done, trace) = traced(|| async { agent.run(&mut ask("Write the report")).await }).await;
+    done.unwrap();
+    assert!(by_call(&trace, "execute_tool submit", "s1").0.is_some(), "the rejected submit's span");
+    assert_eq!(by_call(&trace, "execute_tool submit", "s2"), (None, Status::Unset));
 }
 
 #[tokio::test]

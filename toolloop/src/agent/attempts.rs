@@ -341,7 +341,8 @@ fn report_result(engine: &Engine<'_>, conversation: &Conversation, tally: &Tally
     });
     if let (Some(call), Some(result)) = (call, result) {
         let (attempt, iteration) = tally.position;
-        let verdict = tally.settled(call_id);
+        let (verdict, span) = tally.settled(call_id);
+        spans::tool_result(&span, result);
         engine.emit(tally, || Event::ToolExecutionFinished {
             attempt,
             iteration,

@@ -359,9 +359,11 @@ impl Engine<'_> {
             if let Some(done) = &batch.results[index] {
                 self.emit(tally, || Event::ToolExecutionStarted { attempt, iteration, call: call.clone() });
                 if control.settles_later(call) {
-                    // Reported by whoever settles it, with this verdict.
-                    tally.settling(&call.id, verdict);
+                    // Reported (and its span told the result) by whoever
+                    // settles it, with this verdict.
+                    tally.settling(&call.id, verdict, span);
                 } else {
+                    spans::tool_result(&span, &done.result);
                     self.report(call, &done.result, verdict, Duration::ZERO, tally, at);
                 }
                 batch.used.push(call.name.clone());
@@ -408,7 +410,8 @@ impl Engine<'_> {
         let unsettled =
             |done: &ToolExecution| tally.is_settling(&done.call.id) && (stopped || !control.settles_later(&done.call));
         for done in results.iter().flatten().filter(|done| unsettled(done)) {
-            let verdict = tally.settled(&done.call.id);
+            let (verdict, span) = tally.settled(&done.call.id);
+            spans::tool_result(&span, &done.result);
             self.emit(tally, || Event::ToolExecutionFinished {
                 attempt,
                 iteration,

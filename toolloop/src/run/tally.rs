@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::time::Instant;
+use tracing::Span;
 
 use super::context::ContextView;
 use super::governance::Verdict;
@@ -35,8 +36,9 @@ pub(crate) struct Tally {
     /// The failures of hooks and callbacks, each as its message.
     pub(crate) hook_errors: Mutex<Vec<String>>,
     /// The verdicts on calls whose results are settled later (the agent's
-    /// `submit`), by call id, for their `ToolExecutionFinished` events.
-    pub(crate) settling: Mutex<Vec<(String, Verdict)>>,
+    /// `submit`), by call id, for their `ToolExecutionFinished` events, with
+    /// their `execute_tool` spans, which record the result once it is known.
+    pub(crate) settling: Mutex<Vec<(String, Verdict, Span)>>,
     /// The verdicts on calls governance let through that a deferral held
     /// back (calls the control answers), by call id: kept in the paused
     /// run's checkpoint, so the resumed run answers them without asking again.
@@ -95,22 +97,27 @@ impl Tally {
         }
     }
 
-    /// Keeps governance's `verdict` on call `call_id`, whose result is settled later.
-    pub(crate) fn settling(&self, call_id: &str, verdict: Verdict) {
-        self.settling.lock().unwrap_or_else(PoisonError::into_inner).push((call_id.to_owned(), verdict));
+    /// Keeps governance's `verdict` on call `call_id`, whose result is
+    /// settled later, and the call's span, which records it then.
+    pub(crate) fn settling(&self, call_id: &str, verdict: Verdict, span: Span) {
+        self.settling.lock().unwrap_or_else(PoisonError::into_inner).push((call_id.to_owned(), verdict, span));
     }
 
     /// Whether call `call_id`'s result is left to be settled later.
     pub(crate) fn is_settling(&self, call_id: &str) -> bool {
-        self.settling.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|(id, _)| id == call_id)
+        self.settling.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|(id, _, _)| id == call_id)
     }
 
-    /// The verdict kept for call `call_id` (allowed, when none was kept).
-    pub(crate) fn settled(&self, call_id: &str) -> Verdict {
+    /// The verdict kept for call `call_id` (allowed, when none was kept)
+    /// and its span (none, when none was kept).
+    pub(crate) fn settled(&self, call_id: &str) -> (Verdict, Span) {
         let mut settling = self.settling.lock().unwrap_or_else(PoisonError::into_inner);
-        match settling.iter().position(|(id, _)| id == call_id) {
-            Some(index) => settling.remove(index).1,
-            None => Verdict::Allowed,
+        match settling.iter().position(|(id, _, _)| id == call_id) {
+            Some(index) => {
+                let (_, verdict, span) = settling.remove(index);
+                (verdict, span)
+            }
+            None => (Verdict::Allowed, Span::none()),
         }
     }
 
