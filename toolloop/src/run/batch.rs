@@ -1,6 +1,7 @@
 //! Executing the tool calls of one response: governance, limits, hooks, order.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use tracing::{Instrument as _, Span};
 
 use super::control::Control;
 use super::deferral::{Answer, DeferralReason, DeferredCall};
-use super::engine::{Engine, deadline_passed};
+use super::engine::Engine;
 use super::event::Event;
 use super::governance::Verdict;
 use super::journal::Step;
@@ -21,6 +22,7 @@ use super::panic::panic_message;
 use super::pending::not_executed;
 use super::tally::Tally;
 use super::termination::{Phase, Termination};
+use crate::cancel::{Interruption, guarded};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
 use crate::tool::{CallScope, ToolExecution};
@@ -610,12 +612,14 @@ impl Engine<'_> {
         };
         let cancelled = || Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ToolExecution });
         let verdict = match preset {
-            Preset::Decide => tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => return interrupted(cancelled(), None),
-                () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
-                verdict = self.governance.decide(call, |approver| self.journal.approval(call, approver)) => verdict,
-            },
+            Preset::Decide => {
+                let decision = pin!(self.governance.decide(call, |approver| self.journal.approval(call, approver)));
+                match guarded(Some(self.cancel), self.deadline, decision).await {
+                    Ok(verdict) => verdict,
+                    Err(Interruption::Cancelled) => return interrupted(cancelled(), None),
+                    Err(Interruption::Deadline) => return interrupted(self.deadline_stop(), None),
+                }
+            }
             Preset::Decided(verdict) => verdict.clone(),
             Preset::Given(result, verdict) => {
                 let mut result = result.clone();
@@ -657,13 +661,15 @@ impl Engine<'_> {
                     let result = ToolResult::failure(&call.id, FailureKind::UnknownTool, self.unknown_tool(call));
                     (result, None, Duration::ZERO, true)
                 } else {
-                    let execution = tokio::select! {
-                    biased;
-                        () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
-                        execution = self.journal.tool_execution(
-                            Step::ToolExecution { call },
-                            Box::pin(self.tools.execute_in(call, state.scope.context(call))),
-                        ) => execution,
+                    // The token is the tool's to watch (through its context):
+                    // a cancelled call ends with its own result.
+                    let execution = pin!(self.journal.tool_execution(
+                        Step::ToolExecution { call },
+                        Box::pin(self.tools.execute_in(call, state.scope.context(call))),
+                    ));
+                    let execution = match guarded(None, self.deadline, execution).await {
+                        Ok(execution) => execution,
+                        Err(_deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
                     };
                     if execution.replayed {
                         spans::tool_replayed(&tracing::Span::current());
