@@ -629,23 +629,24 @@ impl Engine<'_> {
                 return CallOutcome::Done(done, verdict.allows());
             }
         };
-        let (mut result, output, elapsed, executed) = match &verdict {
+        let (mut done, executed) = match &verdict {
             Verdict::Deferred(reason) => return CallOutcome::Deferred(DeferralReason::Approval(reason.clone())),
             Verdict::Allowed | Verdict::Approved if !owned && self.tools.is_external(&call.name) => {
                 return CallOutcome::Deferred(DeferralReason::External);
             }
             Verdict::Denied(reason) => {
                 let message = format!("tool call denied: {reason}");
-                (ToolResult::failure(&call.id, FailureKind::Denied, message), None, Duration::ZERO, false)
+                (ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::Denied, message)), false)
             }
             Verdict::ApprovalDenied(reason) => {
                 let message = format!("tool call not approved: {reason}");
-                (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
+                let result = ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message);
+                (ToolExecution::answered(call, result), false)
             }
             // `decide` never answers this; it marks audit records of stopped calls.
             Verdict::Undecided => {
                 let message = "not executed: governance did not decide";
-                (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
+                (ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::NotExecuted, message)), false)
             }
             Verdict::Allowed | Verdict::Approved if owned => return CallOutcome::Owned(verdict, Span::none()),
             Verdict::Allowed | Verdict::Approved => {
@@ -659,7 +660,7 @@ impl Engine<'_> {
                     // The tool set knows only its own tools; the model is
                     // told every tool of the run, the control's included.
                     let result = ToolResult::failure(&call.id, FailureKind::UnknownTool, self.unknown_tool(call));
-                    (result, None, Duration::ZERO, true)
+                    (ToolExecution::answered(call, result), true)
                 } else {
                     // The token is the tool's to watch (through its context):
                     // a cancelled call ends with its own result.
@@ -675,15 +676,22 @@ impl Engine<'_> {
                         spans::tool_replayed(&tracing::Span::current());
                     }
                     match execution.value {
-                        Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
+                        // The execution names its call (a replayed one is
+                        // named here): not copied again.
+                        Ok(mut execution) => {
+                            if execution.call != *call {
+                                execution.call = call.clone();
+                            }
+                            (execution, true)
+                        }
                         Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
                     }
                 }
             }
         };
-        tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
-        self.cap(&mut result);
-        self.report(call, &result, verdict, elapsed, tally, at);
-        CallOutcome::Done(ToolExecution { call: call.clone(), result, output, elapsed }, executed)
+        tracing::debug!(tool = %call.name, id = %call.id, failure = ?done.result.failure, elapsed = ?done.elapsed, "tool call finished");
+        self.cap(&mut done.result);
+        self.report(call, &done.result, verdict, done.elapsed, tally, at);
+        CallOutcome::Done(done, executed)
     }
 }

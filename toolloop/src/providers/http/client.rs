@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::body::WireBody;
@@ -79,7 +79,8 @@ pub(crate) struct HttpClient {
     framing: Framing,
     /// The URL with any password redacted: what `Debug` and `endpoint()` show.
     url: String,
-    /// `url`, parsed once rather than on every request.
+    /// `url`, parsed once rather than on every request, without its
+    /// userinfo (sent as basic auth: see [`new`](Self::new)).
     parsed_url: reqwest::Url,
     headers: HeaderMap,
     timeout: Duration,
@@ -167,11 +168,25 @@ impl HttpClient {
             value.set_sensitive(true);
             map.insert(header, value);
         }
-        let network = Network::new(new_client()?);
+        let client = new_client()?;
+        // A password in the URL is sent as basic auth (reqwest's `post`
+        // takes it out of the URL), unless the headers authorize otherwise:
+        // worked out once here, not for every request.
+        let template = client.post(parsed_url.clone()).build().map_err(|error| BuildError::InvalidBaseUrl {
+            url: redact_userinfo(base_url),
+            reason: error.to_string(),
+        })?;
+        if let Some(basic) = template.headers().get(AUTHORIZATION)
+            && !map.contains_key(AUTHORIZATION)
+        {
+            map.insert(AUTHORIZATION, basic.clone());
+        }
+        let network = Network::new(client);
         let transport: Arc<dyn Transport> = match &settings.cassette {
             Some(recorder) => Arc::clone(recorder).transport(network, secrets(settings, &parsed_url)),
             None => Arc::new(network),
         };
+        let parsed_url = template.url().clone();
         Ok(Self {
             provider,
             transport,
