@@ -1,6 +1,7 @@
 //! The HTTP client of one model: where to POST, with which headers, how
 //! long to wait and how to retry.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -216,13 +217,13 @@ impl HttpClient {
 
     /// The URL of one call: the endpoint, followed by `suffix` when the
     /// call names more in its URL (Gemini's `/{model}:generateContent`).
-    pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<reqwest::Url, ModelError> {
-        let Some(suffix) = suffix else { return Ok(self.parsed_url.clone()) };
+    pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<Cow<'_, reqwest::Url>, ModelError> {
+        let Some(suffix) = suffix else { return Ok(Cow::Borrowed(&self.parsed_url)) };
         let mut last = self.last_call_url.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((built_for, url)) = last.as_ref()
             && built_for == suffix
         {
-            return Ok(url.clone());
+            return Ok(Cow::Owned(url.clone()));
         }
         let joined = format!("{}{suffix}", self.parsed_url.as_str().trim_end_matches('/'));
         let url = reqwest::Url::parse(&joined).map_err(|error| {
@@ -230,7 +231,7 @@ impl HttpClient {
             ModelError::new(ModelErrorKind::InvalidRequest, self.provider, message)
         })?;
         *last = Some((suffix.to_owned(), url.clone()));
-        Ok(url)
+        Ok(Cow::Owned(url))
     }
 
     /// POSTs `body`, a JSON document, to `url` (see [`call_url`](Self::call_url)),
