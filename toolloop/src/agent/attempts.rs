@@ -1,6 +1,7 @@
 //! A run of an agent: attempts of the loop, validation, feedback.
 
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
 
 use futures_util::FutureExt as _;
 use tracing::Instrument as _;
@@ -12,7 +13,7 @@ use super::output::{AgentOutput, DEFAULT_OUTPUT_TOOL};
 use super::output_mode::OutputMode;
 use super::own_tools::{AgentControl, AgentSignal, OwnTools, Proposal, SUBMIT_TOOL};
 use super::spec::Check;
-use crate::cancel::CancellationToken;
+use crate::cancel::{CancellationToken, Interruption, guarded};
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, FailureKind, Message, ToolResult};
 use crate::run::EventSink;
@@ -20,7 +21,7 @@ use crate::run::deferral::Checkpoint;
 use crate::run::journal::Journal;
 use crate::run::{
     AttemptFailure, Engine, Event, LoopOutput, OutputSource, Phase, Resume, RunError, RunOutput, Segment, Setup, Stop,
-    Tally, Termination, deadline_passed,
+    Tally, Termination,
 };
 use crate::stop_reason::StopReason;
 use crate::telemetry::spans;
@@ -245,16 +246,14 @@ impl<O: AgentOutput, R> Agent<O, R> {
         tally: &Tally,
         proposal: Proposal<O>,
     ) -> Result<Result<O::Value, Vec<String>>, Stop> {
-        let validation = self.validate(proposal);
-        tokio::select! {
-            biased;
-            () = engine.cancel.cancelled() => {
+        let validation = pin!(self.validate(proposal));
+        guarded(Some(engine.cancel), engine.deadline, validation).await.map_err(|interruption| match interruption {
+            Interruption::Cancelled => {
                 let (attempt, iteration) = tally.position;
-                Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::Validation }))
+                Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::Validation })
             }
-            () = deadline_passed(engine.deadline) => Err(engine.deadline_stop()),
-            checked = validation => Ok(checked),
-        }
+            Interruption::Deadline => engine.deadline_stop(),
+        })
     }
 
     /// Checks the schema's constraints and deserialisation (done once, when

@@ -60,11 +60,17 @@ impl Conversation {
         // This message's ids so far; the conversation's stay as they are until it is appended.
         let mut own: HashSet<String> = HashSet::new();
         let mut renamed = Vec::new();
+        // The last call's id is checked by no later one: not kept (a single
+        // call, the common response, copies no id).
+        let mut later = message.tool_calls().count();
         for block in &mut message.content {
             let ContentBlock::ToolCall(call) = block else { continue };
+            later -= 1;
             let used = |id: &str, own: &HashSet<String>| earlier.contains(id) || own.contains(id);
             if !call.id.is_empty() && !used(&call.id, &own) {
-                own.insert(call.id.clone());
+                if later > 0 {
+                    own.insert(call.id.clone());
+                }
                 continue;
             }
             let base = if call.id.is_empty() { "call" } else { call.id.as_str() };

@@ -12,13 +12,16 @@
 //!   calls, 0.24–0.25x at 200, where the bare loop re-sends its whole
 //!   history — with no fixed cost per run beyond the bare loop's.
 //! - **Whole-process CPU time per model call** (`cargo bench -p toolloop
-//!   --bench whole_process`, on a 2-core machine): 0.87–1.10x the bare
-//!   loop's at 1 call, but 1.15x (paired runs; 1.14–1.25x in the tables)
-//!   at 10 calls one at a time — about 6 µs per call spent in the kernel
-//!   and in stalls rather than in instructions, not explained yet —,
-//!   0.95–1.18x at 50, 0.69–0.72x at 200, 0.97–1.03x with 50
-//!   conversations in flight and 0.78–0.86x with 1,000; no fixed CPU per
-//!   run beyond the bare loop's.
+//!   --bench whole_process`, on a shared 2-core machine): at 10 calls one
+//!   at a time 0.93–1.08x the bare loop's on OpenAI and 1.06–1.07x on
+//!   Anthropic (medians of paired runs); in the tables 0.89–1.01x at 1
+//!   call, 1.02–1.07x at 10, 1.06–1.22x at 50, 0.59–0.75x at 200,
+//!   1.00–1.03x with 50 conversations in flight and 0.80–0.91x with 1,000,
+//!   under a load that moves single figures by ±20%. What is left at 10
+//!   and 50 calls is code rather than instructions: a call runs through
+//!   more lines of code than the bare loop's and misses the L1
+//!   instruction cache ~40% more often. No fixed CPU per run beyond the
+//!   bare loop's.
 //! - **Memory at 1,000 conversations in flight** (`-- --memory`): toolloop
 //!   51.3 KiB each (OpenAI and Anthropic), the bare loop 68.0–73.8 KiB;
 //!   most of either is the HTTP connections. While other calls of a model

@@ -1,6 +1,7 @@
 //! Executing the tool calls of one response: governance, limits, hooks, order.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use tracing::{Instrument as _, Span};
 
 use super::control::Control;
 use super::deferral::{Answer, DeferralReason, DeferredCall};
-use super::engine::{Engine, deadline_passed};
+use super::engine::Engine;
 use super::event::Event;
 use super::governance::Verdict;
 use super::journal::Step;
@@ -21,6 +22,7 @@ use super::panic::panic_message;
 use super::pending::not_executed;
 use super::tally::Tally;
 use super::termination::{Phase, Termination};
+use crate::cancel::{Interruption, guarded};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::telemetry::spans;
 use crate::tool::{CallScope, ToolExecution};
@@ -613,12 +615,14 @@ impl Engine<'_> {
         };
         let cancelled = || Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ToolExecution });
         let verdict = match preset {
-            Preset::Decide => tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => return interrupted(cancelled(), None),
-                () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), None),
-                verdict = self.governance.decide(call, |approver| self.journal.approval(call, approver)) => verdict,
-            },
+            Preset::Decide => {
+                let decision = pin!(self.governance.decide(call, |approver| self.journal.approval(call, approver)));
+                match guarded(Some(self.cancel), self.deadline, decision).await {
+                    Ok(verdict) => verdict,
+                    Err(Interruption::Cancelled) => return interrupted(cancelled(), None),
+                    Err(Interruption::Deadline) => return interrupted(self.deadline_stop(), None),
+                }
+            }
             Preset::Decided(verdict) => verdict.clone(),
             Preset::Given(result, verdict) => {
                 let mut result = result.clone();
@@ -628,23 +632,24 @@ impl Engine<'_> {
                 return CallOutcome::Done(done, verdict.allows());
             }
         };
-        let (mut result, output, elapsed, executed) = match &verdict {
+        let (mut done, executed) = match &verdict {
             Verdict::Deferred(reason) => return CallOutcome::Deferred(DeferralReason::Approval(reason.clone())),
             Verdict::Allowed | Verdict::Approved if !owned && self.tools.is_external(&call.name) => {
                 return CallOutcome::Deferred(DeferralReason::External);
             }
             Verdict::Denied(reason) => {
                 let message = format!("tool call denied: {reason}");
-                (ToolResult::failure(&call.id, FailureKind::Denied, message), None, Duration::ZERO, false)
+                (ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::Denied, message)), false)
             }
             Verdict::ApprovalDenied(reason) => {
                 let message = format!("tool call not approved: {reason}");
-                (ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message), None, Duration::ZERO, false)
+                let result = ToolResult::failure(&call.id, FailureKind::ApprovalDenied, message);
+                (ToolExecution::answered(call, result), false)
             }
             // `decide` never answers this; it marks audit records of stopped calls.
             Verdict::Undecided => {
                 let message = "not executed: governance did not decide";
-                (ToolResult::failure(&call.id, FailureKind::NotExecuted, message), None, Duration::ZERO, false)
+                (ToolExecution::answered(call, ToolResult::failure(&call.id, FailureKind::NotExecuted, message)), false)
             }
             Verdict::Allowed | Verdict::Approved if owned => return CallOutcome::Owned(verdict, Span::none()),
             Verdict::Allowed | Verdict::Approved => {
@@ -658,29 +663,38 @@ impl Engine<'_> {
                     // The tool set knows only its own tools; the model is
                     // told every tool of the run, the control's included.
                     let result = ToolResult::failure(&call.id, FailureKind::UnknownTool, self.unknown_tool(call));
-                    (result, None, Duration::ZERO, true)
+                    (ToolExecution::answered(call, result), true)
                 } else {
-                    let execution = tokio::select! {
-                    biased;
-                        () = deadline_passed(self.deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
-                        execution = self.journal.tool_execution(
-                            Step::ToolExecution { call },
-                            Box::pin(self.tools.execute_in(call, state.scope.context(call))),
-                        ) => execution,
+                    // The token is the tool's to watch (through its context):
+                    // a cancelled call ends with its own result.
+                    let execution = pin!(self.journal.tool_execution(
+                        Step::ToolExecution { call },
+                        Box::pin(self.tools.execute_in(call, state.scope.context(call))),
+                    ));
+                    let execution = match guarded(None, self.deadline, execution).await {
+                        Ok(execution) => execution,
+                        Err(_deadline) => return interrupted(self.deadline_stop(), Some(verdict)),
                     };
                     if execution.replayed {
                         spans::tool_replayed(&tracing::Span::current());
                     }
                     match execution.value {
-                        Ok(execution) => (execution.result, execution.output, execution.elapsed, true),
+                        // The execution names its call (a replayed one is
+                        // named here): not copied again.
+                        Ok(mut execution) => {
+                            if execution.call != *call {
+                                execution.call = call.clone();
+                            }
+                            (execution, true)
+                        }
                         Err(_cancelled) => return interrupted(cancelled(), Some(verdict)),
                     }
                 }
             }
         };
-        tracing::debug!(tool = %call.name, id = %call.id, failure = ?result.failure, ?elapsed, "tool call finished");
-        self.cap(&mut result);
-        self.report(call, &result, verdict, elapsed, tally, at);
-        CallOutcome::Done(ToolExecution { call: call.clone(), result, output, elapsed }, executed)
+        tracing::debug!(tool = %call.name, id = %call.id, failure = ?done.result.failure, elapsed = ?done.elapsed, "tool call finished");
+        self.cap(&mut done.result);
+        self.report(call, &done.result, verdict, done.elapsed, tally, at);
+        CallOutcome::Done(done, executed)
     }
 }

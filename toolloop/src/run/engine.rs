@@ -1,17 +1,18 @@
 //! What one loop run reads, and the model call of an iteration.
 
-use std::future::pending;
+use std::pin::pin;
 use std::sync::{Mutex, PoisonError};
 
 use futures_util::StreamExt as _;
 use tokio::time::Instant;
-use tracing::{Instrument as _, Level};
+use tracing::Level;
 
 use super::context::{ContextPolicy, ContextView};
 use super::event::Event;
 use super::governance::Governance;
 use super::hooks::Hooks;
 use super::journal::{Journaled, Step, Steps};
+use super::model_call::ModelCall;
 use super::options::LoopOptions;
 use super::outcome::Stop;
 use super::output_stream::{OutputSource, OutputStream};
@@ -19,7 +20,7 @@ use super::partial::PartialArguments;
 use super::sink::EventSink;
 use super::tally::Tally;
 use super::termination::{Phase, Termination};
-use crate::cancel::CancellationToken;
+use crate::cancel::{CancellationToken, Interruption, guarded};
 use crate::conversation::{CompactionReason, Conversation};
 use crate::message::{Message, summarize, summarize_messages};
 use crate::model::{
@@ -55,15 +56,6 @@ pub(crate) struct Engine<'a> {
     pub(crate) output: Option<OutputSource<'a>>,
     /// Where the run's side effects go (see [`journal`](super::journal)).
     pub(crate) journal: Steps<'a>,
-}
-
-/// Waits until the run's `max_duration` has passed (its deadline: the
-/// instant it ends), or forever when there is none.
-pub(crate) async fn deadline_passed(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => pending().await,
-    }
 }
 
 /// The `tracing` target of the content dumps (requests, and every event
@@ -242,17 +234,22 @@ impl Engine<'_> {
         // `ModelCallDiscarded` event. The run's usage counts a failed call's
         // reported usage (its error carries it), as a non-streamed run's does.
         let partial = Mutex::new(Usage::default());
-        let call = self.request(request, (attempt, iteration), &partial, &tally.hook_errors).instrument(chat.span());
-        let call = self.journal.model_call(Step::ModelCall { number: tally.model_calls }, Box::pin(call));
-        let outcome = tokio::select! {
-            biased;
-            () = crate::cancel::cancelled(self.cancel) => {
-                let stop = Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall });
-                Err(stop)
+        let outcome = {
+            let call = if self.events.is_some() {
+                let streamed = self.streamed(request, (attempt, iteration), &partial, &tally.hook_errors);
+                ModelCall::started(Box::pin(streamed), chat.span())
+            } else {
+                ModelCall::whole(self.model, request, chat.span())
+            };
+            let call = self.journal.model_call(Step::ModelCall { number: tally.model_calls }, call);
+            guarded(Some(self.cancel), self.deadline, pin!(call)).await
+        }
+        .map_err(|interruption| match interruption {
+            Interruption::Cancelled => {
+                Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })
             }
-            () = deadline_passed(self.deadline) => Err(self.deadline_stop()),
-            outcome = call => Ok(outcome),
-        };
+            Interruption::Deadline => self.deadline_stop(),
+        });
         match outcome {
             Ok(Journaled { value: outcome, replayed }) => {
                 chat.finish(&outcome, replayed);
@@ -290,11 +287,13 @@ impl Engine<'_> {
         attempt: u32,
         iteration: u32,
     ) -> Result<bool, Stop> {
-        let compacted = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall })),
-            () = deadline_passed(self.deadline) => return Err(self.deadline_stop()),
-            compacted = context.compact(raw, policy, reason, (self.journal.journal(), tally.compactions + 1)) => compacted.map_err(Stop::model)?,
+        let compaction = pin!(context.compact(raw, policy, reason, (self.journal.journal(), tally.compactions + 1)));
+        let compacted = match guarded(Some(self.cancel), self.deadline, compaction).await {
+            Ok(compacted) => compacted.map_err(Stop::model)?,
+            Err(Interruption::Cancelled) => {
+                return Err(Stop::new(Termination::Cancelled { attempt, iteration, phase: Phase::ModelCall }));
+            }
+            Err(Interruption::Deadline) => return Err(self.deadline_stop()),
         };
         let Some(compaction) = compacted else { return Ok(false) };
         tracing::debug!(?compaction, "compacted the view sent to the model");
@@ -329,19 +328,15 @@ impl Engine<'_> {
         self.emit(tally, || Event::ViewRewritten { attempt, iteration, provider: provider.to_owned(), messages });
     }
 
-    /// The model's response: waited for whole, or streamed (reporting its
-    /// deltas) when the run is.
-    /// A streamed call keeps the usage reported so far in `partial`.
-    async fn request(
+    /// The model's response, streamed (reporting its deltas), for a
+    /// streamed run; it keeps the usage reported so far in `partial`.
+    async fn streamed(
         &self,
         request: ModelRequest<'_>,
         (attempt, iteration): (u32, u32),
         partial: &Mutex<Usage>,
         errors: &Mutex<Vec<String>>,
     ) -> Result<ModelResponse, ModelError> {
-        if self.events.is_none() {
-            return self.model.complete(request).await;
-        }
         let mut accumulator = ResponseAccumulator::new();
         let mut arguments = PartialArguments::default();
         let mut output = self.output.map(|source| OutputStream::new(source, attempt));

@@ -25,6 +25,7 @@ mod iteration;
 pub mod journal;
 mod link;
 mod metadata;
+mod model_call;
 mod options;
 pub(crate) mod outcome;
 mod output_stream;
@@ -59,7 +60,7 @@ pub use termination::{AttemptFailure, Phase, Termination};
 pub use tool_loop::ToolLoop;
 
 pub(crate) use control::Control;
-pub(crate) use engine::{Engine, deadline_passed};
+pub(crate) use engine::Engine;
 pub(crate) use link::RunLink;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
 pub(crate) use output_stream::OutputSource;

@@ -36,13 +36,13 @@ pub(crate) fn append_results(
     results: Vec<Option<ToolResult>>,
     stop: Option<&Stop>,
 ) {
-    let reason = stop.map_or_else(|| "the run stopped".to_owned(), |stop| format!("the run stopped: {stop}"));
+    let reason = || stop.map_or_else(|| "the run stopped".to_owned(), |stop| format!("the run stopped: {stop}"));
     let results: Vec<ToolResult> = calls
         .iter()
         .zip(results.into_iter().chain(std::iter::repeat(None)))
         .map(|(call, result)| {
             result.unwrap_or_else(|| {
-                ToolResult::failure(&call.id, FailureKind::NotExecuted, format!("not executed: {reason}"))
+                ToolResult::failure(&call.id, FailureKind::NotExecuted, format!("not executed: {}", reason()))
             })
         })
         .collect();

@@ -49,6 +49,12 @@ pub(crate) fn normalize<'v>(input: &'v Value, input_schema: &Value) -> Result<Co
 
 /// Deserialises normalised arguments, naming the field path of an error.
 pub(crate) fn deserialize<T: DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
+    // Tracking the path costs a copy of every key on the way: it is
+    // tracked only to name where arguments that failed went wrong (the same
+    // input fails the same way again).
+    if let Ok(arguments) = T::deserialize(input) {
+        return Ok(arguments);
+    }
     serde_path_to_error::deserialize(input).map_err(|error| {
         let path = error.path().to_string();
         let path = (path != ".").then_some(path);

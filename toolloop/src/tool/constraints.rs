@@ -77,6 +77,95 @@ enum Mode {
     Whole,
 }
 
+/// A keyword the walker reads, by its place in [`KEYWORDS`].
+#[derive(Clone, Copy)]
+struct Keyword(usize);
+
+/// Every keyword the walker reads.
+const KEYWORDS: [&str; 27] = [
+    "$ref",
+    "type",
+    "enum",
+    "const",
+    "pattern",
+    "required",
+    "properties",
+    "additionalProperties",
+    "uniqueItems",
+    "prefixItems",
+    "items",
+    "additionalItems",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+];
+const REF: Keyword = Keyword(0);
+const TYPE: Keyword = Keyword(1);
+const ENUM: Keyword = Keyword(2);
+const CONST: Keyword = Keyword(3);
+const PATTERN: Keyword = Keyword(4);
+const REQUIRED: Keyword = Keyword(5);
+const PROPERTIES: Keyword = Keyword(6);
+const ADDITIONAL_PROPERTIES: Keyword = Keyword(7);
+const UNIQUE_ITEMS: Keyword = Keyword(8);
+const PREFIX_ITEMS: Keyword = Keyword(9);
+const ITEMS: Keyword = Keyword(10);
+const ADDITIONAL_ITEMS: Keyword = Keyword(11);
+const ALL_OF: Keyword = Keyword(12);
+const ANY_OF: Keyword = Keyword(13);
+const ONE_OF: Keyword = Keyword(14);
+const NOT: Keyword = Keyword(15);
+const MINIMUM: Keyword = Keyword(16);
+const MAXIMUM: Keyword = Keyword(17);
+const EXCLUSIVE_MINIMUM: Keyword = Keyword(18);
+const EXCLUSIVE_MAXIMUM: Keyword = Keyword(19);
+const MULTIPLE_OF: Keyword = Keyword(20);
+const MIN_LENGTH: Keyword = Keyword(21);
+const MAX_LENGTH: Keyword = Keyword(22);
+const MIN_ITEMS: Keyword = Keyword(23);
+const MAX_ITEMS: Keyword = Keyword(24);
+const MIN_PROPERTIES: Keyword = Keyword(25);
+const MAX_PROPERTIES: Keyword = Keyword(26);
+
+/// A schema object, and which of [`KEYWORDS`] it has: one pass over its
+/// keys, then a keyword it lacks costs no lookup. A tool's schema has a few
+/// keys per object; the walker asks each for a dozen keywords or more.
+#[derive(Clone, Copy)]
+struct Node<'a> {
+    map: &'a Map<String, Value>,
+    /// Bit `i` set: the object has `KEYWORDS[i]`.
+    present: u32,
+}
+
+impl<'a> Node<'a> {
+    fn new(map: &'a Map<String, Value>) -> Self {
+        let present = map
+            .keys()
+            .filter_map(|key| KEYWORDS.iter().position(|keyword| keyword == key))
+            .fold(0, |present, index| present | 1 << index);
+        Self { map, present }
+    }
+
+    fn get(self, keyword: Keyword) -> Option<&'a Value> {
+        if self.present & 1 << keyword.0 == 0 {
+            return None;
+        }
+        self.map.get(KEYWORDS[keyword.0])
+    }
+}
+
 struct Walker<'a> {
     root: &'a Value,
     mode: Mode,
@@ -101,29 +190,29 @@ impl<'a> Walker<'a> {
     fn walk(&mut self, schema: &'a Value, value: &Value, depth: usize) {
         let schema = match schema {
             Value::Bool(false) => return self.fail("no value is allowed here".to_owned()),
-            Value::Object(object) => object,
+            Value::Object(object) => Node::new(object),
             _ => return,
         };
         if depth > MAX_DEPTH {
             return;
         }
-        if let Some(target) = schema.get("$ref").and_then(Value::as_str)
+        if let Some(target) = schema.get(REF).and_then(Value::as_str)
             && let Some(resolved) = resolve(self.root, target)
         {
             self.walk(resolved, value, depth + 1);
         }
         if self.mode == Mode::Whole
-            && let Some(expected) = schema.get("type")
+            && let Some(expected) = schema.get(TYPE)
             && !type_matches(expected, value)
         {
             return self.fail(format!("expected {}, got {}", describe_type(expected), kind_phrase(value)));
         }
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        if let Some(allowed) = schema.get(ENUM).and_then(Value::as_array)
             && !allowed.iter().any(|a| json_equal(a, value))
         {
             self.fail(format!("{value} is not one of {}", Value::Array(allowed.clone())));
         }
-        if let Some(expected) = schema.get("const")
+        if let Some(expected) = schema.get(CONST)
             && !json_equal(expected, value)
         {
             self.fail(format!("must be {expected}"));
@@ -136,8 +225,8 @@ impl<'a> Walker<'a> {
             }
             Value::String(text) => {
                 let length = text.chars().count() as u64;
-                self.bound(schema, "minLength", "maxLength", length, "characters");
-                if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+                self.bound(schema, MIN_LENGTH, MAX_LENGTH, length, "characters");
+                if let Some(pattern) = schema.get(PATTERN).and_then(Value::as_str)
                     && matches_pattern(pattern, text) == Some(false)
                 {
                     self.fail(format!("{value} does not match the pattern `{pattern}`"));
@@ -150,17 +239,17 @@ impl<'a> Walker<'a> {
         self.combinators(schema, value, depth);
     }
 
-    fn object(&mut self, schema: &'a Map<String, Value>, fields: &Map<String, Value>, depth: usize) {
+    fn object(&mut self, schema: Node<'a>, fields: &Map<String, Value>, depth: usize) {
         let whole = self.mode == Mode::Whole;
-        if whole && let Some(required) = schema.get("required").and_then(Value::as_array) {
+        if whole && let Some(required) = schema.get(REQUIRED).and_then(Value::as_array) {
             for name in required.iter().filter_map(Value::as_str) {
                 if !fields.contains_key(name) {
                     self.at(name, |walker| walker.fail("missing required field".to_owned()));
                 }
             }
         }
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let additional = schema.get("additionalProperties").filter(|_| whole);
+        let properties = schema.get(PROPERTIES).and_then(Value::as_object);
+        let additional = schema.get(ADDITIONAL_PROPERTIES).filter(|_| whole);
         for (name, field) in fields {
             match properties.and_then(|p| p.get(name)) {
                 Some(property) => self.at(name, |walker| walker.walk(property, field, depth + 1)),
@@ -180,21 +269,21 @@ impl<'a> Walker<'a> {
                 },
             }
         }
-        self.bound(schema, "minProperties", "maxProperties", fields.len() as u64, "properties");
+        self.bound(schema, MIN_PROPERTIES, MAX_PROPERTIES, fields.len() as u64, "properties");
     }
 
-    fn array(&mut self, schema: &'a Map<String, Value>, items: &[Value], depth: usize) {
-        self.bound(schema, "minItems", "maxItems", items.len() as u64, "items");
-        if schema.get("uniqueItems") == Some(&Value::Bool(true))
+    fn array(&mut self, schema: Node<'a>, items: &[Value], depth: usize) {
+        self.bound(schema, MIN_ITEMS, MAX_ITEMS, items.len() as u64, "items");
+        if schema.get(UNIQUE_ITEMS) == Some(&Value::Bool(true))
             && items.iter().enumerate().any(|(i, item)| items[..i].iter().any(|earlier| json_equal(earlier, item)))
         {
             self.fail("items must be unique".to_owned());
         }
         // `prefixItems` (2020-12) or an array `items` (older drafts) fix the
         // first positions; `items` (or `additionalItems`) covers the rest.
-        let (prefix, rest) = match (schema.get("prefixItems"), schema.get("items")) {
+        let (prefix, rest) = match (schema.get(PREFIX_ITEMS), schema.get(ITEMS)) {
             (Some(Value::Array(prefix)), rest) => (prefix.as_slice(), rest),
-            (None, Some(Value::Array(prefix))) => (prefix.as_slice(), schema.get("additionalItems")),
+            (None, Some(Value::Array(prefix))) => (prefix.as_slice(), schema.get(ADDITIONAL_ITEMS)),
             (_, rest) => (&[][..], rest),
         };
         for (index, item) in items.iter().enumerate() {
@@ -207,14 +296,14 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn combinators(&mut self, schema: &'a Map<String, Value>, value: &Value, depth: usize) {
-        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+    fn combinators(&mut self, schema: Node<'a>, value: &Value, depth: usize) {
+        if let Some(all) = schema.get(ALL_OF).and_then(Value::as_array) {
             for part in all {
                 self.walk(part, value, depth + 1);
             }
         }
-        for (key, exactly_one) in [("anyOf", false), ("oneOf", true)] {
-            let Some(alternatives) = schema.get(key).and_then(Value::as_array) else { continue };
+        for (keyword, exactly_one) in [(ANY_OF, false), (ONE_OF, true)] {
+            let Some(alternatives) = schema.get(keyword).and_then(Value::as_array) else { continue };
             match self.mode {
                 // `Option<T>` and enums put constraints one level down.
                 Mode::Constraints => {
@@ -228,7 +317,7 @@ impl<'a> Walker<'a> {
             }
         }
         if self.mode == Mode::Whole
-            && let Some(not) = schema.get("not")
+            && let Some(not) = schema.get(NOT)
             && self.sub_walk(not, value, depth).is_empty()
         {
             self.fail(format!("{value} is not allowed here"));
@@ -271,26 +360,26 @@ impl<'a> Walker<'a> {
         self.path.truncate(len);
     }
 
-    fn numeric(&mut self, schema: &Map<String, Value>, n: f64) {
-        let limit = |key: &str| schema.get(key).and_then(Value::as_f64);
-        if let Some(min) = limit("minimum").filter(|min| n < *min) {
+    fn numeric(&mut self, schema: Node<'_>, n: f64) {
+        let limit = |keyword: Keyword| schema.get(keyword).and_then(Value::as_f64);
+        if let Some(min) = limit(MINIMUM).filter(|min| n < *min) {
             self.fail(format!("{n} is less than the minimum {min}"));
         }
-        if let Some(max) = limit("maximum").filter(|max| n > *max) {
+        if let Some(max) = limit(MAXIMUM).filter(|max| n > *max) {
             self.fail(format!("{n} is greater than the maximum {max}"));
         }
-        if let Some(min) = limit("exclusiveMinimum").filter(|min| n <= *min) {
+        if let Some(min) = limit(EXCLUSIVE_MINIMUM).filter(|min| n <= *min) {
             self.fail(format!("{n} must be greater than {min}"));
         }
-        if let Some(max) = limit("exclusiveMaximum").filter(|max| n >= *max) {
+        if let Some(max) = limit(EXCLUSIVE_MAXIMUM).filter(|max| n >= *max) {
             self.fail(format!("{n} must be less than {max}"));
         }
-        if let Some(step) = limit("multipleOf").filter(|step| *step > 0.0 && !is_multiple(n, *step)) {
+        if let Some(step) = limit(MULTIPLE_OF).filter(|step| *step > 0.0 && !is_multiple(n, *step)) {
             self.fail(format!("{n} is not a multiple of {step}"));
         }
     }
 
-    fn bound(&mut self, schema: &Map<String, Value>, min_key: &str, max_key: &str, size: u64, unit: &str) {
+    fn bound(&mut self, schema: Node<'_>, min_key: Keyword, max_key: Keyword, size: u64, unit: &str) {
         if let Some(min) = schema.get(min_key).and_then(Value::as_u64).filter(|min| size < *min) {
             self.fail(format!("has {size} {unit}, at least {min} required"));
         }

@@ -3,12 +3,13 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::cancel::{CancellationToken, Cancelled};
+use crate::cancel::{CancellationToken, Cancelled, guarded};
 use crate::message::ToolCall;
 
 tokio::task_local! {
@@ -200,10 +201,7 @@ impl ToolContext {
     /// `Err(Cancelled)` when the run's token is cancelled.
     pub(crate) async fn scope<F: Future>(self, future: F) -> Result<F::Output, Cancelled> {
         let batch = Arc::clone(&self.batch);
-        tokio::select! {
-            biased;
-            () = batch.cancel.cancelled() => Err(Cancelled),
-            output = CURRENT.scope(self, future) => Ok(output),
-        }
+        let scoped = pin!(CURRENT.scope(self, future));
+        guarded(Some(&batch.cancel), None, scoped).await.map_err(|_cancelled| Cancelled)
     }
 }

@@ -1,13 +1,14 @@
 //! The HTTP client of one model: where to POST, with which headers, how
 //! long to wait and how to retry.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
 use super::body::WireBody;
@@ -79,7 +80,8 @@ pub(crate) struct HttpClient {
     framing: Framing,
     /// The URL with any password redacted: what `Debug` and `endpoint()` show.
     url: String,
-    /// `url`, parsed once rather than on every request.
+    /// `url`, parsed once rather than on every request, without its
+    /// userinfo (sent as basic auth: see [`new`](Self::new)).
     parsed_url: reqwest::Url,
     headers: HeaderMap,
     timeout: Duration,
@@ -167,11 +169,25 @@ impl HttpClient {
             value.set_sensitive(true);
             map.insert(header, value);
         }
-        let network = Network::new(new_client()?);
+        let client = new_client()?;
+        // A password in the URL is sent as basic auth (reqwest's `post`
+        // takes it out of the URL), unless the headers authorize otherwise:
+        // worked out once here, not for every request.
+        let template = client.post(parsed_url.clone()).build().map_err(|error| BuildError::InvalidBaseUrl {
+            url: redact_userinfo(base_url),
+            reason: error.to_string(),
+        })?;
+        if let Some(basic) = template.headers().get(AUTHORIZATION)
+            && !map.contains_key(AUTHORIZATION)
+        {
+            map.insert(AUTHORIZATION, basic.clone());
+        }
+        let network = Network::new(client);
         let transport: Arc<dyn Transport> = match &settings.cassette {
             Some(recorder) => Arc::clone(recorder).transport(network, secrets(settings, &parsed_url)),
             None => Arc::new(network),
         };
+        let parsed_url = template.url().clone();
         Ok(Self {
             provider,
             transport,
@@ -201,13 +217,13 @@ impl HttpClient {
 
     /// The URL of one call: the endpoint, followed by `suffix` when the
     /// call names more in its URL (Gemini's `/{model}:generateContent`).
-    pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<reqwest::Url, ModelError> {
-        let Some(suffix) = suffix else { return Ok(self.parsed_url.clone()) };
+    pub(crate) fn call_url(&self, suffix: Option<&str>) -> Result<Cow<'_, reqwest::Url>, ModelError> {
+        let Some(suffix) = suffix else { return Ok(Cow::Borrowed(&self.parsed_url)) };
         let mut last = self.last_call_url.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((built_for, url)) = last.as_ref()
             && built_for == suffix
         {
-            return Ok(url.clone());
+            return Ok(Cow::Owned(url.clone()));
         }
         let joined = format!("{}{suffix}", self.parsed_url.as_str().trim_end_matches('/'));
         let url = reqwest::Url::parse(&joined).map_err(|error| {
@@ -215,7 +231,7 @@ impl HttpClient {
             ModelError::new(ModelErrorKind::InvalidRequest, self.provider, message)
         })?;
         *last = Some((suffix.to_owned(), url.clone()));
-        Ok(url)
+        Ok(Cow::Owned(url))
     }
 
     /// POSTs `body`, a JSON document, to `url` (see [`call_url`](Self::call_url)),

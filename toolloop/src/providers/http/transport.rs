@@ -84,12 +84,15 @@ impl Transport for Network {
     fn send<'a>(&'a self, request: Outgoing<'a>) -> BoxFuture<'a, Result<Incoming, ModelError>> {
         Box::pin(async move {
             let provider = request.provider;
-            let mut builder =
-                self.client.post(request.url.clone()).headers(request.headers).body(request.body.to_http());
+            // Made whole, not through a `RequestBuilder`: its `headers`
+            // would insert the prepared map into an empty one, header by header.
+            let mut outgoing = reqwest::Request::new(reqwest::Method::POST, request.url.clone());
+            *outgoing.headers_mut() = request.headers;
+            *outgoing.body_mut() = Some(request.body.to_http());
             if !request.stream {
-                builder = builder.timeout(request.timeout);
+                *outgoing.timeout_mut() = Some(request.timeout);
             }
-            let response = builder.send().await.map_err(|e| error::transport_error(provider, &e))?;
+            let response = self.client.execute(outgoing).await.map_err(|e| error::transport_error(provider, &e))?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let content_length = response.content_length();

@@ -238,10 +238,11 @@ impl<'j> Steps<'j> {
     }
 
     /// [`Journal::model_call`].
+    /// A run in process awaits `call` as it is; a journal gets it boxed.
     pub(crate) async fn model_call<'a>(
         self,
         step: Step<'a>,
-        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+        call: impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
     ) -> Journaled<Result<ModelResponse, ModelError>>
     where
         'j: 'a,
@@ -250,7 +251,7 @@ impl<'j> Steps<'j> {
             return Journaled { value: call.await, replayed: false };
         };
         let started = AtomicBool::new(false);
-        let value = journal.model_call(step, Self::marking(&started, call)).await;
+        let value = journal.model_call(step, Self::marking(&started, Box::pin(call))).await;
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
