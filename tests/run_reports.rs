@@ -77,6 +77,9 @@ async fn metadata_names_the_tools_used_and_the_events_the_models_that_answered()
         .collect();
     assert_eq!(answered, vec![(Some("openai".to_owned()), Some("scripted".to_owned())); 3]);
     assert_eq!(done.metadata.model_calls, 3);
+    // The metadata counts them: the run fell back for every call.
+    let models: Vec<(&str, u32)> = done.metadata.models_used.iter().map(|(name, n)| (name.as_str(), *n)).collect();
+    assert_eq!(models, [("openai/scripted", 3)]);
 }
 
 #[tokio::test]
@@ -85,7 +88,7 @@ async fn a_response_that_does_not_say_who_answered_names_the_model_called() {
     let model = ScriptedModel::new().with_provider("ollama").respond(ModelResponse::from_text("hi"));
     let (events, recorder) = recorded();
     let agent = Agent::builder().model(model).on_event(recorder).build().unwrap();
-    agent.run(&mut ask("go")).await.unwrap();
+    let done = agent.run(&mut ask("go")).await.unwrap();
     let events = events.lock().unwrap();
     let Some(Event::IterationFinished { response, .. }) =
         events.iter().find(|event| event.name() == "iteration_finished")
@@ -93,6 +96,8 @@ async fn a_response_that_does_not_say_who_answered_names_the_model_called() {
         panic!("no iteration finished: {events:?}");
     };
     assert_eq!((response.provider.as_deref(), response.model.as_deref()), (Some("ollama"), Some("scripted")));
+    drop(events);
+    assert_eq!(done.metadata.models_used.get("ollama/scripted"), Some(&1), "{:?}", done.metadata.models_used);
 }
 
 /// Every event a run reports, and the hook that records them.

@@ -91,6 +91,32 @@ impl Reasoning {
         self.opaque_provider().is_some_and(|issuer| issuer != provider)
     }
 
+    /// The state only its provider can read, in its saved form (the
+    /// `"state"` object above: `{"type": "signed", "signature": "..."}`,
+    /// say), or `None` when there is none. For a [`Model`](crate::Model)
+    /// implemented outside this crate that speaks one of these wires
+    /// (Anthropic's API on another host, say) and sends the state back.
+    pub fn opaque_state(&self) -> Option<serde_json::Value> {
+        self.opaque.as_ref().and_then(|opaque| serde_json::to_value(&opaque.state).ok())
+    }
+
+    /// This reasoning carrying `state` (in the saved form of
+    /// [`opaque_state`](Self::opaque_state)) issued by `provider` (and
+    /// `model`, for APIs that tie the state to a model): for a
+    /// [`Model`](crate::Model) implemented outside this crate that reads
+    /// such state from its responses. Fails when `state` is not one of the
+    /// saved forms.
+    pub fn with_opaque_state(
+        mut self,
+        provider: impl Into<String>,
+        model: Option<String>,
+        state: serde_json::Value,
+    ) -> Result<Self, serde_json::Error> {
+        let state = serde_json::from_value(state)?;
+        self.opaque = Some(OpaqueReasoning { provider: provider.into(), model, state });
+        Ok(self)
+    }
+
     /// The opaque state `provider` issued, for its own requests.
     #[cfg_attr(not(feature = "http"), allow(dead_code))] // only the HTTP providers use it
     pub(crate) fn state_for(&self, provider: &str) -> Option<&ReasoningState> {
@@ -276,5 +302,21 @@ mod tests {
         assert!(!signed.is_opaque_to("anthropic"));
         assert!(signed.is_opaque_to("openai-responses"));
         assert!(!Reasoning::from_text("plain").is_opaque_to("anthropic"));
+    }
+
+    /// A provider implemented outside the crate reads and writes the state
+    /// in its saved form, and the view rules treat it by its provider name.
+    #[test]
+    fn a_model_outside_the_crate_reads_and_writes_opaque_state_as_json() {
+        let state = serde_json::json!({"type": "signed", "signature": "sig-1"});
+        let reasoning = Reasoning::from_text("thinking").with_opaque_state("bedrock", None, state.clone()).unwrap();
+        assert_eq!(reasoning.opaque_state(), Some(state));
+        assert_eq!(reasoning.opaque_provider(), Some("bedrock"));
+        assert!(reasoning.is_opaque_to("anthropic") && !reasoning.is_opaque_to("bedrock"));
+        let saved = serde_json::to_value(&reasoning).unwrap();
+        assert_eq!(saved["opaque"]["state"]["signature"], "sig-1");
+        assert_eq!(Reasoning::from_text("plain").opaque_state(), None);
+        let unknown = serde_json::json!({"type": "mystery"});
+        assert!(Reasoning::from_text("x").with_opaque_state("bedrock", None, unknown).is_err());
     }
 }

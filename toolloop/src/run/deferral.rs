@@ -148,6 +148,9 @@ pub(crate) struct Checkpoint {
     pub(crate) tool_calls: u32,
     pub(crate) limited_tool_calls: u32,
     pub(crate) tools_used: BTreeMap<String, u32>,
+    /// Absent from the checkpoints of older versions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) models_used: BTreeMap<String, u32>,
     /// Run time so far; the pause itself does not count.
     pub(crate) elapsed_ms: u64,
     pub(crate) stop_reason: Option<StopReason>,
@@ -243,6 +246,7 @@ impl Checkpoint {
             tool_calls: tally.tool_calls,
             limited_tool_calls: tally.limited_tool_calls,
             tools_used: tally.tools_used.clone(),
+            models_used: tally.models_used.clone(),
             elapsed_ms: u64::try_from(tally.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             stop_reason: tally.stop_reason.clone(),
             attempt_failures: Vec::new(),
@@ -269,6 +273,7 @@ impl Checkpoint {
         tally.tool_calls = self.tool_calls;
         tally.limited_tool_calls = self.limited_tool_calls;
         tally.tools_used.clone_from(&self.tools_used);
+        tally.models_used.clone_from(&self.models_used);
         tally.stop_reason.clone_from(&self.stop_reason);
         tally.held = self.passed.iter().map(|(id, passed)| (id.clone(), passed.verdict())).collect();
         tally.position = (self.attempt, self.iteration);

@@ -144,6 +144,9 @@ impl Engine<'_> {
         // of it): the model called, when the provider did not say.
         response.provider.get_or_insert_with(|| self.model.provider().to_owned());
         response.model.get_or_insert_with(|| self.model.name().to_owned());
+        if let (Some(provider), Some(model)) = (&response.provider, &response.model) {
+            tally.count_answer(provider, model);
+        }
         tracing::debug!(
             stop_reason = ?response.stop_reason,
             usage = ?response.usage,
@@ -228,7 +231,7 @@ impl Engine<'_> {
         dump_request(self.model.name(), &request);
         self.emit(tally, || Event::IterationStarted { attempt, iteration });
         tally.model_calls += 1;
-        self.note_view_rewrites(&request, tally, (attempt, iteration));
+        let tools_offered = !request.tools.is_empty();
         let chat = spans::Chat::start(self.model, &request);
         // The usage a streamed call cut short had reported, for its
         // `ModelCallDiscarded` event. The run's usage counts a failed call's
@@ -253,6 +256,12 @@ impl Engine<'_> {
         match outcome {
             Ok(Journaled { value: outcome, replayed }) => {
                 chat.finish(&outcome, replayed);
+                if let Ok(response) = &outcome {
+                    // The view the model that answered built (behind a
+                    // `Fallback`, not always the first model's).
+                    let provider = response.provider.as_deref().unwrap_or_else(|| self.model.provider());
+                    self.note_view_rewrites(messages, provider, tools_offered, tally, (attempt, iteration));
+                }
                 if let Err(error) = &outcome {
                     tally.usage += error.usage().unwrap_or_default();
                 }
@@ -311,12 +320,19 @@ impl Engine<'_> {
         Ok(true)
     }
 
-    /// Reports (an event and a log line) when the view the model will
-    /// build flattens another provider's tool calls to text, so users can
-    /// see why the model saw text instead of tool calls.
-    fn note_view_rewrites(&self, request: &ModelRequest<'_>, tally: &mut Tally, (attempt, iteration): (u32, u32)) {
-        let provider = self.model.provider();
-        let messages = tally.rewrite_scan.rewritten(request.messages, provider, !request.tools.is_empty());
+    /// Reports (an event and a log line) when the view the answering
+    /// model built of `history` (for its `provider`) flattened another
+    /// provider's tool calls to text, so users can see why the model saw
+    /// text instead of tool calls.
+    fn note_view_rewrites(
+        &self,
+        history: &[Message],
+        provider: &str,
+        tools_offered: bool,
+        tally: &mut Tally,
+        (attempt, iteration): (u32, u32),
+    ) {
+        let messages = tally.rewrite_scan.rewritten(history, provider, tools_offered);
         if messages == 0 {
             return;
         }

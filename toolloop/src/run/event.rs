@@ -135,11 +135,14 @@ pub enum Event {
         /// the model called, when the provider does not say).
         response: Box<ModelResponse>,
     },
-    /// The model call about to be sent shows the model another provider's
-    /// blocks rewritten for it: tool calls and results another provider
-    /// wrote become text (or are dropped), so the model sees text where
-    /// the conversation holds tool calls. Follows the call's
-    /// [`IterationStarted`](Self::IterationStarted).
+    /// The model that answered was shown another provider's blocks
+    /// rewritten for it: tool calls and results another provider wrote
+    /// became text (or were dropped), so the model saw text where the
+    /// conversation holds tool calls. `provider` is the answering model's
+    /// (behind a [`Fallback`](crate::providers::Fallback), the one that
+    /// answered). Comes right before the call's
+    /// [`IterationFinished`](Self::IterationFinished); a failed call
+    /// reports none.
     ViewRewritten {
         /// The attempt.
         attempt: u32,

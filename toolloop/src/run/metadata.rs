@@ -35,6 +35,13 @@ pub struct RunMetadata {
     /// The tools that ran, by name, with how many times each did (as
     /// counted in [`tool_calls`](Self::tool_calls)).
     pub tools_used: BTreeMap<String, u32>,
+    /// The models that answered, as `provider/model` (the names the
+    /// response gave, else the called model's), with how many model calls
+    /// each answered, the sub-runs' included: behind a
+    /// [`Fallback`](crate::providers::Fallback), whether and how often the
+    /// run fell back. Each call's answer is in its
+    /// [`IterationFinished`](super::Event::IterationFinished) event.
+    pub models_used: BTreeMap<String, u32>,
     /// Wall time of the run.
     #[serde(with = "millis")]
     pub elapsed: Duration,

@@ -26,6 +26,7 @@ pub(crate) struct Tally {
     pub(crate) model_calls: u32,
     pub(crate) tool_calls: u32,
     pub(crate) tools_used: BTreeMap<String, u32>,
+    pub(crate) models_used: BTreeMap<String, u32>,
     /// Executions that count toward `max_tool_executions`: those of the
     /// tool set, not the calls a control answers itself.
     pub(crate) limited_tool_calls: u32,
@@ -64,6 +65,7 @@ impl Tally {
             model_calls: 0,
             tool_calls: 0,
             tools_used: BTreeMap::new(),
+            models_used: BTreeMap::new(),
             limited_tool_calls: 0,
             started: Instant::now(),
             position: (0, 0),
@@ -93,7 +95,24 @@ impl Tally {
             for (tool, count) in &metadata.tools_used {
                 *self.tools_used.entry(tool.clone()).or_default() += count;
             }
+            for (model, count) in &metadata.models_used {
+                *self.models_used.entry(model.clone()).or_default() += count;
+            }
             self.sub_runs.push(run);
+        }
+    }
+
+    /// Counts a model call `model` of `provider` answered, under
+    /// `provider/model` (allocating the key only the first time).
+    pub(crate) fn count_answer(&mut self, provider: &str, model: &str) {
+        let named = |key: &str| {
+            key.strip_prefix(provider).and_then(|rest| rest.strip_prefix('/')).is_some_and(|rest| rest == model)
+        };
+        match self.models_used.iter_mut().find(|(key, _)| named(key)) {
+            Some((_, count)) => *count += 1,
+            None => {
+                self.models_used.insert(format!("{provider}/{model}"), 1);
+            }
         }
     }
 
@@ -137,6 +156,7 @@ impl Tally {
             model_calls: self.model_calls,
             tool_calls: self.tool_calls,
             tools_used: self.tools_used,
+            models_used: self.models_used,
             elapsed: self.started.elapsed(),
             termination,
             stop_reason: self.stop_reason,
