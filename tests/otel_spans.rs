@@ -14,6 +14,7 @@ use opentelemetry::trace::{SpanId, SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use toolloop::model::ModelErrorKind;
+use toolloop::providers::Fallback;
 use toolloop::run::ToolLoop;
 use toolloop::run::journal::MemoryJournal;
 use toolloop::testing::ScriptedModel;
@@ -506,4 +507,20 @@ async fn a_run_partly_replayed_marks_only_the_steps_read_from_the_journal() {
     assert_eq!((partial.replayed_steps(), partial.live_steps()), (1, 2));
     let expected = [("chat scripted", true), ("execute_tool search", false), ("chat scripted", false)];
     assert_eq!(replayed_steps(&trace), expected.map(|(name, replayed)| (name.to_owned(), replayed)));
+}
+
+/// Behind a `Fallback` whose first model is down, the chat span names the
+/// provider that answered, as its `gen_ai.response.model` names the model
+/// that did (and the run's `IterationFinished` names both).
+#[tokio::test]
+async fn behind_a_fallback_the_chat_span_names_the_provider_that_answered() {
+    let busy = ModelError::new(ModelErrorKind::Overloaded, "anthropic", "busy");
+    let down = ScriptedModel::new().with_provider("anthropic").fail(busy);
+    let up = ScriptedModel::new().with_provider("openai").respond(ModelResponse::from_text("hi").with_model("gpt-x"));
+    let agent = Agent::builder().model(Fallback::new(down).then(up)).build().unwrap();
+    let (done, trace) = traced(|| async { agent.run(&mut ask("go")).await }).await;
+    assert_eq!(done.unwrap().output, "hi");
+    let chat = trace.one("chat scripted");
+    assert_eq!(string(chat, "gen_ai.response.model"), "gpt-x");
+    assert_eq!(string(chat, "gen_ai.provider.name"), "openai", "the provider that answered");
 }
