@@ -16,6 +16,7 @@ mod reasoning;
 mod stream;
 
 use stream::MessagesStreamDecoder;
+mod output_block;
 mod wire;
 
 use convert::AnthropicMessages;

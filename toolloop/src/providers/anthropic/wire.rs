@@ -187,15 +187,17 @@ pub struct MessagesResponse {
     pub(super) usage: Usage,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// A content block of the response. Deserialised by hand (see
+/// `output_block.rs`), not as a `#[serde(tag = "type")]` enum: that
+/// buffers each block (and its `input`) in an intermediate tree before
+/// reading it, a second deserialiser's code and a copy on every call.
+#[derive(Debug, PartialEq)]
 pub(super) enum OutputBlock {
     Text {
         text: String,
     },
     ToolUse {
         /// Empty (or missing) from some compatible servers: replaced by one of ours.
-        #[serde(default)]
         id: String,
         name: String,
         input: Value,
@@ -208,7 +210,6 @@ pub(super) enum OutputBlock {
         data: String,
     },
     /// Blocks this crate does not use (server tools, ...).
-    #[serde(other)]
     Other,
 }
 
