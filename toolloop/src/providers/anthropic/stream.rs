@@ -7,6 +7,8 @@
 //! `ping`s may come anywhere, an `error` event ends it. Each content block's
 //! `index` is its position in the final message, and becomes the neutral index.
 
+mod one_pass;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -242,9 +244,11 @@ fn error_kind(error_type: &str) -> crate::model::ModelErrorKind {
     kind_for_status(status, Some(error_type))
 }
 
-/// One event of the stream, by its `type`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// One event of the stream, by its `type`. Deserialised by hand in one
+/// pass (`stream/one_pass.rs`), not as a `#[serde(tag = "type")]` enum:
+/// that buffers every event, and its delta again, in an intermediate
+/// tree before reading it, on each of a stream's many events.
+#[derive(Debug)]
 enum Event {
     MessageStart {
         message: StartMessage,
@@ -262,7 +266,6 @@ enum Event {
     },
     MessageDelta {
         delta: MessageDeltaBody,
-        #[serde(default)]
         usage: Option<StreamUsage>,
     },
     MessageStop,
@@ -270,7 +273,6 @@ enum Event {
     Error {
         error: ErrorDetail,
     },
-    #[serde(other)]
     Other,
 }
 
@@ -310,18 +312,13 @@ enum StartBlock {
     Other,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// A block's delta, by its `type` (deserialised by hand, as [`Event`]).
+#[derive(Debug, PartialEq)]
 enum Delta {
-    #[serde(rename = "text_delta")]
     Text { text: String },
-    #[serde(rename = "input_json_delta")]
     InputJson { partial_json: String },
-    #[serde(rename = "thinking_delta")]
     Thinking { thinking: String },
-    #[serde(rename = "signature_delta")]
     Signature { signature: String },
-    #[serde(other)]
     Other,
 }
 
