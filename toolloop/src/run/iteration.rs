@@ -63,7 +63,9 @@ impl Engine<'_> {
     ) {
         executed.resize(allowed, None);
         executed.extend(
-            calls[allowed..].iter().map(|call| Some(self.not_run(call, self.too_many_calls(call, calls.len()), tally, at))),
+            calls[allowed..]
+                .iter()
+                .map(|call| Some(self.not_run(call, self.too_many_calls(call, calls.len()), tally, at))),
         );
     }
 

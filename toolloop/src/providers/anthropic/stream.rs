@@ -250,29 +250,14 @@ fn error_kind(error_type: &str) -> crate::model::ModelErrorKind {
 /// tree before reading it, on each of a stream's many events.
 #[derive(Debug)]
 enum Event {
-    MessageStart {
-        message: StartMessage,
-    },
-    ContentBlockStart {
-        index: usize,
-        content_block: StartBlock,
-    },
-    ContentBlockDelta {
-        index: usize,
-        delta: Delta,
-    },
-    ContentBlockStop {
-        index: usize,
-    },
-    MessageDelta {
-        delta: MessageDeltaBody,
-        usage: Option<StreamUsage>,
-    },
+    MessageStart { message: StartMessage },
+    ContentBlockStart { index: usize, content_block: StartBlock },
+    ContentBlockDelta { index: usize, delta: Delta },
+    ContentBlockStop { index: usize },
+    MessageDelta { delta: MessageDeltaBody, usage: Option<StreamUsage> },
     MessageStop,
     Ping,
-    Error {
-        error: ErrorDetail,
-    },
+    Error { error: ErrorDetail },
     Other,
 }
 

@@ -97,7 +97,9 @@ struct Fields {
     content_block: Option<StartBlock>,
     delta: Option<Delta>,
     delta_body: Option<MessageDeltaBody>,
-    usage: Option<Option<StreamUsage>>,
+    usage: Option<StreamUsage>,
+    /// Whether `usage` was there (it may be `null`).
+    usage_seen: bool,
     error: Option<ErrorDetail>,
 }
 
@@ -121,7 +123,13 @@ impl Fields {
             Key::ContentBlock => put(&mut self.content_block, source.read()?, "content_block"),
             Key::Delta if kind == Kind::MessageDelta => put(&mut self.delta_body, source.read()?, "delta"),
             Key::Delta => put(&mut self.delta, source.read()?, "delta"),
-            Key::Usage => put(&mut self.usage, source.read()?, "usage"),
+            Key::Usage => {
+                if std::mem::replace(&mut self.usage_seen, true) {
+                    return Err(de::Error::duplicate_field("usage"));
+                }
+                self.usage = source.read()?;
+                Ok(())
+            }
             Key::Error => put(&mut self.error, source.read()?, "error"),
             Key::Type | Key::Other => source.skip(),
         }
@@ -141,9 +149,7 @@ impl Fields {
                 Event::ContentBlockDelta { index: need(self.index, "index")?, delta: need(self.delta, "delta")? }
             }
             Kind::ContentBlockStop => Event::ContentBlockStop { index: need(self.index, "index")? },
-            Kind::MessageDelta => {
-                Event::MessageDelta { delta: need(self.delta_body, "delta")?, usage: self.usage.flatten() }
-            }
+            Kind::MessageDelta => Event::MessageDelta { delta: need(self.delta_body, "delta")?, usage: self.usage },
             Kind::MessageStop => Event::MessageStop,
             Kind::Ping => Event::Ping,
             Kind::Error => Event::Error { error: need(self.error, "error")? },
