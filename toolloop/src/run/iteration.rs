@@ -49,26 +49,6 @@ impl Engine<'_> {
         ToolResult::failure(&call.id, FailureKind::TooManyCalls, message)
     }
 
-    /// Answers the calls of `calls` from `allowed` on as beyond the
-    /// per-iteration cap, in `executed` (cut to the `allowed` that ran).
-    #[cold]
-    #[inline(never)]
-    fn refuse_beyond_cap(
-        &self,
-        executed: &mut Vec<Option<ToolExecution>>,
-        calls: &[ToolCall],
-        allowed: usize,
-        tally: &Tally,
-        at: (u32, u32),
-    ) {
-        executed.resize(allowed, None);
-        executed.extend(
-            calls[allowed..]
-                .iter()
-                .map(|call| Some(self.not_run(call, self.too_many_calls(call, calls.len()), tally, at))),
-        );
-    }
-
     /// Runs iterations until the model answers, a terminal signal, or a stop.
     pub(crate) async fn drive<S>(
         &self,
@@ -98,18 +78,30 @@ impl Engine<'_> {
     ) -> Result<LoopOutput<S>, Stop> {
         loop {
             if let Some(answers) = resumed.take() {
-                // Boxed: a resumed run's first step only, kept out of the
-                // code every iteration runs.
-                let paused = Box::pin(self.finish_paused(conversation, &answers, tally, attempt, &mut cursor, control));
+                let paused = self.finish_paused(conversation, &answers, tally, attempt, &mut cursor, control);
                 if let Some(signal) = paused.await? {
                     return Ok(LoopOutput::Signal(signal));
                 }
                 continue;
             }
-            if cursor.iteration >= cursor.limit
-                && let Some(signal) = at_limit(tally, attempt, &mut cursor, control)?
-            {
-                return Ok(LoopOutput::Signal(signal));
+            if cursor.iteration >= cursor.limit {
+                // The iterations made are the limit: each starts below it
+                // (a checkpoint past its limit does not resume).
+                debug_assert_eq!(cursor.iteration, cursor.limit, "an attempt went past its iteration limit");
+                // A panicking hook must not break the run: it counts as "stop".
+                let decision =
+                    catch_unwind(AssertUnwindSafe(|| control.on_limit(cursor.limit))).unwrap_or_else(|panic| {
+                        tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
+                        LimitDecision::MaxIterations
+                    });
+                match decision {
+                    LimitDecision::Extend(more) if more > 0 => cursor.limit = cursor.limit.saturating_add(more),
+                    LimitDecision::Signal(signal) => return Ok(LoopOutput::Signal(signal)),
+                    LimitDecision::MaxIterations | LimitDecision::Extend(_) => {
+                        let (iterations, limit) = (cursor.iteration, cursor.limit);
+                        return Err(Stop::new(Termination::MaxIterations { attempt, iterations, limit }));
+                    }
+                }
             }
             self.check_budgets(tally, attempt, cursor.iteration + 1).await?;
             cursor.iteration += 1;
@@ -122,9 +114,8 @@ impl Engine<'_> {
             // As `ModelResponse::to_message`, but moving the content instead of copying it.
             let provider = response.provider.unwrap_or_else(|| self.model.provider().to_owned());
             let mut assistant = Message::new(Role::Assistant, response.content).with_provider(provider);
-            let renamed = conversation.make_call_ids_unique(&mut assistant);
-            if !renamed.is_empty() {
-                log_renamed(renamed);
+            for (from, to) in conversation.make_call_ids_unique(&mut assistant) {
+                tracing::debug!(from = %from, to = %to, "renamed a tool call id that was empty or already used");
             }
             let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
 
@@ -171,7 +162,13 @@ impl Engine<'_> {
             };
             let mut executed = executed;
             if !truncated && allowed < calls.len() {
-                self.refuse_beyond_cap(&mut executed, &calls, allowed, tally, (attempt, iteration));
+                executed.resize(allowed, None);
+                let at = (attempt, iteration);
+                executed.extend(
+                    calls[allowed..]
+                        .iter()
+                        .map(|call| Some(self.not_run(call, self.too_many_calls(call, calls.len()), tally, at))),
+                );
             }
             if truncated {
                 // Nothing ran: the model is asked to make the calls again.
@@ -268,46 +265,5 @@ impl Engine<'_> {
             tally.push_hook_error("terminal_check", &format!("panicked: {}", panic_message(&*panic)));
             None
         }))
-    }
-}
-
-/// The attempt made its last allowed iteration: the control's limit hook
-/// says whether it stops (an error), ends with a signal (`Some`), or goes
-/// on with a raised limit (`None`). Out of line: once per attempt at most.
-#[cold]
-#[inline(never)]
-fn at_limit<S>(
-    tally: &mut Tally,
-    attempt: u32,
-    cursor: &mut Cursor,
-    control: &mut dyn Control<S>,
-) -> Result<Option<S>, Stop> {
-    // The iterations made are the limit: each starts below it
-    // (a checkpoint past its limit does not resume).
-    debug_assert_eq!(cursor.iteration, cursor.limit, "an attempt went past its iteration limit");
-    // A panicking hook must not break the run: it counts as "stop".
-    let decision = catch_unwind(AssertUnwindSafe(|| control.on_limit(cursor.limit))).unwrap_or_else(|panic| {
-        tally.push_hook_error("iteration_limit", &format!("panicked: {}", panic_message(&*panic)));
-        LimitDecision::MaxIterations
-    });
-    match decision {
-        LimitDecision::Extend(more) if more > 0 => {
-            cursor.limit = cursor.limit.saturating_add(more);
-            Ok(None)
-        }
-        LimitDecision::Signal(signal) => Ok(Some(signal)),
-        LimitDecision::MaxIterations | LimitDecision::Extend(_) => {
-            let (iterations, limit) = (cursor.iteration, cursor.limit);
-            Err(Stop::new(Termination::MaxIterations { attempt, iterations, limit }))
-        }
-    }
-}
-
-/// Logs the tool call ids made unique (they were empty or already used).
-#[cold]
-#[inline(never)]
-fn log_renamed(renamed: Vec<(String, String)>) {
-    for (from, to) in renamed {
-        tracing::debug!(from = %from, to = %to, "renamed a tool call id that was empty or already used");
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::future::BoxFuture;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
 
@@ -323,36 +322,21 @@ impl HttpClient {
                 Ok(success) => return Ok(success),
                 Err(failure) => failure,
             };
-            // Out of line (and boxed): the wait, its log and its timer are
-            // rare, and kept apart they leave every call's code denser.
-            self.wait_to_retry(retry, failure).await?;
+            if !failure.retryable || retry >= self.retry.max_retries() {
+                return Err(failure.error.with_attempts(retry + 1));
+            }
+            let delay = self.retry.delay(retry, failure.server_wait);
+            tracing::warn!(
+                provider = self.provider,
+                attempt = retry + 1,
+                error = %failure.error,
+                retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                "model call failed; retrying",
+            );
+            // Dropping the call's future drops this sleep: cancellation interrupts the wait.
+            tokio::time::sleep(delay).await;
             retry += 1;
         }
-    }
-
-    /// After the failed try number `retry` (from 0): the error when it
-    /// is the last, or else the wait the retry policy (and the server)
-    /// asks for before the next.
-    #[cold]
-    #[inline(never)]
-    fn wait_to_retry(&self, retry: u32, failure: Failure) -> BoxFuture<'static, Result<(), ModelError>> {
-        if !failure.retryable || retry >= self.retry.max_retries() {
-            let error = failure.error.with_attempts(retry + 1);
-            return Box::pin(std::future::ready(Err(error)));
-        }
-        let delay = self.retry.delay(retry, failure.server_wait);
-        tracing::warn!(
-            provider = self.provider,
-            attempt = retry + 1,
-            error = %failure.error,
-            retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-            "model call failed; retrying",
-        );
-        // Dropping the call's future drops this sleep: cancellation interrupts the wait.
-        Box::pin(async move {
-            tokio::time::sleep(delay).await;
-            Ok(())
-        })
     }
 
     /// Sends `body` and waits for a success status, whose response (body
@@ -383,7 +367,11 @@ impl HttpClient {
             timeout: self.timeout,
         };
         let response = if stream {
-            self.send_for_stream(request).await?
+            // A stream may rightly run longer than the timeout (Anthropic's
+            // long outputs must stream because they do): the timeout bounds
+            // the wait for the answer's head, and the idle timeout each wait
+            // for more of its body.
+            tokio::time::timeout(self.timeout, self.transport.send(request)).await.map_err(|_| self.timed_out())?
         } else {
             // The transport bounds the whole exchange, body included.
             self.transport.send(request).await
@@ -400,21 +388,6 @@ impl HttpClient {
         // Boxed: the error path's state would otherwise size the future of
         // every call (and so the memory of every call in flight).
         Err(Box::pin(self.failure(response, stream)).await)
-    }
-
-    /// Sends a request for a stream. A stream may rightly run longer than
-    /// the timeout (Anthropic's long outputs must stream because they do):
-    /// the timeout bounds the wait for the answer's head, and the idle
-    /// timeout each wait for more of its body. Out of line and boxed, so
-    /// that its timer stays out of the code every whole-response call runs.
-    #[inline(never)]
-    fn send_for_stream<'a>(
-        &'a self,
-        request: Outgoing<'a>,
-    ) -> BoxFuture<'a, Result<Result<Incoming, ModelError>, Failure>> {
-        Box::pin(async move {
-            tokio::time::timeout(self.timeout, self.transport.send(request)).await.map_err(|_| self.timed_out())
-        })
     }
 
     /// What a failure status says: the error read from its body, whether
