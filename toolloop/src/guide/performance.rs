@@ -29,11 +29,13 @@
 //!   so that its connection is back in the pool before the conversation's
 //!   next request (otherwise a loop whose tools answer at once opens about
 //!   two connections per conversation).
-//! - **Streamed runs, per SSE event** (`-- --streamed`): 0.78–0.82x a bare
+//! - **Streamed runs, per SSE event** (`-- --streamed`): 0.74–0.80x a bare
 //!   `bytes_stream()` + `eventsource-stream` loop in instructions (toolloop
 //!   parses server-sent events in one pass and lends each event to the
-//!   decoder); in CPU time 1.07–1.09x, where the machine's scheduling
-//!   moves either loop by more than that between runs.
+//!   decoder, which reads Anthropic's events in one pass too); in CPU time
+//!   0.95x (Anthropic) and 1.10x (OpenAI) by the medians of a few runs,
+//!   where the machine's scheduling moves either loop by more than that
+//!   between runs.
 //!
 //! The tables, the conditions and the other measurements (definitions built
 //! once per type, compile time of 50 derived tools, dependency weight,
