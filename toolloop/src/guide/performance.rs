@@ -8,13 +8,14 @@
 //!
 //! - **Instructions per model call** (`cargo bench -p toolloop --bench
 //!   whole_process -- --instructions`, callgrind): toolloop runs fewer than
-//!   the bare loop at every conversation length — 0.80–0.90x at 1 and 10
-//!   calls, 0.24–0.25x at 200, where the bare loop re-sends its whole
+//!   the bare loop at every conversation length — 0.78–0.85x at 1 and 10
+//!   calls, 0.22–0.25x at 200, where the bare loop re-sends its whole
 //!   history — with no fixed cost per run beyond the bare loop's.
 //! - **Whole-process CPU time per model call** (`cargo bench -p toolloop
 //!   --bench whole_process`, on a shared 2-core machine): at 10 calls one
-//!   at a time 0.93–1.08x the bare loop's on OpenAI and 1.06–1.07x on
-//!   Anthropic (medians of paired runs); in the tables 0.89–1.01x at 1
+//!   at a time 0.93–1.14x the bare loop's on OpenAI and 1.06–1.07x on
+//!   Anthropic (medians of paired runs; 1.13–1.14x on OpenAI in the last,
+//!   on an idle machine); in the tables 0.89–1.01x at 1
 //!   call, 1.02–1.07x at 10, 1.06–1.22x at 50, 0.59–0.75x at 200,
 //!   1.00–1.03x with 50 conversations in flight and 0.80–0.91x with 1,000,
 //!   under a load that moves single figures by ±20%. What is left at 10
