@@ -11,6 +11,7 @@
 //! ```
 
 mod convert;
+mod fields;
 mod output_schema;
 mod reasoning;
 mod stream;

@@ -6,9 +6,10 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Unexpected, Visitor};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
+use super::fields::{Name, put};
 use super::wire::OutputBlock;
 
 impl<'de> Deserialize<'de> for OutputBlock {
@@ -46,10 +47,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
         while let Some(key) = map.next_key::<Key>()? {
             let (slot, name) = match key {
                 Key::Type => {
-                    if fields.kind.is_some() {
-                        return Err(de::Error::duplicate_field("type"));
-                    }
-                    fields.kind = Some(map.next_value()?);
+                    put(&mut fields.kind, map.next_value()?, "type")?;
                     continue;
                 }
                 Key::Text => (&mut fields.text, "text"),
@@ -64,10 +62,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
                     continue;
                 }
             };
-            if slot.is_some() {
-                return Err(de::Error::duplicate_field(name));
-            }
-            *slot = Some(map.next_value()?);
+            put(slot, map.next_value()?, name)?;
         }
         fields.into_block()
     }
@@ -88,21 +83,7 @@ enum Key {
 
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_identifier(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl Visitor<'_> for KeyVisitor {
-    type Value = Key;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a field name")
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
-        Ok(match key {
+        deserializer.deserialize_identifier(Name(|key| match key {
             "type" => Key::Type,
             "text" => Key::Text,
             "id" => Key::Id,
@@ -112,7 +93,7 @@ impl Visitor<'_> for KeyVisitor {
             "signature" => Key::Signature,
             "data" => Key::Data,
             _ => Key::Other,
-        })
+        }))
     }
 }
 
@@ -144,24 +125,8 @@ impl Fields {
 /// The string a block of a known type must hold under `field`.
 fn string<E: de::Error>(value: Option<Value>, field: &'static str) -> Result<String, E> {
     match value {
-        Some(Value::String(text)) => Ok(text),
-        Some(other) => Err(E::invalid_type(unexpected(&other), &"a string")),
+        Some(value) => String::deserialize(value).map_err(E::custom),
         None => Err(E::missing_field(field)),
-    }
-}
-
-fn unexpected(value: &Value) -> Unexpected<'_> {
-    match value {
-        Value::Null => Unexpected::Unit,
-        Value::Bool(flag) => Unexpected::Bool(*flag),
-        Value::Number(number) => number
-            .as_u64()
-            .map(Unexpected::Unsigned)
-            .or_else(|| number.as_i64().map(Unexpected::Signed))
-            .unwrap_or_else(|| Unexpected::Float(number.as_f64().unwrap_or_default())),
-        Value::String(text) => Unexpected::Str(text),
-        Value::Array(_) => Unexpected::Seq,
-        Value::Object(_) => Unexpected::Map,
     }
 }
 

@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
+use super::super::fields::{Name, put};
 use super::{Delta, ErrorDetail, Event, MessageDeltaBody, StartBlock, StartMessage, StreamUsage};
 
 /// An event's `type`.
@@ -101,14 +102,6 @@ struct Fields {
     /// Whether `usage` was there (it may be `null`).
     usage_seen: bool,
     error: Option<ErrorDetail>,
-}
-
-fn put<T, E: de::Error>(slot: &mut Option<T>, value: T, name: &'static str) -> Result<(), E> {
-    if slot.is_some() {
-        return Err(E::duplicate_field(name));
-    }
-    *slot = Some(value);
-    Ok(())
 }
 
 impl Fields {
@@ -228,21 +221,6 @@ impl<'de> Deserialize<'de> for Kind {
             "error" => Kind::Error,
             _ => Kind::Other,
         }))
-    }
-}
-
-/// Reads a string as one of a few names, without copying it.
-struct Name<T>(fn(&str) -> T);
-
-impl<T> Visitor<'_> for Name<T> {
-    type Value = T;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a string")
-    }
-
-    fn visit_str<E: de::Error>(self, name: &str) -> Result<T, E> {
-        Ok((self.0)(name))
     }
 }
 
