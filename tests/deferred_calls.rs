@@ -84,6 +84,9 @@ async fn an_approval_pauses_the_run_and_a_resume_after_json_finishes_it() {
     let mut saved = serde_json::to_value(&conversation).unwrap();
     let checkpoint = saved["pending"]["checkpoint"].as_object_mut().unwrap();
     assert!(!checkpoint.contains_key("answered_by"));
+    // What it counts of who answered travels with it.
+    let answered: Vec<&serde_json::Value> = checkpoint["models_used"].as_object().unwrap().values().collect();
+    assert_eq!(answered, [&json!(1)]);
     checkpoint.insert("answered_by".into(), json!([{"provider": "openai", "model": "scripted"}]));
     let mut conversation: Conversation = serde_json::from_value(saved).unwrap();
     assert_eq!(conversation.deferred_calls(), deferred);
@@ -97,6 +100,9 @@ async fn an_approval_pauses_the_run_and_a_resume_after_json_finishes_it() {
     // The metadata of the whole run: both segments.
     let metadata = &done.metadata;
     assert_eq!((metadata.model_calls, metadata.iterations, metadata.tool_calls), (2, 2, 2));
+    let answered: Vec<(&str, u32)> = metadata.models_used.iter().map(|(model, n)| (model.as_str(), *n)).collect();
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(answered[0].1, 2, "both segments' answers are counted: {answered:?}");
     assert_eq!(metadata.usage, common::usage(30, 10));
     assert_eq!(metadata.tools_used.get("delete"), Some(&1));
     // The model saw both results, in call order, in one message.
