@@ -222,6 +222,278 @@ async fn approvals_wait_durably_for_a_person() {
     assert_eq!(lines(&files.published).len(), 2, "the draft published without a person");
 }
 
+/// Review 2: two calls of one batch (two at a time) whose approver passes
+/// them on to a person (`Decision::Ask`, new in ed67584), the first call's
+/// approver slower than the second's: the second call's approval step
+/// finishes first, so its durable promise and `ToolApprovals/add` are
+/// journaled before the first's. When the persons' decisions wake the
+/// suspended invocation, Restate replays it: both approval steps are
+/// recorded, the first call's continues first and asks for its promise
+/// where the journal holds the second's. The run must still finish, both
+/// calls published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_calls_passed_on_to_a_person_at_once_replay() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("pair");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let port = free_port();
+    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+    worker.ready().await;
+    restate.register(&worker.url).await;
+
+    let id = restate.send("Pair/ask", &json!({"text": "pair publish"})).await;
+    let started = Instant::now();
+    let list = loop {
+        let list = pending(&restate, &id).await;
+        if list.as_array().is_some_and(|list| list.len() == 2) {
+            break list;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // The second call's promise was registered first (its approver was quicker).
+    assert_eq!(list[0]["call_id"], "p4", "{list}");
+    for call in ["p3", "p4"] {
+        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
+    let Ok((status, report)) = attached else {
+        let log = restate.log();
+        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
+        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
+        let state = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
+        let journal = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
+        let why: Vec<&str> =
+            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
+        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
+    };
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+}
+
+/// Review 2: the same batch, the worker replaced while the calls wait,
+/// so the run is replayed from the journal, whose promises are not in call
+/// order (the second call's approver answered first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_calls_passed_on_to_a_person_replay_on_a_new_worker() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("pairkill");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let port = free_port();
+    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+    worker.ready().await;
+    restate.register(&worker.url).await;
+
+    let id = restate.send("Pair/ask", &json!({"text": "pair publish"})).await;
+    let started = Instant::now();
+    let list = loop {
+        let list = pending(&restate, &id).await;
+        if list.as_array().is_some_and(|list| list.len() == 2) {
+            break list;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // The second call's promise was registered first (its approver was quicker).
+    assert_eq!(list[0]["call_id"], "p4", "{list}");
+    // A new worker: the approvals wake the invocation there, which replays it.
+    worker.kill();
+    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+    worker.ready().await;
+    for call in ["p3", "p4"] {
+        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
+    let Ok((status, report)) = attached else {
+        let log = restate.log();
+        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
+        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
+        let state = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
+        let journal = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
+        let why: Vec<&str> =
+            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
+        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
+    };
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+}
+
+/// Review 2, the control: the same with the slow approver on the second
+/// call (promises journaled in call order), which passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_two_calls_passed_on_in_call_order_replay() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("pairok");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let port = free_port();
+    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+    worker.ready().await;
+    restate.register(&worker.url).await;
+
+    let id = restate.send("Pair/ask", &json!({"text": "pairok publish"})).await;
+    let started = Instant::now();
+    let list = loop {
+        let list = pending(&restate, &id).await;
+        if list.as_array().is_some_and(|list| list.len() == 2) {
+            break list;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // The second call's promise was registered first (its approver was quicker).
+    assert_eq!(list[0]["call_id"], "p3", "{list}");
+    for call in ["p3", "p4"] {
+        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
+    let Ok((status, report)) = attached else {
+        let log = restate.log();
+        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
+        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
+        let state = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
+        let journal = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
+        let why: Vec<&str> =
+            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
+        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
+    };
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+}
+
+/// Review 2, a second control: the same batch without an approver (each
+/// call waits for a person directly).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_two_calls_without_an_approver_replay() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("pairdirect");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let port = free_port();
+    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+    worker.ready().await;
+    restate.register(&worker.url).await;
+
+    let id = restate.send("PairDirect/ask", &json!({"text": "pairok publish"})).await;
+    let started = Instant::now();
+    let list = loop {
+        let list = pending(&restate, &id).await;
+        if list.as_array().is_some_and(|list| list.len() == 2) {
+            break list;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // The second call's promise was registered first (its approver was quicker).
+    assert_eq!(list[0]["call_id"], "p3", "{list}");
+    for call in ["p3", "p4"] {
+        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
+    let Ok((status, report)) = attached else {
+        let log = restate.log();
+        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
+        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
+        let state = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
+        let journal = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
+        let why: Vec<&str> =
+            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
+        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
+    };
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+}
+
 /// Case 4: a session's messages are answered one at a time, in order; its
 /// conversation survives a worker restart; sessions run in parallel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

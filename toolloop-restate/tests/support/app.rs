@@ -154,6 +154,71 @@ impl Research {
     }
 }
 
+/// Review 2: a research agent whose calls run two at a time and whose
+/// approver passes every publication on to a person (`Decision::Ask`),
+/// slowly for a title starting "Slow".
+pub struct Pair {
+    agent: Agent<Report>,
+}
+
+#[restate_sdk::service]
+impl Pair {
+    /// Answers a question with a report.
+    #[handler]
+    async fn ask(&self, ctx: Context<'_>, question: Json<Question>) -> HandlerResult<Json<Report>> {
+        let question = question.into_inner();
+        let mut conversation = Conversation::new();
+        conversation.push_user(question.text);
+        let journal = RestateJournal::new(&ctx);
+        Ok(Json(journal.run(&self.agent, &mut conversation).await?.output))
+    }
+}
+
+/// Review 2, a control: the pair agent without an approver.
+pub struct PairDirect {
+    agent: Agent<Report>,
+}
+
+#[restate_sdk::service]
+impl PairDirect {
+    /// Answers a question with a report.
+    #[handler]
+    async fn ask(&self, ctx: Context<'_>, question: Json<Question>) -> HandlerResult<Json<Report>> {
+        let question = question.into_inner();
+        let mut conversation = Conversation::new();
+        conversation.push_user(question.text);
+        let journal = RestateJournal::new(&ctx);
+        Ok(Json(journal.run(&self.agent, &mut conversation).await?.output))
+    }
+}
+
+fn pair_direct_agent(llm: &str, files: &Files) -> Agent<Report> {
+    Agent::builder()
+        .model(model(llm))
+        .tool_with_state::<Publish>(files.clone())
+        .governance(governance())
+        .parallel_tool_calls(std::num::NonZeroUsize::new(2).unwrap())
+        .output::<Report>()
+        .build()
+        .expect("agent")
+}
+
+fn pair_agent(llm: &str, files: &Files) -> Agent<Report> {
+    Agent::builder()
+        .model(model(llm))
+        .tool_with_state::<Publish>(files.clone())
+        .governance(governance().approver(|call: ToolCall| async move {
+            if call.input["title"].as_str().is_some_and(|title| title.starts_with("Slow")) {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Decision::Ask
+        }))
+        .parallel_tool_calls(std::num::NonZeroUsize::new(2).unwrap())
+        .output::<Report>()
+        .build()
+        .expect("agent")
+}
+
 /// The quick text agent.
 pub struct Quick {
     agent: Agent,
@@ -207,6 +272,8 @@ pub fn endpoint(llm: &str, files: &Files) -> Endpoint {
     };
     Endpoint::builder()
         .bind(Research { agent: research }.into_service_definition().options(fast_retries()))
+        .bind(Pair { agent: pair_agent(llm, files) }.into_service_definition().options(fast_retries()))
+        .bind(PairDirect { agent: pair_direct_agent(llm, files) }.into_service_definition().options(fast_retries()))
         .bind(Quick { agent: quick }.into_service_definition().options(fast_retries()))
         .bind(Session::new(sessions).into_service_definition().options(fast_retries()))
         .bind(ToolApprovals.into_service_definition().options(fast_retries()))

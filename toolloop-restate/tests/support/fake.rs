@@ -117,7 +117,14 @@ pub fn script(request: &Value) -> Reply {
         ("publish", 0) => tool("p1", "publish", json!({"title": "Findings"})),
         // A draft, which the research agent's approver publishes itself.
         ("draft", 0) => tool("p2", "publish", json!({"title": "Draft notes"})),
-        ("publish" | "draft", _) => {
+        // Review 2: two publications in one response, for the pair agent.
+        ("pair", 0) => {
+            tools(&[("p3", "publish", json!({"title": "Slow one"})), ("p4", "publish", json!({"title": "Quick one"}))])
+        }
+        ("pairok", 0) => {
+            tools(&[("p3", "publish", json!({"title": "Quick one"})), ("p4", "publish", json!({"title": "Slow one"}))])
+        }
+        ("publish" | "draft" | "pair" | "pairok", _) => {
             let title = match last_tool_result(request) {
                 Some((content, true)) => format!("not published: {content}"),
                 Some((content, false)) => format!("published: {content}"),
