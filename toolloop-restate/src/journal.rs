@@ -28,18 +28,26 @@ use crate::key::with_key;
 ///   its conversation consistent.
 /// - A tool execution is the step `tool NAME CALL_ID`, with its
 ///   [`idempotency_key`](crate::idempotency_key) set. A tool's error is a
-///   result the model sees, recorded like a success. Parallel tool calls
-///   start their steps in call order.
+///   result the model sees, recorded like a success.
 /// - An approval ([`Decision::Ask`](toolloop::run::Decision::Ask)) with
 ///   an approver on the run asks it inside the step `approval NAME CALL_ID`;
 ///   without one, or when the approver answers `Ask` too (it passes the
 ///   call on), it is a durable promise listed in [`ToolApprovals`](crate::ToolApprovals)
 ///   until a person decides, or the [approval timeout](Self::approval_timeout)
 ///   denies it with a reason the model sees. The invocation suspends
-///   meanwhile: no worker holds it. Known limit: keep
+///   meanwhile: no worker holds it.
+/// - The calls of one response run in turn, in call order, each call's
+///   approval and execution done before the next call begins, whatever
 ///   [`parallel_tool_calls`](toolloop::AgentBuilder::parallel_tool_calls)
-///   at 1 (the default) in runs that ask a person: two approvals pending
-///   at once do not resume today.
+///   says ([`Journal::parallel_steps`] is `false`). Restate's Rust SDK
+///   cannot have two steps or promises of an invocation awaited apart:
+///   only the last one polled is woken when Restate answers, so the other
+///   never resumes; and a replay hands recorded outcomes back in the order
+///   the steps are issued, so a call's later steps must not be issued in
+///   the order earlier ones finished (which a person's decision or a slow
+///   approver sets). In turn, a batch of calls needing a person asks about
+///   one call at a time: the next is listed in [`ToolApprovals`](crate::ToolApprovals)
+///   once the one before it is decided and done.
 /// - Cancelling the invocation (Restate's cancel) stops the run as
 ///   [`Termination::Cancelled`](toolloop::run::Termination::Cancelled).
 ///
@@ -299,6 +307,11 @@ impl Journal for RestateJournal<'_> {
                 Err(error) => Decision::Deny(format!("the approval failed: {}", error.message())),
             }
         })
+    }
+
+    /// No: a batch's calls go in turn (see [`RestateJournal`]).
+    fn parallel_steps(&self) -> bool {
+        false
     }
 
     fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration> {

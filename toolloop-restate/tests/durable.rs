@@ -222,276 +222,166 @@ async fn approvals_wait_durably_for_a_person() {
     assert_eq!(lines(&files.published).len(), 2, "the draft published without a person");
 }
 
-/// Review 2: two calls of one batch (two at a time) whose approver passes
-/// them on to a person (`Decision::Ask`, new in ed67584), the first call's
-/// approver slower than the second's: the second call's approval step
-/// finishes first, so its durable promise and `ToolApprovals/add` are
-/// journaled before the first's. When the persons' decisions wake the
-/// suspended invocation, Restate replays it: both approval steps are
-/// recorded, the first call's continues first and asks for its promise
-/// where the journal holds the second's. The run must still finish, both
-/// calls published.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_calls_passed_on_to_a_person_at_once_replay() {
+/// The call ids of the approvals pending under `key`, once some are.
+async fn pending_calls(restate: &Restate, key: &str) -> Vec<String> {
+    let list = pending(restate, key).await;
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|pending| pending["call_id"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Waits until the approvals pending under `key` are `calls`.
+async fn pending_exactly(restate: &Restate, key: &str, calls: &[&str]) {
+    let started = Instant::now();
+    loop {
+        let now = pending_calls(restate, key).await;
+        if now == calls {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "pending {now:?}, never {calls:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What Restate says of invocation `id`: its status, its journal, and the
+/// log lines of a journal mismatch (error 570). For a run that hangs.
+async fn diagnosis(restate: &Restate, id: &str) -> String {
+    let query = |sql: String| async move {
+        let response = support::server::client()
+            .post(format!("{}/query", restate.admin))
+            .header("accept", "application/json")
+            .json(&json!({ "query": sql }))
+            .send()
+            .await;
+        match response {
+            Ok(response) => response.text().await.unwrap_or_default(),
+            Err(error) => format!("query failed: {error}"),
+        }
+    };
+    let state = query(format!(
+        "SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'"
+    ))
+    .await;
+    let journal =
+        query(format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index"))
+            .await;
+    let log = restate.log();
+    let mismatch: Vec<&str> =
+        log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
+    format!("invocation: {state}\njournal: {journal}\nmismatch: {mismatch:#?}")
+}
+
+/// The response of invocation `id`, which must finish within 20 s (it
+/// has nothing left to wait for).
+async fn finished(restate: &Restate, id: &str) -> Value {
+    let Ok((status, report)) = tokio::time::timeout(Duration::from_secs(20), restate.attach(id)).await else {
+        panic!("the run did not finish once every call was decided:\n{}", diagnosis(restate, id).await);
+    };
+    assert_eq!(status, 200, "{report}");
+    report
+}
+
+/// Two calls of one batch that need a person, on an agent with
+/// `parallel_tool_calls(2)`: `service` answers `question` (whose calls
+/// p3, p4 publish `titles`). A Restate journal takes a batch's steps one
+/// at a time, in call order: the person is asked about p3 alone, p3
+/// publishes once approved, and only then is the person asked about p4.
+/// With `new_workers`, the worker is replaced while each call waits, so
+/// every decision wakes a worker that replays the run from its journal.
+async fn asked_in_turn(service: &str, question: &str, titles: [&str; 2], new_workers: bool) {
     let _serial = SERIAL.lock().await;
     let llm = fake::start(fake::script).await;
     let restate = Restate::start().await;
-    let dir = temp_dir("pair");
+    let dir = temp_dir(question.split_whitespace().next().unwrap_or("pair"));
     let files = Files::in_dir(&dir, Duration::ZERO);
     let port = free_port();
-    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+    let mut worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
     worker.ready().await;
     restate.register(&worker.url).await;
 
-    let id = restate.send("Pair/ask", &json!({"text": "pair publish"})).await;
-    let started = Instant::now();
-    let list = loop {
-        let list = pending(&restate, &id).await;
-        if list.as_array().is_some_and(|list| list.len() == 2) {
-            break list;
+    let id = restate.send(&format!("{service}/ask"), &json!({ "text": question })).await;
+    for (call, title) in ["p3", "p4"].into_iter().zip(titles) {
+        // The first list that is not empty holds this call alone: the
+        // next call's approver has not run (a quicker approver on p4
+        // would have listed it first were the calls in flight at once).
+        assert_eq!(pending_calls(&restate, &id).await, [call], "asked in call order, one at a time");
+        if new_workers {
+            worker.kill();
+            worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
+            worker.ready().await;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    // The second call's promise was registered first (its approver was quicker).
-    assert_eq!(list[0]["call_id"], "p4", "{list}");
-    for call in ["p3", "p4"] {
-        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
+        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({ "call_id": call })).await;
         assert_eq!(status, 200, "{body}");
+        if call == "p3" {
+            wait_until("p3 published", || lines(&files.published).len() == 1).await;
+            assert_eq!(lines(&files.published), [format!("{id}/p3 {title}")], "p3 ran before p4 was asked");
+            pending_exactly(&restate, &id, &["p4"]).await;
+        }
     }
-    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
-    let Ok((status, report)) = attached else {
-        let log = restate.log();
-        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
-        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
-        let state = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
-        let journal = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
-        let why: Vec<&str> =
-            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
-        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
-    };
-    assert_eq!(status, 200, "{report}");
-    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+    let report = finished(&restate, &id).await;
+    assert_eq!(report["title"], format!("published: {} is live", titles[1]), "{report}");
+    let published: Vec<String> =
+        ["p3", "p4"].iter().zip(titles).map(|(call, title)| format!("{id}/{call} {title}")).collect();
+    assert_eq!(lines(&files.published), published, "each approved call published once, in call order");
+    let (_, list) = restate.call_empty(&format!("ToolApprovals/{id}/list")).await;
+    assert_eq!(list, json!([]));
 }
 
-/// Review 2: the same batch, the worker replaced while the calls wait,
-/// so the run is replayed from the journal, whose promises are not in call
-/// order (the second call's approver answered first).
+/// Review 2: two calls of one batch (`parallel_tool_calls(2)`) whose
+/// approver passes them on to a person (`Decision::Ask`), the first call's
+/// approver slower than the second's. In flight at once, the second call's
+/// durable promise was journaled first and the replay (call order) was a
+/// journal mismatch; before that the run never resumed. The calls now go
+/// in turn and the run finishes, both published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_calls_passed_on_to_a_person_are_asked_in_turn() {
+    asked_in_turn("Pair", "pair publish", ["Slow one", "Quick one"], false).await;
+}
+
+/// Review 2: the same batch, the worker replaced while each call waits, so
+/// each decision resumes the run on a new worker, replayed from the journal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_calls_passed_on_to_a_person_replay_on_a_new_worker() {
-    let _serial = SERIAL.lock().await;
-    let llm = fake::start(fake::script).await;
-    let restate = Restate::start().await;
-    let dir = temp_dir("pairkill");
-    let files = Files::in_dir(&dir, Duration::ZERO);
-    let port = free_port();
-    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
-    worker.ready().await;
-    restate.register(&worker.url).await;
-
-    let id = restate.send("Pair/ask", &json!({"text": "pair publish"})).await;
-    let started = Instant::now();
-    let list = loop {
-        let list = pending(&restate, &id).await;
-        if list.as_array().is_some_and(|list| list.len() == 2) {
-            break list;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    // The second call's promise was registered first (its approver was quicker).
-    assert_eq!(list[0]["call_id"], "p4", "{list}");
-    // A new worker: the approvals wake the invocation there, which replays it.
-    worker.kill();
-    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
-    worker.ready().await;
-    for call in ["p3", "p4"] {
-        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
-        assert_eq!(status, 200, "{body}");
-    }
-    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
-    let Ok((status, report)) = attached else {
-        let log = restate.log();
-        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
-        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
-        let state = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
-        let journal = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
-        let why: Vec<&str> =
-            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
-        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
-    };
-    assert_eq!(status, 200, "{report}");
-    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+    asked_in_turn("Pair", "pair publish", ["Slow one", "Quick one"], true).await;
 }
 
-/// Review 2, the control: the same with the slow approver on the second
-/// call (promises journaled in call order), which passes.
+/// Review 2, the control: the same with the slow approver on the second call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn control_two_calls_passed_on_in_call_order_replay() {
-    let _serial = SERIAL.lock().await;
-    let llm = fake::start(fake::script).await;
-    let restate = Restate::start().await;
-    let dir = temp_dir("pairok");
-    let files = Files::in_dir(&dir, Duration::ZERO);
-    let port = free_port();
-    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
-    worker.ready().await;
-    restate.register(&worker.url).await;
-
-    let id = restate.send("Pair/ask", &json!({"text": "pairok publish"})).await;
-    let started = Instant::now();
-    let list = loop {
-        let list = pending(&restate, &id).await;
-        if list.as_array().is_some_and(|list| list.len() == 2) {
-            break list;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    // The second call's promise was registered first (its approver was quicker).
-    assert_eq!(list[0]["call_id"], "p3", "{list}");
-    for call in ["p3", "p4"] {
-        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
-        assert_eq!(status, 200, "{body}");
-    }
-    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
-    let Ok((status, report)) = attached else {
-        let log = restate.log();
-        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
-        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
-        let state = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
-        let journal = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
-        let why: Vec<&str> =
-            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
-        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
-    };
-    assert_eq!(status, 200, "{report}");
-    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+async fn two_calls_passed_on_with_the_slow_approver_second() {
+    asked_in_turn("Pair", "pairok publish", ["Quick one", "Slow one"], false).await;
 }
 
 /// Review 2, a second control: the same batch without an approver (each
 /// call waits for a person directly).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn control_two_calls_without_an_approver_replay() {
+async fn two_calls_without_an_approver_are_asked_in_turn() {
+    asked_in_turn("PairDirect", "pairok publish", ["Quick one", "Slow one"], false).await;
+}
+
+/// A batch of three calls nobody needs to approve, on an agent with
+/// `parallel_tool_calls(2)`: every call runs once, in call order, and the
+/// run finishes (two `ctx.run` steps in flight at once never resumed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parallel_batch_runs_its_calls_in_turn() {
     let _serial = SERIAL.lock().await;
     let llm = fake::start(fake::script).await;
     let restate = Restate::start().await;
-    let dir = temp_dir("pairdirect");
+    let dir = temp_dir("pairnotes");
     let files = Files::in_dir(&dir, Duration::ZERO);
-    let port = free_port();
-    let worker = worker::Process::spawn(port, &llm.url(), &dir, 0);
-    worker.ready().await;
+    let worker = worker::InProcess::serve(app::endpoint(&llm.url(), &files), 0).await;
     restate.register(&worker.url).await;
 
-    let id = restate.send("PairDirect/ask", &json!({"text": "pairok publish"})).await;
-    let started = Instant::now();
-    let list = loop {
-        let list = pending(&restate, &id).await;
-        if list.as_array().is_some_and(|list| list.len() == 2) {
-            break list;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "two approvals never pending: {list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    // The second call's promise was registered first (its approver was quicker).
-    assert_eq!(list[0]["call_id"], "p3", "{list}");
-    for call in ["p3", "p4"] {
-        let (status, body) = restate.call(&format!("ToolApprovals/{id}/approve"), &json!({"call_id": call})).await;
-        assert_eq!(status, 200, "{body}");
-    }
-    let attached = tokio::time::timeout(Duration::from_secs(20), restate.attach(&id)).await;
-    let Ok((status, report)) = attached else {
-        let log = restate.log();
-        std::fs::write(format!("/tmp/rv2_{id}.log"), &log).ok();
-        let query = json!({"query": format!("SELECT status, last_failure, last_failure_error_code, journal_size FROM sys_invocation WHERE id = '{id}'")});
-        let state = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let query = json!({"query": format!("SELECT index, entry_type, name, completed FROM sys_journal WHERE id = '{id}' ORDER BY index")});
-        let journal = support::server::client()
-            .post(format!("{}/query", restate.admin))
-            .header("accept", "application/json")
-            .json(&query)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        std::fs::write(format!("/tmp/rv2_{id}.state"), format!("{state}\n{journal}")).ok();
-        let why: Vec<&str> =
-            log.lines().filter(|line| line.contains("ismatch") || line.contains("570")).take(3).collect();
-        panic!("the run did not finish once both calls were approved; restate says: {why:#?}");
-    };
-    assert_eq!(status, 200, "{report}");
-    assert_eq!(lines(&files.published).len(), 2, "both approved calls published");
+    let id = restate.send("Pair/ask", &json!({"text": "pairnotes"})).await;
+    let report = finished(&restate, &id).await;
+    assert_eq!(report, json!({"title": "Noted", "notes": 3}));
+    let expected: Vec<String> = [("n4", "fourth"), ("n5", "fifth"), ("n6", "sixth")]
+        .iter()
+        .map(|(call, text)| format!("{id}/{call} {text}"))
+        .collect();
+    assert_eq!(lines(&files.notes), expected, "each call ran once, in call order");
+    assert_eq!(positions(&llm), turns("pairnotes", 2), "one model call per turn");
 }
 
 /// Case 4: a session's messages are answered one at a time, in order; its

@@ -154,9 +154,10 @@ impl Research {
     }
 }
 
-/// Review 2: a research agent whose calls run two at a time and whose
-/// approver passes every publication on to a person (`Decision::Ask`),
-/// slowly for a title starting "Slow".
+/// Review 2: a research agent whose calls run two at a time (as a
+/// Restate journal allows: in turn) and whose approver passes every
+/// publication on to a person (`Decision::Ask`), slowly for a title
+/// starting "Slow".
 pub struct Pair {
     agent: Agent<Report>,
 }
@@ -207,6 +208,7 @@ fn pair_agent(llm: &str, files: &Files) -> Agent<Report> {
     Agent::builder()
         .model(model(llm))
         .tool_with_state::<Publish>(files.clone())
+        .tool_with_state::<Note>(files.clone())
         .governance(governance().approver(|call: ToolCall| async move {
             if call.input["title"].as_str().is_some_and(|title| title.starts_with("Slow")) {
                 tokio::time::sleep(Duration::from_millis(500)).await;

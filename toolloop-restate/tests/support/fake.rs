@@ -124,6 +124,13 @@ pub fn script(request: &Value) -> Reply {
         ("pairok", 0) => {
             tools(&[("p3", "publish", json!({"title": "Quick one"})), ("p4", "publish", json!({"title": "Slow one"}))])
         }
+        // Three notes in one response, for the pair agent (no approval).
+        ("pairnotes", 0) => tools(&[
+            ("n4", "note", json!({"text": "fourth"})),
+            ("n5", "note", json!({"text": "fifth"})),
+            ("n6", "note", json!({"text": "sixth"})),
+        ]),
+        ("pairnotes", _) => tool("out", "final_output", json!({"title": "Noted", "notes": 3})),
         ("publish" | "draft" | "pair" | "pairok", _) => {
             let title = match last_tool_result(request) {
                 Some((content, true)) => format!("not published: {content}"),

@@ -42,6 +42,10 @@
 //! starts a Restate server itself (the one `.ci/install-restate` installs,
 //! or `RESTATE_SERVER_BIN`), registers the worker, asks one question and
 //! two session messages, and stops.
+//! Under Restate a response's tool calls run in turn, in call order,
+//! whatever [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls)
+//! says: Restate's journal answers `false` to
+//! [`Journal::parallel_steps`](crate::run::journal::Journal::parallel_steps).
 //! Guarantees, the idempotency key tools get, approvals, and how the
 //! journal format is versioned: the `toolloop-restate` crate docs
 //! (`cargo doc -p toolloop-restate --open`) and

@@ -161,8 +161,9 @@ struct At {
 }
 
 impl Engine<'_> {
-    /// Executes `calls` in order (or up to `parallel_tool_calls` at once,
-    /// results still in call order); the control answers the calls to its
+    /// Executes `calls` in order (or up to `parallel_tool_calls` at once
+    /// when the journal allows it, results still in call order); the
+    /// control answers the calls to its
     /// own tools, in call order. Returns one entry per call (`None` where
     /// the run stopped before a result) and the stop, if any.
     ///
@@ -250,7 +251,8 @@ impl Engine<'_> {
             .map(|(call, preset)| self.run_call(call, *preset, control.owns(&call.name), &state, shared, at))
             .collect();
         let parallel = self.options.parallel_tool_calls.get().min(calls.len());
-        let mut outcomes = if parallel > 1 {
+        // A journal that takes one step at a time gets the calls in turn.
+        let mut outcomes = if parallel > 1 && self.journal.parallel() {
             Either::Left(stream::iter(pending).buffered(parallel))
         } else {
             // One at a time (the common batch of one call): each future in

@@ -102,7 +102,10 @@ macro_rules! loop_settings {
             /// bad arguments, unknown tool).
             stop_on_failed_tool() => stop_on_failed_tool = true;
             /// Run up to `limit` tool calls of one response at once (default
-            /// 1: one after the other); results stay in call order.
+            /// 1: one after the other); results stay in call order. A
+            /// journal may take them one at a time regardless (see
+            /// [`Journal::parallel_steps`](crate::run::journal::Journal::parallel_steps)):
+            /// under `toolloop-restate`'s journal they run in turn.
             parallel_tool_calls(limit: ::std::num::NonZeroUsize) => parallel_tool_calls = limit;
             /// Maximum output tokens per model call (the provider's default
             /// when unset).

@@ -32,7 +32,12 @@
 //!   calls, summaries and clock readings happen one at a time, in order;
 //!   the tool executions and approvals of one batch may run at once (with
 //!   [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls)), and
-//!   are *started* in call order.
+//!   are *started* in call order. A journal whose engine cannot have two
+//!   steps in flight, or replays steps in the order they were issued
+//!   rather than the order they finished, says so with
+//!   [`parallel_steps`](Journal::parallel_steps): the run then issues a
+//!   batch's steps one at a time, in call order, each call done before the
+//!   next begins.
 //! - Everything else a run does is a function of the recorded outcomes and
 //!   the agent's setup: tool call ids are made unique deterministically,
 //!   policies ([`Governance::policy`](super::Governance::policy)) and
@@ -167,6 +172,25 @@ pub trait Journal: Send + Sync {
     /// process measured since the run started. Only read when the run has
     /// a [`max_duration`](crate::AgentBuilder::max_duration).
     fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration>;
+
+    /// Whether the steps of one batch's calls (their approvals and tool
+    /// executions) may be in flight at once, up to the run's
+    /// [`parallel_tool_calls`](crate::AgentBuilder::parallel_tool_calls).
+    /// Yes by default.
+    ///
+    /// A journal answers `false` when its engine cannot await two steps at
+    /// once, or records a step when it is issued and, replaying, hands
+    /// outcomes back in that order: calls in flight at once issue their
+    /// later steps (a tool execution after an approval) in the order their
+    /// earlier ones finished, which a replay cannot reproduce. The run
+    /// then executes a batch's calls in turn, in call order, each call's
+    /// steps done before the next call begins, whatever
+    /// `parallel_tool_calls` says; results, events and stops are those of
+    /// `parallel_tool_calls(1)`. Restate's journal (`toolloop-restate`)
+    /// answers `false`.
+    fn parallel_steps(&self) -> bool {
+        true
+    }
 }
 
 /// The journal of a run in process: every step is done, nothing recorded.
@@ -270,6 +294,11 @@ impl<'j> Steps<'j> {
         let started = AtomicBool::new(false);
         let value = journal.tool_execution(step, Self::marking(&started, execute)).await;
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
+    }
+
+    /// [`Journal::parallel_steps`]: a run in process takes its calls at once.
+    pub(crate) fn parallel(self) -> bool {
+        self.0.is_none_or(Journal::parallel_steps)
     }
 
     /// [`Journal::approval`].
