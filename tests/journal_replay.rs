@@ -1,26 +1,34 @@
 //! Property: given its journal, a run is deterministic. Replaying a run
 //! from any prefix of its journal rebuilds the same conversation and
 //! metadata (elapsed time aside), and does not call the model, run a tool,
-//! ask the approver or the summariser again for a recorded step.
+//! ask the approver or the summariser again for a recorded step. On a
+//! journal that takes one step at a time (`Journal::parallel_steps`
+//! false, as Restate's), a run issues its steps in the order they finish,
+//! and a replay issues the same steps in the same order: what a journal
+//! that replays by position (Restate's) needs.
 
 #![allow(clippy::unused_async)] // tool handlers are async by contract
 
 mod common;
 
 use std::num::NonZeroUsize;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use toolloop::model::BoxFuture;
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
-use toolloop::run::journal::MemoryJournal;
-use toolloop::run::{ContextPolicy, Decision, Governance, RunMetadata};
+use toolloop::run::journal::{Journal, MemoryJournal, Step};
+use toolloop::run::{Approver, ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::ScriptedModel;
-use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
+use toolloop::tool::ToolExecution;
+use toolloop::{
+    Agent, CancellationToken, Cancelled, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage,
+};
 
 /// Fetch a record; counts every execution.
 #[derive(toolloop::Tool)]
@@ -84,6 +92,8 @@ struct Setup {
     approvals: bool,
     compaction: bool,
     time_limit: bool,
+    /// The journal takes one step at a time.
+    in_turn: bool,
 }
 
 fn call_strategy() -> impl Strategy<Value = Call> {
@@ -114,10 +124,24 @@ fn scripted_strategy() -> impl Strategy<Value = Scripted> {
 }
 
 fn setup_strategy() -> impl Strategy<Value = Setup> {
-    ((any::<bool>(), any::<bool>(), 1u32..4, 1u32..6), (1usize..4, any::<bool>(), any::<bool>(), any::<bool>()))
+    (
+        (any::<bool>(), any::<bool>(), 1u32..4, 1u32..6),
+        (1usize..4, any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+    )
         .prop_map(
-            |((typed, reflection, max_attempts, max_iterations), (parallel, approvals, compaction, time_limit))| {
-                Setup { typed, reflection, max_attempts, max_iterations, parallel, approvals, compaction, time_limit }
+            |(
+                (typed, reflection, max_attempts, max_iterations),
+                (parallel, approvals, compaction, time_limit, in_turn),
+            )| Setup {
+                typed,
+                reflection,
+                max_attempts,
+                max_iterations,
+                parallel,
+                approvals,
+                compaction,
+                time_limit,
+                in_turn,
             },
         )
 }
@@ -199,11 +223,77 @@ fn model(script: &Arc<Vec<Scripted>>, world: &World) -> Fallback {
         .then(ScriptedModel::from_fn(answer(false)).with_provider("secondary"))
 }
 
+/// A [`MemoryJournal`] that notes the name of every step as the run issues
+/// it, and says whether it takes steps at once.
+struct Issued {
+    inner: MemoryJournal,
+    parallel: bool,
+    /// The steps' names, as issued.
+    names: Mutex<Vec<String>>,
+}
+
+impl Issued {
+    fn new(inner: MemoryJournal, setup: &Setup) -> Self {
+        Self { inner, parallel: !setup.in_turn, names: Mutex::new(Vec::new()) }
+    }
+
+    fn issue(&self, step: &Step<'_>) {
+        self.names.lock().unwrap().push(step.to_string());
+    }
+
+    fn issued(&self) -> Vec<String> {
+        self.names.lock().unwrap().clone()
+    }
+}
+
+impl Journal for Issued {
+    fn model_call<'a>(
+        &'a self,
+        step: Step<'a>,
+        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.issue(&step);
+        self.inner.model_call(step, call)
+    }
+
+    fn summary<'a>(
+        &'a self,
+        step: Step<'a>,
+        summarise: BoxFuture<'a, Result<String, ModelError>>,
+    ) -> BoxFuture<'a, Result<String, ModelError>> {
+        self.issue(&step);
+        self.inner.summary(step, summarise)
+    }
+
+    fn tool_execution<'a>(
+        &'a self,
+        step: Step<'a>,
+        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
+    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>> {
+        self.issue(&step);
+        self.inner.tool_execution(step, execute)
+    }
+
+    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
+        self.issue(&Step::Approval { call });
+        self.inner.approval(call, approver)
+    }
+
+    fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration> {
+        self.issue(&step);
+        self.inner.elapsed(step, measured)
+    }
+
+    fn parallel_steps(&self) -> bool {
+        self.parallel
+    }
+}
+
 async fn run(
     setup: &Setup,
     script: &Arc<Vec<Scripted>>,
     world: &World,
-    journal: &MemoryJournal,
+    journal: &Issued,
 ) -> (Conversation, RunMetadata) {
     let asked = Arc::clone(&world.approvals);
     let governance = Governance::new()
@@ -266,9 +356,10 @@ fn handled(entries: &[Value]) -> usize {
 async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Index) {
     let script = Arc::new(script);
     let world = World::default();
-    let journal = MemoryJournal::new();
-    let (conversation, metadata) = run(&setup, &script, &world, &journal).await;
-    let saved = serde_json::to_value(&journal).unwrap();
+    let recording = Issued::new(MemoryJournal::new(), &setup);
+    let (conversation, metadata) = run(&setup, &script, &world, &recording).await;
+    let journal = &recording.inner;
+    let saved = serde_json::to_value(journal).unwrap();
     let entries = saved.as_array().unwrap();
     // Every step the run did was recorded.
     assert_eq!(
@@ -280,14 +371,23 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
     assert_eq!(setup.time_limit, count(entries, "clock ") > 0 || entries.is_empty());
 
     // Through JSON and back, as a durable engine stores it.
-    let stored: MemoryJournal = serde_json::from_str(&serde_json::to_string(&journal).unwrap()).unwrap();
+    let stored: MemoryJournal = serde_json::from_str(&serde_json::to_string(journal).unwrap()).unwrap();
+    let finished: Vec<String> = entries.iter().map(|entry| entry["step"].as_str().unwrap().to_owned()).collect();
+    if setup.in_turn {
+        // One step at a time: each finished before the next was issued.
+        assert_eq!(recording.issued(), finished, "steps issued in the order they finished");
+    }
     assert_eq!(serde_json::to_value(&stored).unwrap(), saved);
     for kept in [cut.index(entries.len() + 1), entries.len()] {
         let prefix = &entries[..kept];
         let model_calls = count(prefix, "model call ");
         let replay_world = World::at(model_calls);
-        let replay = MemoryJournal::replay_first(&stored, kept);
-        let (again, again_metadata) = run(&setup, &script, &replay_world, &replay).await;
+        let replaying = Issued::new(MemoryJournal::replay_first(&stored, kept), &setup);
+        let (again, again_metadata) = run(&setup, &script, &replay_world, &replaying).await;
+        let replay = &replaying.inner;
+        if setup.in_turn {
+            assert_eq!(replaying.issued(), finished, "a replay issues the same steps in the same order");
+        }
 
         assert_eq!(again, conversation, "replaying {kept} of {} steps", entries.len());
         let mut elapsed_aside = again_metadata.clone();
