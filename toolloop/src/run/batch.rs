@@ -163,9 +163,9 @@ struct At {
 impl Engine<'_> {
     /// Executes `calls` in order (or up to `parallel_tool_calls` at once
     /// when the journal allows it, results still in call order); the
-    /// control answers the calls to its
-    /// own tools, in call order. Returns one entry per call (`None` where
-    /// the run stopped before a result) and the stop, if any.
+    /// control answers the calls to its own tools, in call order. Returns
+    /// one entry per call (`None` where the run stopped before a result)
+    /// and the stop, if any.
     ///
     /// When calls are deferred and nothing stopped the run, the stop is
     /// [`Stop::deferred`] with them and the calls held back (the control's
