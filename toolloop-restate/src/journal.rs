@@ -108,7 +108,9 @@ impl<'c> RestateJournal<'c> {
     }
 
     /// Denies a call nobody decided on within `timeout`; the model sees why.
-    /// Without it, a pending approval waits as long as it takes.
+    /// Without it, a pending approval waits as long as it takes. The calls
+    /// of a batch wait in turn, so each has its own `timeout`, counted from
+    /// when it is listed.
     #[must_use]
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
         self.approval_timeout = Some(timeout);
