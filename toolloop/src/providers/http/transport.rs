@@ -92,9 +92,10 @@ impl Transport for Network {
             if !request.stream {
                 *outgoing.timeout_mut() = Some(request.timeout);
             }
-            let response = self.client.execute(outgoing).await.map_err(|e| error::transport_error(provider, &e))?;
+            let mut response = self.client.execute(outgoing).await.map_err(|e| error::transport_error(provider, &e))?;
             let status = response.status().as_u16();
-            let headers = response.headers().clone();
+            // Taken, not copied: the body stream does not read them.
+            let headers = std::mem::take(response.headers_mut());
             let content_length = response.content_length();
             let body = super::sse::body_bytes(provider, response);
             Ok(Incoming { status, headers, content_length, body: Box::pin(body) })
