@@ -259,23 +259,11 @@ impl HttpClient {
         body: WireBody,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<impl futures_util::Stream<Item = Result<Bytes, ModelError>> + Send + Unpin + use<>, ModelError> {
-        use futures_util::StreamExt as _;
-
         let response = self.with_retries(|| self.open(url, &body, extra, true)).await?;
         // The response size limit holds for a stream as a whole, as for a
         // body read at once: memory stays bounded whatever the server sends.
-        let (provider, limit) = (self.provider, self.max_response_bytes);
-        let mut total = 0u64;
-        let bytes = response.body.map(move |chunk| {
-            let chunk = chunk?;
-            total += chunk.len() as u64;
-            if total > limit {
-                let message = format!("the streamed response is larger than the limit of {limit} bytes");
-                return Err(ModelError::new(ModelErrorKind::ResponseTooLarge, provider, message));
-            }
-            Ok(chunk)
-        });
-        Ok(Box::pin(super::idle::idle_timeout(self.provider, Box::pin(bytes), self.idle_timeout)))
+        let (idle, limit) = (self.idle_timeout, self.max_response_bytes);
+        Ok(Box::pin(super::idle::idle_timeout(self.provider, response.body, idle, limit)))
     }
 
     /// The error for a request body that could not be written.
