@@ -13,6 +13,8 @@
 //!
 //! - `--quick`: fewer calls per process and 3 repetitions (a smoke run).
 //! - `--reps R`: repetitions (default 5); tables show medians.
+//! - `--calls N`: model calls per measured process (default 2,000;
+//!   streamed runs a fifth of it): more shrink the start-up run's share.
 //! - `--instructions`: each client under `valgrind --tool=callgrind`,
 //!   counting instructions (load-independent), one repetition.
 //! - `--plain` / `--streamed` / `--memory`: only that table.
@@ -369,11 +371,14 @@ fn compare(args: &[String]) {
     let wanted = |name: &str| only.is_empty() || only.contains(&name);
     // Model calls per measured process: enough that one process's CPU is
     // tens to hundreds of milliseconds.
-    let total = match (instructions, quick) {
+    let default_total = match (instructions, quick) {
         (true, _) => 200,
         (false, true) => 400,
         (false, false) => 2_000,
     };
+    // More calls per process shrink the share of the start-up run, whose
+    // own spread the subtraction carries into every figure.
+    let total = args.iter().position(|arg| arg == "--calls").map_or(default_total, |i| args[i + 1].parse().unwrap());
     let runner = Runner { stub: StubServer::start(), instructions };
     let (unit, scale) = if instructions { ("instructions", 1.0) } else { ("µs", 1e-3) };
     println!(
