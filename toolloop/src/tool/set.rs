@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::context::{CallScope, ToolContext};
 use super::{Tool, ToolDefinition, ToolError, ToolOutput};
 use crate::build_error::BuildError;
-use crate::cancel::{BoxFuture, Cancelled, guarded};
+use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::{FailureKind, ToolCall, ToolResult};
 use crate::panic::panic_message;
 
@@ -285,11 +285,7 @@ impl ToolSet {
         // Boxed: it holds the context, and keeping it out of the call's
         // future keeps that future (allocated per call by the batch) small.
         let run = AssertUnwindSafe(Box::pin(context.within(timeout).scope(tool.call(&call.input)))).catch_unwind();
-        // Bounded by the timeout as `tokio::time::timeout` would, but with
-        // no timer set up for a call that is done at its first poll (most
-        // are). A timeout too long to add to a clock reading bounds nothing.
-        let deadline = tokio::time::Instant::now().checked_add(timeout);
-        let outcome = match guarded(None, deadline, run).await {
+        let outcome = match tokio::time::timeout(timeout, run).await {
             Ok(Ok(Err(Cancelled))) => return Err(Cancelled),
             Ok(Ok(Ok(result))) => Ok(Ok(result)),
             Ok(Err(panic)) => Ok(Err(panic)),
