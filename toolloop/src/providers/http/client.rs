@@ -263,7 +263,7 @@ impl HttpClient {
         // The response size limit holds for a stream as a whole, as for a
         // body read at once: memory stays bounded whatever the server sends.
         let (idle, limit) = (self.idle_timeout, self.max_response_bytes);
-        Ok(Box::pin(super::idle::idle_timeout(self.provider, response.body, idle, limit)))
+        Ok(Box::pin(super::bounded::bounded_body(self.provider, response.body, idle, limit)))
     }
 
     /// The error for a request body that could not be written.

@@ -10,13 +10,13 @@
 
 mod body;
 mod body_cache;
+mod bounded;
 mod builder;
 mod client;
 mod decoder;
 mod error;
 mod events;
 mod format;
-mod idle;
 mod model;
 mod ndjson;
 mod overflow;
@@ -50,8 +50,8 @@ pub use retry::RetryPolicy;
 pub(crate) use decoder::testing;
 #[allow(unused_imports)] // some are named by tests only
 pub(crate) use {
+    bounded::bounded_body,
     decoder::{Frame, FrameSource, StreamDecoder, decode_frames, ended_early, malformed_frame},
-    idle::idle_timeout,
     ndjson::{LineSplitter, MAX_LINE_BYTES, ndjson_frames},
     sse::{MAX_EVENT_BYTES, body_bytes, sse_frames},
 };

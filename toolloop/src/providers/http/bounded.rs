@@ -16,7 +16,7 @@ use crate::model::{ModelError, ModelErrorKind};
 /// `limit` bytes (memory stays bounded whatever the server sends). A
 /// server's keep-alive pings count as chunks: a stall means the connection
 /// carries nothing. One layer for both bounds: every chunk passes it.
-pub(crate) fn idle_timeout<S>(
+pub(crate) fn bounded_body<S>(
     provider: &'static str,
     stream: S,
     idle: Duration,
@@ -26,7 +26,7 @@ where
     S: Stream<Item = Result<Bytes, ModelError>> + Send + Unpin,
 {
     let last_item = Instant::now();
-    IdleTimeout {
+    BoundedBody {
         provider,
         stream: Some(stream),
         idle,
@@ -49,7 +49,7 @@ fn deadline(from: Instant, idle: Duration) -> Instant {
 /// the time, and the timer, when it fires early, moves to the new deadline.
 /// (A timer per item, as `tokio::time::timeout` around each `next()` makes,
 /// cost more than parsing the item.)
-struct IdleTimeout<S> {
+struct BoundedBody<S> {
     provider: &'static str,
     /// `None` once ended.
     stream: Option<S>,
@@ -66,7 +66,7 @@ struct IdleTimeout<S> {
     total: u64,
 }
 
-impl<S> Stream for IdleTimeout<S>
+impl<S> Stream for BoundedBody<S>
 where
     S: Stream<Item = Result<Bytes, ModelError>> + Unpin,
 {
@@ -124,7 +124,7 @@ mod tests {
     use bytes::Bytes;
     use futures_util::{StreamExt as _, stream};
 
-    use super::idle_timeout;
+    use super::bounded_body;
     use crate::model::{ModelError, ModelErrorKind};
 
     #[tokio::test(start_paused = true)]
@@ -136,7 +136,7 @@ mod tests {
                 Ok::<_, ModelError>(Bytes::from(vec![item]))
             })
             .chain(stream::pending());
-        let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::from_secs(2), u64::MAX).collect().await;
+        let items: Vec<_> = bounded_body("test", Box::pin(source), Duration::from_secs(2), u64::MAX).collect().await;
         assert_eq!(items.len(), 3);
         assert_eq!((&items[0].as_ref().unwrap()[..], &items[1].as_ref().unwrap()[..]), (&[1][..], &[2][..]));
         let error = items[2].as_ref().unwrap_err();
@@ -152,7 +152,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(1_500)).await;
             Ok::<_, ModelError>(Bytes::from(vec![item]))
         });
-        let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::from_secs(2), u64::MAX).collect().await;
+        let items: Vec<_> = bounded_body("test", Box::pin(source), Duration::from_secs(2), u64::MAX).collect().await;
         assert_eq!(items.into_iter().map(|item| item.unwrap()[0]).collect::<Vec<_>>(), (0..10).collect::<Vec<u8>>());
     }
 
@@ -162,7 +162,7 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(3_600)).await;
             Ok::<_, ModelError>(Bytes::from(vec![item]))
         });
-        let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::MAX, u64::MAX).collect().await;
+        let items: Vec<_> = bounded_body("test", Box::pin(source), Duration::MAX, u64::MAX).collect().await;
         assert_eq!(items.len(), 1);
         assert_eq!(&items[0].as_ref().unwrap()[..], &[1][..]);
     }
@@ -172,7 +172,7 @@ mod tests {
         // 4 + 4 bytes pass a limit of 10; the third chunk takes them to 12.
         let chunks = [b"abcd", b"efgh", b"ijkl"].map(|chunk| Ok::<_, ModelError>(Bytes::from_static(chunk)));
         let source = stream::iter(chunks).chain(stream::pending());
-        let items: Vec<_> = idle_timeout("test", Box::pin(source), Duration::from_secs(60), 10).collect().await;
+        let items: Vec<_> = bounded_body("test", Box::pin(source), Duration::from_secs(60), 10).collect().await;
         assert_eq!(items.len(), 3, "nothing after the error");
         assert_eq!(&items[1].as_ref().unwrap()[..], b"efgh");
         let error = items[2].as_ref().unwrap_err();
