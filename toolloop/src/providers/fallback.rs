@@ -343,6 +343,23 @@ mod tests {
         assert_eq!((error.kind(), error.provider()), (ModelErrorKind::RateLimited, "openai"));
     }
 
+    #[test]
+    fn the_provider_is_fixed_only_when_every_model_has_the_first_ones() {
+        let anthropic = || Recording::new("anthropic", Ok("hi"));
+        assert!(Fallback::new(anthropic()).provider_is_fixed(), "one model");
+        assert!(Fallback::new(anthropic()).then(anthropic()).provider_is_fixed(), "one provider");
+        let mixed = Fallback::new(anthropic()).then(Recording::new("openai", Ok("hi")));
+        assert!(!mixed.provider_is_fixed());
+        // A chain holding a chain that routes routes too, though every provider() says anthropic.
+        let nested = Fallback::new(anthropic()).then(mixed.clone());
+        assert_eq!(nested.models().map(Model::provider).collect::<Vec<_>>(), ["anthropic", "anthropic"]);
+        assert!(!nested.provider_is_fixed());
+        // Through the pointers a run holds it by.
+        let shared: std::sync::Arc<dyn Model> =
+            std::sync::Arc::new(Fallback::new(anthropic()).then(Recording::new("openai", Ok("hi"))));
+        assert!(!shared.provider_is_fixed() && !Box::new(&shared).provider_is_fixed());
+    }
+
     #[tokio::test]
     async fn the_predicate_is_configurable() {
         let secondary = Recording::new("openai", Ok("second"));
