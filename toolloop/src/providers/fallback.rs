@@ -42,7 +42,10 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 /// ([`Model::provider_is_fixed`]); a call cut short (cancelled, out of time)
 /// names the first model's. `gen_ai.request.model` and the span's name stay
 /// the first model's, the one the request was made for;
-/// `gen_ai.response.model` names the model that answered.
+/// `gen_ai.response.model` names the model that answered. The run's
+/// `invoke_agent` span names the first model's provider, the one the run was
+/// given; [`RunMetadata::models_used`](crate::run::RunMetadata::models_used)
+/// counts the models that answered.
 ///
 /// ```
 /// use std::sync::Arc;

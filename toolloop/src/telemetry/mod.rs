@@ -20,6 +20,8 @@
 //! providers), where it is recorded once the call is over: the provider
 //! that answered or failed, the model's own when the call was cut short. An
 //! attribute is never recorded twice (`tracing-opentelemetry` would keep both).
+//! The `invoke_agent` span names the provider of the model the run was given
+//! (a `Fallback`'s first model's); its `chat` spans name who answered each call.
 //!
 //! Span names, kinds and error status go in the fields `tracing-opentelemetry`
 //! reads (`otel.name`, `otel.kind`, `otel.status_code`). With no subscriber
