@@ -624,3 +624,26 @@ async fn a_fallback_over_one_provider_names_it_once() {
     assert_eq!(string(chat, "gen_ai.provider.name"), "test");
     assert_eq!(recorded(chat, "gen_ai.provider.name"), 1);
 }
+
+/// A call behind a `Fallback` replayed from a durable run's journal names
+/// the provider that answered it the first time: the journal kept the response.
+#[tokio::test]
+async fn behind_a_fallback_a_replayed_chat_span_names_the_provider_that_answered() {
+    let journal = MemoryJournal::new();
+    let up = ScriptedModel::new().respond(ModelResponse::from_text("hi"));
+    let first = Agent::builder().model(anthropic_then_openai(overloaded("anthropic"), up)).build().unwrap();
+    first.run_journaled(&mut ask("go"), &journal, &CancellationToken::new()).await.unwrap();
+
+    // Neither model has a script left: the call is read from the journal.
+    let replay = MemoryJournal::replay(&journal);
+    let fallback = Fallback::new(ScriptedModel::new().with_provider("anthropic"))
+        .then(ScriptedModel::new().with_provider("openai"));
+    let again = Agent::builder().model(fallback).build().unwrap();
+    let (done, trace) =
+        traced(|| async { again.run_journaled(&mut ask("go"), &replay, &CancellationToken::new()).await }).await;
+    assert_eq!(done.unwrap().output, "hi");
+    let chat = trace.one("chat scripted");
+    assert!(replayed(chat));
+    assert_eq!(string(chat, "gen_ai.provider.name"), "openai");
+    assert_eq!(recorded(chat, "gen_ai.provider.name"), 1);
+}
