@@ -96,6 +96,18 @@ pub trait Model: Send + Sync {
     /// The model's name, for logs and metadata.
     fn name(&self) -> &str;
 
+    /// Whether every call is answered by [`provider`](Self::provider) (the
+    /// default), or the provider is chosen per call, as a
+    /// [`Fallback`](crate::providers::Fallback) over several providers
+    /// chooses it. Such a model names the provider that answered in
+    /// [`ModelResponse::provider`] (and the one that failed in
+    /// [`ModelError::provider`]); the call's `chat` span then records its
+    /// `gen_ai.provider.name` from there when the call ends, instead of
+    /// from `provider` when it starts.
+    fn provider_is_fixed(&self) -> bool {
+        true
+    }
+
     /// Sends one request and waits for the whole response.
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 
@@ -144,6 +156,9 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     fn name(&self) -> &str {
         (**self).name()
     }
+    fn provider_is_fixed(&self) -> bool {
+        (**self).provider_is_fixed()
+    }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
@@ -163,6 +178,9 @@ impl<M: Model + ?Sized> Model for Box<M> {
     fn name(&self) -> &str {
         (**self).name()
     }
+    fn provider_is_fixed(&self) -> bool {
+        (**self).provider_is_fixed()
+    }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)
     }
@@ -181,6 +199,9 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn name(&self) -> &str {
         (**self).name()
+    }
+    fn provider_is_fixed(&self) -> bool {
+        (**self).provider_is_fixed()
     }
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         (**self).complete(request)

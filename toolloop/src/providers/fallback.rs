@@ -32,6 +32,21 @@ type Predicate = dyn Fn(&ModelError) -> bool + Send + Sync;
 /// for a while, so a run does not pay a dead primary's whole retry schedule
 /// on every iteration.
 ///
+/// # In traces
+///
+/// A call through the chain is one `chat` span, as a call the provider
+/// retried is: the models it asked make their own spans under it (the
+/// HTTP models' `model_call` spans). When the chain mixes providers, the span's
+/// `gen_ai.provider.name` (and the metrics' provider) is the provider that
+/// answered, or that returned the error, recorded once the call is over
+/// ([`Model::provider_is_fixed`]); a call cut short (cancelled, out of time)
+/// names the first model's. `gen_ai.request.model` and the span's name stay
+/// the first model's, the one the request was made for;
+/// `gen_ai.response.model` names the model that answered. The run's
+/// `invoke_agent` span names the first model's provider, the one the run was
+/// given; [`RunMetadata::models_used`](crate::run::RunMetadata::models_used)
+/// counts the models that answered.
+///
 /// ```
 /// use std::sync::Arc;
 /// use toolloop::{Model, ModelError, ModelRequest, ModelResponse};
@@ -139,7 +154,8 @@ impl Fallback {
 // Not listed under "other types implement `Model`": its message names the constructors.
 #[diagnostic::do_not_recommend]
 impl Model for Fallback {
-    /// The first model's provider: requests are built for it.
+    /// The first model's provider: requests are built for it. The one that
+    /// answered a call is its response's [`provider`](ModelResponse::provider).
     fn provider(&self) -> &str {
         self.models[0].provider()
     }
@@ -147,6 +163,13 @@ impl Model for Fallback {
     /// The first model's name.
     fn name(&self) -> &str {
         self.models[0].name()
+    }
+
+    /// Whether every model of the chain has the first one's provider: if
+    /// not, which provider answers is known only once a call is over.
+    fn provider_is_fixed(&self) -> bool {
+        let provider = self.provider();
+        self.models.iter().all(|model| model.provider_is_fixed() && model.provider() == provider)
     }
 
     /// What every model of the chain can take: a schema goes to whichever answers.
@@ -321,6 +344,23 @@ mod tests {
             .then(Recording::new("openai", Err(ModelErrorKind::RateLimited)));
         let error = model.complete(ModelRequest::new(&[])).await.unwrap_err();
         assert_eq!((error.kind(), error.provider()), (ModelErrorKind::RateLimited, "openai"));
+    }
+
+    #[test]
+    fn the_provider_is_fixed_only_when_every_model_has_the_first_ones() {
+        let anthropic = || Recording::new("anthropic", Ok("hi"));
+        assert!(Fallback::new(anthropic()).provider_is_fixed(), "one model");
+        assert!(Fallback::new(anthropic()).then(anthropic()).provider_is_fixed(), "one provider");
+        let mixed = Fallback::new(anthropic()).then(Recording::new("openai", Ok("hi")));
+        assert!(!mixed.provider_is_fixed());
+        // A chain holding a chain that routes routes too, though every provider() says anthropic.
+        let nested = Fallback::new(anthropic()).then(mixed.clone());
+        assert_eq!(nested.models().map(Model::provider).collect::<Vec<_>>(), ["anthropic", "anthropic"]);
+        assert!(!nested.provider_is_fixed());
+        // Through the pointers a run holds it by.
+        let shared: std::sync::Arc<dyn Model> =
+            std::sync::Arc::new(Fallback::new(anthropic()).then(Recording::new("openai", Ok("hi"))));
+        assert!(!shared.provider_is_fixed() && !Box::new(&shared).provider_is_fixed());
     }
 
     #[tokio::test]

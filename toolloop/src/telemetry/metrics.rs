@@ -69,16 +69,20 @@ impl Labels {
         Self { provider: model.provider().to_owned(), model: model.name().to_owned() }
     }
 
+    /// Records one call's measurements; `provider` is the one that answered
+    /// (or failed) when the model chooses its provider per call, otherwise
+    /// the model's own.
     pub(super) fn record(
         &self,
         elapsed: Duration,
+        provider: Option<&str>,
         response_model: Option<&str>,
         error_type: Option<&str>,
         usage: Option<Usage>,
     ) {
         let mut attributes = vec![
             KeyValue::new("gen_ai.operation.name", "chat"),
-            KeyValue::new("gen_ai.provider.name", self.provider.clone()),
+            KeyValue::new("gen_ai.provider.name", provider.map_or_else(|| self.provider.clone(), str::to_owned)),
             KeyValue::new("gen_ai.request.model", self.model.clone()),
         ];
         if let Some(model) = response_model {

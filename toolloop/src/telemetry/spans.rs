@@ -116,8 +116,15 @@ pub(crate) fn finish_reason(reason: &StopReason) -> String {
 }
 
 /// The `chat {model}` span of one model call.
-pub(crate) struct Chat {
+pub(crate) struct Chat<'a> {
     span: Span,
+    /// Behind a model whose provider is chosen per call (a `Fallback` over
+    /// several providers, [`Model::provider_is_fixed`]), `gen_ai.provider.name`
+    /// is left out at the start and recorded once, when the call ends, from
+    /// the response or the error; this is the provider named when the call
+    /// ends without one (cut short, or a response that does not say).
+    /// `None`: recorded at the start.
+    provider_at_end: Option<&'a str>,
     /// For the duration histogram; the span has its own clock.
     #[cfg(feature = "otel-metrics")]
     started: std::time::Instant,
@@ -125,16 +132,19 @@ pub(crate) struct Chat {
     labels: super::metrics::Labels,
 }
 
-impl Chat {
-    pub(crate) fn start(model: &dyn Model, request: &ModelRequest<'_>) -> Self {
+impl<'a> Chat<'a> {
+    pub(crate) fn start(model: &'a dyn Model, request: &ModelRequest<'_>) -> Self {
         let name = model.name();
+        let provider_at_end = (!model.provider_is_fixed()).then(|| model.provider());
         let span = tracing::info_span!(
             "chat",
             otel.name = format!("chat {name}"),
             otel.kind = "client",
             otel.status_code = field::Empty,
             gen_ai.operation.name = "chat",
-            gen_ai.provider.name = model.provider(),
+            // Known now, or recorded once at the end: never twice (each
+            // recording is one more attribute to `tracing-opentelemetry`).
+            gen_ai.provider.name = provider_at_end.is_none().then(|| model.provider()),
             gen_ai.request.model = name,
             gen_ai.request.max_tokens = request.max_tokens.map(i64::from),
             gen_ai.request.temperature = request.temperature.map(f64::from),
@@ -165,6 +175,7 @@ impl Chat {
         }
         Self {
             span,
+            provider_at_end,
             #[cfg(feature = "otel-metrics")]
             started: std::time::Instant::now(),
             #[cfg(feature = "otel-metrics")]
@@ -184,11 +195,26 @@ impl Chat {
         if replayed {
             self.span.record("toolloop.replayed", true);
         }
+        // Behind a model that chooses its provider per call: the one that
+        // answered, or the one whose error ended the call.
+        let provider = self.provider_at_end.map(|asked| match outcome {
+            Ok(response) => response.provider.as_deref().unwrap_or(asked),
+            Err(error) => error.provider(),
+        });
+        if let Some(provider) = provider {
+            self.span.record("gen_ai.provider.name", provider);
+        }
         match outcome {
             Ok(response) => {
                 #[cfg(feature = "otel-metrics")]
                 if !replayed {
-                    self.labels.record(self.started.elapsed(), response.model.as_deref(), None, Some(response.usage));
+                    self.labels.record(
+                        self.started.elapsed(),
+                        provider,
+                        response.model.as_deref(),
+                        None,
+                        Some(response.usage),
+                    );
                 }
                 if self.span.is_disabled() {
                     return;
@@ -211,15 +237,28 @@ impl Chat {
                 self.span.record("error.type", error.kind().as_str());
                 self.span.record("otel.status_code", "ERROR");
             }
-            Err(error) => self.fail(error.kind().as_str()),
+            Err(error) => self.failed(error.kind().as_str(), provider),
         }
     }
 
     /// Records a call that ended without an answer: an error kind, or the
     /// termination that interrupted it (`cancelled`, `max_duration`).
+    /// Behind a model that chooses its provider per call, no model said
+    /// which one it was asking: the span names the one it was asked as.
     pub(crate) fn fail(self, error_type: &str) {
+        let provider = self.provider_at_end;
+        if let Some(provider) = provider {
+            self.span.record("gen_ai.provider.name", provider);
+        }
+        self.failed(error_type, provider);
+    }
+
+    /// Records `error_type`; `provider`, when it differs from the one the
+    /// call was started with, for the metrics.
+    #[cfg_attr(not(feature = "otel-metrics"), allow(unused_variables))]
+    fn failed(self, error_type: &str, provider: Option<&str>) {
         #[cfg(feature = "otel-metrics")]
-        self.labels.record(self.started.elapsed(), None, Some(error_type), None);
+        self.labels.record(self.started.elapsed(), provider, None, Some(error_type), None);
         self.span.record("error.type", error_type);
         self.span.record("otel.status_code", "ERROR");
     }
