@@ -20,14 +20,43 @@ pub(super) fn missing(path: &Path) -> Error {
     )
 }
 
-/// The file could not be read or written: `error`'s kind, with the path.
-pub(super) fn io(path: &Path, error: &Error) -> Error {
-    Error::new(error.kind(), format!("cassette {}: {error}", path.display()))
+/// The file could not be read or written: `cause`'s kind, with the path;
+/// `cause` is the error's [`source`](std::error::Error::source).
+pub(super) fn io(path: &Path, cause: Error) -> Error {
+    let message = format!("cassette {}: {cause}", path.display());
+    Error::new(cause.kind(), Caused { message, cause: Box::new(cause) })
 }
 
 /// The file is not a cassette this toolloop can read ([`ErrorKind::InvalidData`]).
 pub(super) fn invalid(path: &Path, reason: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::InvalidData, format!("cassette {}: {reason}", path.display()))
+}
+
+/// The file is not JSON a cassette reads ([`ErrorKind::InvalidData`]);
+/// `cause`, with its line and column, is the error's
+/// [`source`](std::error::Error::source).
+pub(super) fn unreadable(path: &Path, cause: serde_json::Error) -> Error {
+    let message = format!("cassette {}: {cause}", path.display());
+    Error::new(ErrorKind::InvalidData, Caused { message, cause: Box::new(cause) })
+}
+
+/// A message that names the file, and the error behind it.
+#[derive(Debug)]
+struct Caused {
+    message: String,
+    cause: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl std::fmt::Display for Caused {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Caused {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.cause)
+    }
 }
 
 /// The file was written by a newer toolloop, or says no version

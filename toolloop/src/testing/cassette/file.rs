@@ -171,11 +171,11 @@ impl File {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(error::missing(path)),
-            Err(cause) => return Err(error::io(path, &cause)),
+            Err(cause) => return Err(error::io(path, cause)),
         };
         // The version first, so that a newer file says so rather than
         // failing on a field this version does not know.
-        let head: Value = serde_json::from_str(&text).map_err(|cause| error::invalid(path, cause))?;
+        let head: Value = serde_json::from_str(&text).map_err(|cause| error::unreadable(path, cause))?;
         if head.get("format").and_then(Value::as_str) != Some(FORMAT) {
             return Err(error::invalid(path, format_args!("not a toolloop cassette (no `\"format\": \"{FORMAT}\"`)")));
         }
@@ -183,13 +183,13 @@ impl File {
         if version == 0 || version > u64::from(VERSION) {
             return Err(error::version(path, version, VERSION));
         }
-        serde_json::from_value(head).map_err(|cause| error::invalid(path, cause))
+        serde_json::from_value(head).map_err(|cause| error::unreadable(path, cause))
     }
 
     /// Writes the cassette to `path` (creating its folder), pretty-printed
     /// with a final newline.
     pub(crate) fn save(&self, path: &Path) -> std::io::Result<()> {
-        let io = |cause| error::io(path, &cause);
+        let io = |cause| error::io(path, cause);
         if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
             std::fs::create_dir_all(folder).map_err(io)?;
         }
@@ -264,6 +264,9 @@ mod tests {
         let error = File::load(&broken).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::InvalidData);
         assert!(error.to_string().contains("broken.json: EOF while parsing"), "{error}");
+        // The parser's error is the source, with where the file broke.
+        let json = std::error::Error::source(&error).and_then(|source| source.downcast_ref::<serde_json::Error>());
+        assert_eq!(json.map(|json| (json.line(), json.column())), Some((1, 1)), "{error:?}");
         let missing = File::load(&folder.join("missing.json")).unwrap_err();
         assert_eq!(missing.kind(), ErrorKind::NotFound);
         assert!(missing.to_string().contains("missing.json") && missing.to_string().contains("TOOLLOOP_RECORD=1"));
@@ -271,6 +274,8 @@ mod tests {
         // error, with the path.
         let unreadable = File::load(&folder).unwrap_err();
         assert!(unreadable.to_string().starts_with(&format!("cassette {}: ", folder.display())), "{unreadable}");
+        let read = std::error::Error::source(&unreadable).and_then(|source| source.downcast_ref::<std::io::Error>());
+        assert_eq!(read.map(std::io::Error::kind), Some(unreadable.kind()), "the read's own error is the source");
         let save = File::new(Vec::new()).save(&folder).unwrap_err();
         assert!(save.to_string().starts_with(&format!("cassette {}: ", folder.display())), "{save}");
         std::fs::remove_dir_all(folder).unwrap();

@@ -77,7 +77,11 @@ impl Mode {
 /// from the recorded one: the differences by JSON pointer),
 /// [`UnexpectedEof`](std::io::ErrorKind::UnexpectedEof) (more requests than
 /// recorded) or [`Other`](std::io::ErrorKind::Other) (interactions left
-/// unplayed). During a run, a replay that fails fails the model call, with a
+/// unplayed). A read or write that failed, and a file that is not JSON a
+/// cassette reads, have the error behind them as their
+/// [`source`](std::error::Error::source) (the `std::io::Error`, or the
+/// `serde_json::Error` with its line and column). During a run, a replay
+/// that fails fails the model call, with a
 /// [`ModelError`](crate::ModelError) that says the same.
 ///
 /// ```no_run
