@@ -67,7 +67,8 @@ mod service {
 
 use service::Research;
 
-/// Offline: look the latest question up, then answer (as text or as the report).
+/// Offline: look the latest question up, then answer (as text or as the
+/// report). A worker serves for as long as it runs: it keeps no requests.
 fn offline() -> ScriptedModel {
     ScriptedModel::from_fn(|request| {
         let messages = &request.messages;
@@ -86,6 +87,7 @@ fn offline() -> ScriptedModel {
         }
         Ok(ModelResponse::from_text(summary))
     })
+    .without_recording()
 }
 
 fn endpoint(delay: Duration) -> Result<Endpoint, Box<dyn std::error::Error>> {

@@ -18,7 +18,8 @@ const DEFAULT_CHUNK: usize = 64;
 /// A model that answers from a queue of scripted steps, in order, or with a
 /// function of the request ([`from_fn`](Self::from_fn)).
 ///
-/// It records every request it receives ([`requests`](Self::requests)),
+/// It records every request it receives ([`requests`](Self::requests);
+/// not [`without_recording`](Self::without_recording)),
 /// fails loudly with [`ModelErrorKind::ScriptExhausted`] when asked for more
 /// responses than it was given, and can check that the whole script was used
 /// ([`assert_consumed`](Self::assert_consumed)). Clones share the script and
@@ -29,12 +30,16 @@ pub struct ScriptedModel {
     inner: Arc<Inner>,
     provider: Option<Arc<str>>,
     chunk_size: Option<usize>,
+    /// Set by [`without_recording`](Self::without_recording).
+    unrecorded: bool,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     steps: Mutex<VecDeque<Step>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Requests received, recorded or not.
+    calls: std::sync::atomic::AtomicUsize,
     /// Answers each call the script has no step for.
     function: Option<Function>,
 }
@@ -103,7 +108,7 @@ impl ScriptedModel {
         respond: impl Fn(&RecordedRequest) -> Result<ModelResponse, ModelError> + Send + Sync + 'static,
     ) -> Self {
         let inner = Inner { function: Some(Function(Box::new(respond))), ..Inner::default() };
-        Self { inner: Arc::new(inner), provider: None, chunk_size: None }
+        Self { inner: Arc::new(inner), provider: None, chunk_size: None, unrecorded: false }
     }
 
     /// Adds a response to the end of the script.
@@ -148,6 +153,17 @@ impl ScriptedModel {
     /// what this one was sent.
     pub fn with_provider(mut self, provider: impl Into<Arc<str>>) -> Self {
         self.provider = Some(provider.into());
+        self
+    }
+
+    /// Records no requests: for a model that stands in for a real one in a
+    /// long-lived process (an offline worker, a demo server), whose
+    /// recorded requests would otherwise grow with every call.
+    /// [`requests`](Self::requests) then holds only what clones made
+    /// before recorded.
+    #[must_use]
+    pub fn without_recording(mut self) -> Self {
+        self.unrecorded = true;
         self
     }
 
@@ -237,9 +253,11 @@ impl ScriptedModel {
             }),
             (step, _) => step,
         };
-        let mut requests = lock(&self.inner.requests);
-        requests.push(recorded);
-        (requests.len(), step)
+        let number = self.inner.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if !self.unrecorded {
+            lock(&self.inner.requests).push(recorded);
+        }
+        (number, step)
     }
 
     async fn answer(&self, number: usize, step: Option<Step>) -> Result<ModelResponse, ModelError> {
@@ -294,6 +312,24 @@ mod tests {
     #[should_panic(expected = "1 unused step")]
     fn assert_consumed_panics_with_steps_left() {
         ScriptedModel::new().respond(ModelResponse::from_text("unused")).assert_consumed();
+    }
+
+    #[tokio::test]
+    async fn without_recording_it_answers_and_counts_but_keeps_no_requests() {
+        let recording = ScriptedModel::from_fn(|request| Ok(ModelResponse::from_text(request.last_text())));
+        let model = recording.clone().without_recording();
+        let messages = [crate::Message::user("hi")];
+        for _ in 0..3 {
+            assert_eq!(model.complete(ModelRequest::new(&messages)).await.unwrap().text(), "hi");
+        }
+        assert!(model.requests().is_empty(), "nothing kept");
+        // A clone made before still records, into the same list; calls are numbered across both.
+        recording.complete(ModelRequest::new(&messages)).await.unwrap();
+        assert_eq!(model.requests().len(), 1);
+        let exhausted = ScriptedModel::new().respond(ModelResponse::from_text("one")).without_recording();
+        exhausted.complete(ModelRequest::new(&messages)).await.unwrap();
+        let error = exhausted.complete(ModelRequest::new(&messages)).await.unwrap_err();
+        assert!(error.message().contains("response #2"), "{error}");
     }
 
     #[tokio::test]
