@@ -647,3 +647,23 @@ async fn behind_a_fallback_a_replayed_chat_span_names_the_provider_that_answered
     assert_eq!(string(chat, "gen_ai.provider.name"), "openai");
     assert_eq!(recorded(chat, "gen_ai.provider.name"), 1);
 }
+
+/// Review (w7): a run dropped during a call behind a `Fallback` over
+/// several providers (a `tokio::time::timeout` or `select!` around
+/// `agent.run`, the usual way to bound a run from outside) closes its
+/// `chat` span with no `gen_ai.provider.name` at all: the attribute is
+/// left out at the start and recorded only by `finish`/`fail`, which a
+/// dropped call never reaches. Before `provider_is_fixed` the span named
+/// the first model's provider from its start. Fix: record `provider_at_end`
+/// in a `Drop` of `Chat` when neither ran.
+#[tokio::test(start_paused = true)]
+async fn behind_a_fallback_a_dropped_chat_span_still_names_a_provider() {
+    let agent =
+        Agent::builder().model(anthropic_then_openai(overloaded("anthropic"), ScriptedModel::new().hang())).build().unwrap();
+    let (done, trace) =
+        traced(|| async { tokio::time::timeout(Duration::from_secs(5), agent.run(&mut ask("go"))).await }).await;
+    assert!(done.is_err(), "the run was cut short from outside");
+    let chat = trace.one("chat scripted");
+    assert_eq!(recorded(chat, "gen_ai.provider.name"), 1, "the conventions require one: {:?}", chat.attributes);
+    assert_eq!(string(chat, "gen_ai.provider.name"), "anthropic");
+}
