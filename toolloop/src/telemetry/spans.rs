@@ -191,13 +191,13 @@ impl<'a> Chat<'a> {
     /// Records the response or the error. A `replayed` one (read from a
     /// durable run's journal: the model was not called again) is marked
     /// `toolloop.replayed` and left out of the metrics.
-    pub(crate) fn finish(self, outcome: &Result<ModelResponse, ModelError>, replayed: bool) {
+    pub(crate) fn finish(mut self, outcome: &Result<ModelResponse, ModelError>, replayed: bool) {
         if replayed {
             self.span.record("toolloop.replayed", true);
         }
         // Behind a model that chooses its provider per call: the one that
         // answered, or the one whose error ended the call.
-        let provider = self.provider_at_end.map(|asked| match outcome {
+        let provider = self.provider_at_end.take().map(|asked| match outcome {
             Ok(response) => response.provider.as_deref().unwrap_or(asked),
             Err(error) => error.provider(),
         });
@@ -245,8 +245,8 @@ impl<'a> Chat<'a> {
     /// termination that interrupted it (`cancelled`, `max_duration`).
     /// Behind a model that chooses its provider per call, no model said
     /// which one it was asking: the span names the one it was asked as.
-    pub(crate) fn fail(self, error_type: &str) {
-        let provider = self.provider_at_end;
+    pub(crate) fn fail(mut self, error_type: &str) {
+        let provider = self.provider_at_end.take();
         if let Some(provider) = provider {
             self.span.record("gen_ai.provider.name", provider);
         }
@@ -261,6 +261,17 @@ impl<'a> Chat<'a> {
         self.labels.record(self.started.elapsed(), provider, None, Some(error_type), None);
         self.span.record("error.type", error_type);
         self.span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// A call dropped before it ended (the run's future dropped from outside:
+/// a `timeout` or `select!` around it) still names a provider, as the
+/// conventions require: the one it was asked as.
+impl Drop for Chat<'_> {
+    fn drop(&mut self) {
+        if let Some(provider) = self.provider_at_end.take() {
+            self.span.record("gen_ai.provider.name", provider);
+        }
     }
 }
 
