@@ -667,3 +667,27 @@ async fn behind_a_fallback_a_dropped_chat_span_still_names_a_provider() {
     assert_eq!(recorded(chat, "gen_ai.provider.name"), 1, "the conventions require one: {:?}", chat.attributes);
     assert_eq!(string(chat, "gen_ai.provider.name"), "anthropic");
 }
+
+/// Review (w7): behind a `Fallback` over several providers, a call whose
+/// journal record cannot be read ends with the journal's own error, whose
+/// provider is `journal` (`MemoryJournal`) or `restate` (`RestateJournal`):
+/// the `chat` span (and the duration metric) then names `journal` as the
+/// GenAI provider, where a plain model's span names the model's provider.
+/// Suggested: take the error's provider only from an error the model
+/// returned, e.g. fall back to `provider_at_end` when the outcome was not
+/// produced by the model (the journal knows; or the journal errors carry
+/// the asked provider).
+#[tokio::test]
+async fn behind_a_fallback_an_unreadable_journal_record_does_not_name_the_journal_as_provider() {
+    let record = serde_json::json!([{"step": "model call 1", "record": {"format": 99, "value": null}}]);
+    let journal: MemoryJournal = serde_json::from_value(record).unwrap();
+    let fallback = Fallback::new(ScriptedModel::new().with_provider("anthropic"))
+        .then(ScriptedModel::new().with_provider("openai"));
+    let agent = Agent::builder().model(fallback).build().unwrap();
+    let (done, trace) =
+        traced(|| async { agent.run_journaled(&mut ask("go"), &journal, &CancellationToken::new()).await }).await;
+    done.unwrap_err();
+    let chat = trace.one("chat scripted");
+    assert_eq!(recorded(chat, "gen_ai.provider.name"), 1);
+    assert_ne!(string(chat, "gen_ai.provider.name"), "journal", "a journal is not a GenAI provider");
+}
