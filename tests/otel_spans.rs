@@ -691,3 +691,36 @@ async fn behind_a_fallback_an_unreadable_journal_record_does_not_name_the_journa
     assert_eq!(recorded(chat, "gen_ai.provider.name"), 1);
     assert_ne!(string(chat, "gen_ai.provider.name"), "journal", "a journal is not a GenAI provider");
 }
+
+/// Review (w7): the same within the library, no user code around the run:
+/// a sub-agent whose model is a `Fallback` over several providers, its call
+/// in flight when the parent run is cancelled. Its `chat` span must still
+/// name a provider, however the sub-run's call ends.
+#[tokio::test(start_paused = true)]
+async fn behind_a_fallback_a_cancelled_sub_runs_chat_span_names_a_provider() {
+    let cancel = CancellationToken::new();
+    let researcher = Agent::builder()
+        .name("researcher")
+        .model(anthropic_then_openai(overloaded("anthropic"), ScriptedModel::new().hang()))
+        .build()
+        .unwrap();
+    let orchestrator = Agent::builder()
+        .name("orchestrator")
+        .model(ScriptedModel::new().respond(calls([call("r1", "research", json!({"prompt": "Is Rust fast?"}))])))
+        .tool_dyn(researcher.as_tool("research", "Research a question.").into())
+        .cancel_token(cancel.clone())
+        .build()
+        .unwrap();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        trigger.cancel();
+    });
+    let (done, trace) = traced(|| async { orchestrator.run(&mut ask("Is Rust fast?")).await }).await;
+    done.unwrap_err();
+    let chats = trace.all("chat scripted");
+    let inner: Vec<_> =
+        chats.iter().filter(|chat| trace.path(chat).contains(&"invoke_agent researcher".to_owned())).collect();
+    assert_eq!(inner.len(), 1);
+    assert_eq!(recorded(inner[0], "gen_ai.provider.name"), 1, "{:?}", inner[0].attributes);
+}
