@@ -658,8 +658,10 @@ async fn behind_a_fallback_a_replayed_chat_span_names_the_provider_that_answered
 /// in a `Drop` of `Chat` when neither ran.
 #[tokio::test(start_paused = true)]
 async fn behind_a_fallback_a_dropped_chat_span_still_names_a_provider() {
-    let agent =
-        Agent::builder().model(anthropic_then_openai(overloaded("anthropic"), ScriptedModel::new().hang())).build().unwrap();
+    let agent = Agent::builder()
+        .model(anthropic_then_openai(overloaded("anthropic"), ScriptedModel::new().hang()))
+        .build()
+        .unwrap();
     let (done, trace) =
         traced(|| async { tokio::time::timeout(Duration::from_secs(5), agent.run(&mut ask("go"))).await }).await;
     assert!(done.is_err(), "the run was cut short from outside");
