@@ -103,7 +103,8 @@ pub trait Model: Send + Sync {
     /// [`ModelResponse::provider`] (and the one that failed in
     /// [`ModelError::provider`]); the call's `chat` span then records its
     /// `gen_ai.provider.name` from there when the call ends, instead of
-    /// from `provider` when it starts.
+    /// from `provider` when it starts. A model that wraps another (adds
+    /// logging, say) forwards it, as `Arc`, `Box` and `&` do.
     fn provider_is_fixed(&self) -> bool {
         true
     }

@@ -187,7 +187,8 @@ pub trait Journal: Send + Sync {
     /// steps done before the next call begins, whatever
     /// `parallel_tool_calls` says; results, events and stops are those of
     /// `parallel_tool_calls(1)`. Restate's journal (`toolloop-restate`)
-    /// answers `false`.
+    /// answers `false`. A journal that wraps another (adds logging, say)
+    /// forwards it.
     fn parallel_steps(&self) -> bool {
         true
     }
