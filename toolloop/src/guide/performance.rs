@@ -30,7 +30,7 @@
 //!   so that its connection is back in the pool before the conversation's
 //!   next request (otherwise a loop whose tools answer at once opens about
 //!   two connections per conversation).
-//! - **Streamed runs, per SSE event** (`-- --streamed`): 0.73–0.78x a bare
+//! - **Streamed runs, per SSE event** (`-- --streamed`): 0.74–0.78x a bare
 //!   `bytes_stream()` + `eventsource-stream` loop in instructions (toolloop
 //!   parses server-sent events in one pass and lends each event to the
 //!   decoder, which reads Anthropic's events in one pass too); in CPU time
