@@ -203,7 +203,7 @@ fn retryable(error: &ModelError) -> HandlerError {
 fn gave_up(error: &TerminalError) -> ModelError {
     match serde_json::from_str::<ModelError>(error.message()) {
         Ok(recorded) => recorded,
-        Err(_) => ModelError::new(ModelErrorKind::Other, "restate", error.message().to_owned()),
+        Err(_) => ModelError::new(ModelErrorKind::Journal, "restate", error.message().to_owned()),
     }
 }
 

@@ -48,6 +48,11 @@ pub enum ModelErrorKind {
     /// ([`HttpModelBuilder::max_response_bytes`](crate::providers::HttpModelBuilder::max_response_bytes));
     /// reading stopped at the limit. Not retried.
     ResponseTooLarge,
+    /// A durable run's journal could not replay the step: its record was
+    /// written by an incompatible version of toolloop, or the durable
+    /// engine gave up on the step. The model was not called; the error's
+    /// provider names the journal (`journal`, `restate`). Not retried.
+    Journal,
     /// Anything else.
     Other,
 }
@@ -70,6 +75,7 @@ impl ModelErrorKind {
             Self::ScriptExhausted => "script_exhausted",
             Self::Redirect => "redirect",
             Self::ResponseTooLarge => "response_too_large",
+            Self::Journal => "journal",
             Self::Other => "other",
         }
     }

@@ -9,7 +9,7 @@ use tracing::{Span, field};
 use super::capture::capture_content;
 use super::content;
 use crate::message::{ToolCall, ToolResult};
-use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
+use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use crate::stop_reason::StopReason;
 use crate::usage::Usage;
 
@@ -196,9 +196,11 @@ impl<'a> Chat<'a> {
             self.span.record("toolloop.replayed", true);
         }
         // Behind a model that chooses its provider per call: the one that
-        // answered, or the one whose error ended the call.
+        // answered, or the one whose error ended the call (a journal that
+        // could not replay the call is no provider: the one asked, then).
         let provider = self.provider_at_end.take().map(|asked| match outcome {
             Ok(response) => response.provider.as_deref().unwrap_or(asked),
+            Err(error) if error.kind() == ModelErrorKind::Journal => asked,
             Err(error) => error.provider(),
         });
         if let Some(provider) = provider {

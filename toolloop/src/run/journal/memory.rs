@@ -185,7 +185,7 @@ impl<'de> Deserialize<'de> for MemoryJournal {
 }
 
 fn unreadable(error: &JournalError) -> ModelError {
-    ModelError::new(ModelErrorKind::Other, "journal", error.to_string())
+    ModelError::new(ModelErrorKind::Journal, "journal", error.to_string())
 }
 
 impl Journal for MemoryJournal {

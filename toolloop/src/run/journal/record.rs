@@ -105,7 +105,7 @@ struct ModelFailure {
     pub usage: Option<Usage>,
 }
 
-const KINDS: [ModelErrorKind; 15] = [
+const KINDS: [ModelErrorKind; 16] = [
     ModelErrorKind::Authentication,
     ModelErrorKind::PermissionDenied,
     ModelErrorKind::NotFound,
@@ -120,6 +120,7 @@ const KINDS: [ModelErrorKind; 15] = [
     ModelErrorKind::ScriptExhausted,
     ModelErrorKind::Redirect,
     ModelErrorKind::ResponseTooLarge,
+    ModelErrorKind::Journal,
     ModelErrorKind::Other,
 ];
 
