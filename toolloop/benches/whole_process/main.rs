@@ -12,7 +12,8 @@
 //! model calls (or streamed events) of its measured runs. Options:
 //!
 //! - `--quick`: fewer calls per process and 3 repetitions (a smoke run).
-//! - `--reps R`: repetitions (default 5); tables show medians.
+//! - `--reps R`: repetitions (default 5); tables show medians, and the
+//!   range of the paired ratios beside their median.
 //! - `--calls N`: model calls per measured process (default 2,000;
 //!   streamed runs a fifth of it): more shrink the start-up run's share.
 //! - `--instructions`: each client under `valgrind --tool=callgrind`,
@@ -309,18 +310,31 @@ fn median(mut values: Vec<f64>) -> f64 {
     if values.len() % 2 == 1 { values[middle] } else { f64::midpoint(values[middle - 1], values[middle]) }
 }
 
-/// Medians of repetitions: each loop's, and of the paired ratios.
+/// Medians of repetitions: each loop's, and of the paired ratios, with
+/// the range of those (how far single repetitions spread).
 struct Summary {
     bare: f64,
     toolloop: f64,
     ratio: f64,
+    lowest: f64,
+    highest: f64,
+}
+
+impl Summary {
+    /// `1.05x (0.98–1.12)`: the median ratio and the range of the pairs'.
+    fn ratio(&self) -> String {
+        format!("{:.2}x ({:.2}–{:.2})", self.ratio, self.lowest, self.highest)
+    }
 }
 
 fn summarize(pairs: &[[Measured; 2]], value: impl Fn(&Measured) -> f64) -> Summary {
+    let ratios: Vec<f64> = pairs.iter().map(|pair| value(&pair[1]) / value(&pair[0])).collect();
     Summary {
         bare: median(pairs.iter().map(|pair| value(&pair[0])).collect()),
         toolloop: median(pairs.iter().map(|pair| value(&pair[1])).collect()),
-        ratio: median(pairs.iter().map(|pair| value(&pair[1]) / value(&pair[0])).collect()),
+        lowest: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        highest: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ratio: median(ratios),
     }
 }
 
@@ -388,7 +402,7 @@ fn compare(args: &[String]) {
     if wanted("--plain") {
         for wire in ["openai", "anthropic"] {
             println!("\n### {wire}, not streamed\n");
-            println!("| conversation | bare loop ({unit}/call) | toolloop ({unit}/call) | ratio |");
+            println!("| conversation | bare loop ({unit}/call) | toolloop ({unit}/call) | ratio (range) |");
             println!("|---|---:|---:|---:|");
             let mut fits = [Vec::new(), Vec::new()];
             let mut settings = vec![(1, 1), (10, 1), (50, 1), (200, 1)];
@@ -409,7 +423,7 @@ fn compare(args: &[String]) {
                 } else {
                     format!("{calls} calls, {in_flight} in flight")
                 };
-                println!("| {setting} | {:.1} | {:.1} | {:.2}x |", summary.bare, summary.toolloop, summary.ratio);
+                println!("| {setting} | {:.1} | {:.1} | {} |", summary.bare, summary.toolloop, summary.ratio());
             }
             let (bare_c, bare_fixed) = fit(&fits[0]);
             let (toolloop_c, toolloop_fixed) = fit(&fits[1]);
@@ -423,7 +437,7 @@ fn compare(args: &[String]) {
     }
     if wanted("--streamed") {
         println!("\n### Streamed, 10 calls per run, one at a time ({} text deltas per call)\n", stub::TEXT_DELTAS);
-        println!("| wire | events per call | bare loop ({unit}/event) | toolloop ({unit}/event) | ratio |");
+        println!("| wire | events per call | bare loop ({unit}/event) | toolloop ({unit}/event) | ratio (range) |");
         println!("|---|---:|---:|---:|---:|");
         for wire in ["openai", "anthropic"] {
             let calls = 10;
@@ -431,16 +445,13 @@ fn compare(args: &[String]) {
             let pairs: Vec<_> = (0..reps).map(|rep| runner.pair(wire, "streamed", calls, runs, 1, rep)).collect();
             let summary = summarize(&pairs, |m| m.per_event * scale);
             let events = stub::events_per_conversation(calls, wire == "anthropic") as f64 / calls as f64;
-            println!(
-                "| {wire} | {events:.1} | {:.3} | {:.3} | {:.2}x |",
-                summary.bare, summary.toolloop, summary.ratio
-            );
+            println!("| {wire} | {events:.1} | {:.3} | {:.3} | {} |", summary.bare, summary.toolloop, summary.ratio());
         }
     }
     if wanted("--memory") && !instructions {
         println!("\n### 1,000 conversations of 10 calls in flight\n");
         println!(
-            "| wire | bare loop (µs/call) | toolloop (µs/call) | ratio | bare KiB/conversation | toolloop KiB/conversation |"
+            "| wire | bare loop (µs/call) | toolloop (µs/call) | ratio (range) | bare KiB/conversation | toolloop KiB/conversation |"
         );
         println!("|---|---:|---:|---:|---:|---:|");
         for wire in ["openai", "anthropic"] {
@@ -448,8 +459,12 @@ fn compare(args: &[String]) {
             let cpu = summarize(&pairs, |m| m.per_call * scale);
             let memory = summarize(&pairs, |m| m.memory_kib);
             println!(
-                "| {wire} | {:.1} | {:.1} | {:.2}x | {:.1} | {:.1} |",
-                cpu.bare, cpu.toolloop, cpu.ratio, memory.bare, memory.toolloop
+                "| {wire} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
+                cpu.bare,
+                cpu.toolloop,
+                cpu.ratio(),
+                memory.bare,
+                memory.toolloop
             );
         }
     }

@@ -12,17 +12,17 @@
 //!   calls, 0.22–0.25x at 200, where the bare loop re-sends its whole
 //!   history — with no fixed cost per run beyond the bare loop's.
 //! - **Whole-process CPU time per model call** (`cargo bench -p toolloop
-//!   --bench whole_process -- --calls 10000`, on a 2-core VM): 1.04x at 1
-//!   call, 1.05x (Anthropic) and 1.15x (OpenAI) at 10 calls one at a
-//!   time, 0.92–0.96x at 50, 0.68–0.75x at 200, 0.96–1.05x with 50
-//!   conversations in flight and 0.70–0.80x with 1,000, on an idle
-//!   machine; at 10 calls one at a time 0.88–1.05x when the machine is
-//!   busy. No fixed CPU per run beyond the bare loop's. An idle machine
-//!   doubles either loop's CPU per call: every call waits for its answer,
-//!   the CPU halts and wakes with cold caches, and a call pays for each
-//!   line of code and data it touches (toolloop ~40% more lines of code
-//!   than the bare loop, for fewer instructions) rather than for its
-//!   instructions.
+//!   --bench whole_process -- --calls 10000`, on a 2-core VM, medians of
+//!   two idle runs): 0.94–1.04x at 1 call, 1.03–1.05x (Anthropic) and
+//!   1.14–1.15x (OpenAI) at 10 calls one at a time, 0.92–1.06x at 50,
+//!   0.68–0.80x at 200, 0.95–1.05x with 50 conversations in flight and
+//!   0.70–0.80x with 1,000; at 10 calls one at a time 0.88–1.05x when
+//!   the machine is busy. No fixed CPU per run beyond the bare loop's. An
+//!   idle machine doubles either loop's CPU per call: every call waits
+//!   for its answer, the CPU halts and wakes with cold caches, and a call
+//!   pays for each line of code and data it touches (toolloop ~40% more
+//!   lines of code than the bare loop, for fewer instructions) rather
+//!   than for its instructions.
 //! - **Memory at 1,000 conversations in flight** (`-- --memory`): toolloop
 //!   48.1–49.5 KiB each (OpenAI and Anthropic), the bare loop 64.4–68.2 KiB;
 //!   most of either is the HTTP connections. While other calls of a model
