@@ -85,7 +85,9 @@
 //! span, whichever of its models answered; when they are of several
 //! providers, its `gen_ai.provider.name` is the one that answered (or
 //! failed), recorded when the call ends, and `gen_ai.response.model` names
-//! the model. Name the agent with `.name("support")`. Install the bridge once, with
+//! the model.
+//!
+//! Name the agent with `.name("support")`. Install the bridge once, with
 //! the exporter you already use (OTLP here):
 //!
 //! ```toml
