@@ -188,10 +188,12 @@ fn expand(model: &ToolStruct<'_>, krate: &Path, settings: &Settings<'_>, state: 
                 fn parse(
                     input: &#krate::__private::serde_json::Value,
                 ) -> ::core::result::Result<Self, #krate::ToolError> {
-                    let arguments: __ToolArguments = #krate::__private::parse_arguments(
-                        input,
-                        <Self as #krate::Tool>::definition(),
-                    )?;
+                    // Whether the schema has constraints to walk: the type's, worked out once.
+                    static CONSTRAINED: ::std::sync::OnceLock<bool> = ::std::sync::OnceLock::new();
+                    let definition = <Self as #krate::Tool>::definition();
+                    let constrained = *CONSTRAINED.get_or_init(|| #krate::__private::has_constraints(definition));
+                    let arguments: __ToolArguments =
+                        #krate::__private::parse_arguments_checked(input, definition, constrained)?;
                     ::core::result::Result::Ok(Self { #(#from_arguments,)* })
                 }
 

@@ -32,7 +32,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use crate::tool::arguments::parse_arguments;
+pub use crate::tool::arguments::{has_constraints, parse_arguments, parse_arguments_checked};
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
 /// Builds a derived tool's definition, once per type. `from_doc`: the

@@ -12,8 +12,31 @@ use super::{constraints, schema};
 /// Parses a tool's JSON arguments into `T`, then checks the constraints the
 /// model was shown (`#[schemars(range, length, regex...)]`), not only the types.
 pub fn parse_arguments<T: DeserializeOwned>(input: &Value, definition: &ToolDefinition) -> Result<T, ToolError> {
+    parse_arguments_checked(input, definition, true)
+}
+
+/// Whether arguments that deserialised against `definition`'s schema can
+/// still break a constraint of it: what a derived tool works out once, for
+/// [`parse_arguments_checked`].
+#[doc(hidden)]
+pub fn has_constraints(definition: &ToolDefinition) -> bool {
+    constraints::can_fail(&definition.input_schema)
+}
+
+/// [`parse_arguments`], walking the schema for its constraints only when
+/// `constrained` ([`has_constraints`] of the same definition: a derived
+/// tool's schema is its type's, so the answer is the same for every call).
+#[doc(hidden)]
+pub fn parse_arguments_checked<T: DeserializeOwned>(
+    input: &Value,
+    definition: &ToolDefinition,
+    constrained: bool,
+) -> Result<T, ToolError> {
     let input = normalize(input, &definition.input_schema)?;
     let arguments = deserialize(input.as_ref())?;
+    if !constrained {
+        return Ok(arguments);
+    }
     match &constraints::check(&definition.input_schema, input.as_ref())[..] {
         [] => Ok(arguments),
         [one] => {

@@ -59,6 +59,36 @@ pub(crate) fn check(schema: &Value, value: &Value) -> Vec<Violation> {
     Walker::new(schema, Mode::Constraints).run(value)
 }
 
+/// Whether a value that deserialised against `schema` can still break one
+/// of its constraints ([`check`] can find anything): a keyword [`check`]
+/// enforces, or a `false` schema, anywhere the walk can reach. A `$ref` (a
+/// nested type's definition) counts, so that nothing behind it is missed.
+/// Conservative: a property *named* `minimum` counts too. For a schema of
+/// plain fields this is `false`, and a derived tool skips the walk.
+pub(crate) fn can_fail(schema: &Value) -> bool {
+    fn any_of(schemas: &Value) -> bool {
+        match schemas {
+            Value::Array(items) => items.iter().any(can_fail),
+            schema => can_fail(schema),
+        }
+    }
+    match schema {
+        Value::Bool(allowed) => !allowed,
+        Value::Object(object) => object.iter().any(|(key, value)| match key.as_str() {
+            "$ref" | "enum" | "const" | "pattern" | "uniqueItems" | "minimum" | "maximum" | "exclusiveMinimum"
+            | "exclusiveMaximum" | "multipleOf" | "minLength" | "maxLength" | "minItems" | "maxItems"
+            | "minProperties" | "maxProperties" => true,
+            "properties" | "$defs" | "definitions" => value.as_object().is_some_and(|map| map.values().any(can_fail)),
+            "items" | "prefixItems" | "additionalItems" | "allOf" | "anyOf" | "oneOf" => any_of(value),
+            // A closed object is deserialisation's to check; an open one's
+            // extra fields are walked with its schema.
+            "additionalProperties" => value.is_object() && can_fail(value),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
 /// Every way `value` breaks `schema`, types and structure included, for
 /// values nothing deserialises (an MCP tool's arguments).
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
@@ -539,7 +569,74 @@ fn resolve<'a>(root: &'a Value, target: &str) -> Option<&'a Value> {
 mod tests {
     use serde_json::json;
 
-    use super::{check, is_multiple, validate, violations};
+    use super::{can_fail, check, is_multiple, validate, violations};
+
+    #[test]
+    fn only_a_schema_with_something_to_check_can_fail() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Plain {
+            /// A doc comment is a description, not a constraint.
+            key: String,
+            count: Option<i64>,
+            tags: Vec<String>,
+            flag: bool,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Ranged {
+            #[schemars(range(max = 10))]
+            limit: i64,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        enum Color {
+            Red,
+            Blue,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Nested {
+            color: Color,
+        }
+        let schema_of = |schema: serde_json::Value| can_fail(&schema);
+        assert!(!schema_of(crate::tool::schema::input_schema_for::<Plain>()));
+        assert!(schema_of(crate::tool::schema::input_schema_for::<Ranged>()));
+        assert!(schema_of(crate::tool::schema::input_schema_for::<Nested>()), "a $ref, an enum");
+        // Every keyword the walk enforces, at any depth it reaches.
+        for keyword in [
+            json!({"enum": [1]}),
+            json!({"const": 1}),
+            json!({"pattern": "a"}),
+            json!({"uniqueItems": true}),
+            json!({"minimum": 1}),
+            json!({"maximum": 1}),
+            json!({"exclusiveMinimum": 1}),
+            json!({"exclusiveMaximum": 1}),
+            json!({"multipleOf": 2}),
+            json!({"minLength": 1}),
+            json!({"maxLength": 1}),
+            json!({"minItems": 1}),
+            json!({"maxItems": 1}),
+            json!({"minProperties": 1}),
+            json!({"maxProperties": 1}),
+            json!({"$ref": "#/$defs/x"}),
+            json!(false),
+        ] {
+            let deep = json!({"type": "object", "properties": {"a": {"type": "array", "items": {"anyOf": [
+                {"type": "null"}, {"allOf": [{"additionalProperties": {"oneOf": [{"prefixItems": [keyword]}]}}]}
+            ]}}}});
+            assert!(can_fail(&deep), "{deep}");
+            let defined = json!({"type": "object", "$defs": {"x": keyword}});
+            assert!(can_fail(&defined), "{defined}");
+        }
+        // What deserialisation checks alone: types, required fields, a closed object.
+        let closed = json!({"type": "object", "properties": {"a": {"type": ["string", "null"], "title": "A",
+            "default": null, "format": "email"}}, "required": ["a"], "additionalProperties": false});
+        assert!(!can_fail(&closed));
+        // And what cannot fail does not: the walk finds nothing in any value.
+        assert!(check(&closed, &json!({"a": "not an email"})).is_empty());
+    }
 
     #[test]
     fn reports_every_broken_constraint_with_its_path() {
