@@ -342,3 +342,26 @@ impl RestateJournal<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use restate_sdk::errors::TerminalError;
+    use toolloop::ModelError;
+    use toolloop::model::ModelErrorKind;
+
+    use super::gave_up;
+
+    #[test]
+    fn a_step_given_up_on_is_its_recorded_model_error_or_a_journal_error() {
+        let recorded = ModelError::new(ModelErrorKind::Overloaded, "anthropic", "busy");
+        let error = gave_up(&TerminalError::new(serde_json::to_string(&recorded).unwrap()));
+        assert_eq!(
+            (error.kind(), error.provider(), error.message()),
+            (ModelErrorKind::Overloaded, "anthropic", "busy")
+        );
+        // Anything else Restate ended the step with: the journal's own error, not a model's.
+        let error = gave_up(&TerminalError::new("retries exhausted"));
+        assert_eq!((error.kind(), error.provider()), (ModelErrorKind::Journal, "restate"));
+        assert_eq!(error.message(), "retries exhausted");
+    }
+}

@@ -66,27 +66,25 @@ pub(crate) fn check(schema: &Value, value: &Value) -> Vec<Violation> {
 /// Conservative: a property *named* `minimum` counts too. For a schema of
 /// plain fields this is `false`, and a derived tool skips the walk.
 pub(crate) fn can_fail(schema: &Value) -> bool {
-    fn any_of(schemas: &Value) -> bool {
-        match schemas {
-            Value::Array(items) => items.iter().any(can_fail),
-            schema => can_fail(schema),
-        }
-    }
-    match schema {
-        Value::Bool(allowed) => !allowed,
-        Value::Object(object) => object.iter().any(|(key, value)| match key.as_str() {
-            "$ref" | "enum" | "const" | "pattern" | "uniqueItems" | "minimum" | "maximum" | "exclusiveMinimum"
-            | "exclusiveMaximum" | "multipleOf" | "minLength" | "maxLength" | "minItems" | "maxItems"
-            | "minProperties" | "maxProperties" => true,
-            "properties" | "$defs" | "definitions" => value.as_object().is_some_and(|map| map.values().any(can_fail)),
-            "items" | "prefixItems" | "additionalItems" | "allOf" | "anyOf" | "oneOf" => any_of(value),
-            // A closed object is deserialisation's to check; an open one's
-            // extra fields are walked with its schema.
-            "additionalProperties" => value.is_object() && can_fail(value),
-            _ => false,
-        }),
-        _ => false,
-    }
+    let object = match schema {
+        Value::Bool(allowed) => return !allowed,
+        Value::Object(object) => object,
+        _ => return false,
+    };
+    let node = Node::new(object);
+    let nested = |value: &Value| match value {
+        Value::Array(schemas) => schemas.iter().any(can_fail),
+        schema => can_fail(schema),
+    };
+    let any_value = |map: Option<&Value>| map.and_then(Value::as_object).is_some_and(|map| map.values().any(can_fail));
+    ENFORCED.iter().any(|&keyword| node.get(keyword).is_some())
+        || NESTED.iter().filter_map(|&keyword| node.get(keyword)).any(nested)
+        || any_value(node.get(PROPERTIES))
+        // A closed object is deserialisation's to check; an open one's
+        // extra fields are walked with its schema.
+        || node.get(ADDITIONAL_PROPERTIES).is_some_and(|extra| extra.is_object() && can_fail(extra))
+        || any_value(object.get("$defs"))
+        || any_value(object.get("definitions"))
 }
 
 /// Every way `value` breaks `schema`, types and structure included, for
@@ -141,6 +139,29 @@ const KEYWORDS: [&str; 27] = [
     "minProperties",
     "maxProperties",
 ];
+/// The keywords whose check can fail on a value that deserialised (and
+/// `$ref`, whose target may hold one): what [`can_fail`] looks for.
+const ENFORCED: [Keyword; 16] = [
+    REF,
+    ENUM,
+    CONST,
+    PATTERN,
+    UNIQUE_ITEMS,
+    MINIMUM,
+    MAXIMUM,
+    EXCLUSIVE_MINIMUM,
+    EXCLUSIVE_MAXIMUM,
+    MULTIPLE_OF,
+    MIN_LENGTH,
+    MAX_LENGTH,
+    MIN_ITEMS,
+    MAX_ITEMS,
+    MIN_PROPERTIES,
+    MAX_PROPERTIES,
+];
+/// The keywords holding a subschema, or a list of them, that the
+/// constraints walk enters.
+const NESTED: [Keyword; 6] = [ITEMS, PREFIX_ITEMS, ADDITIONAL_ITEMS, ALL_OF, ANY_OF, ONE_OF];
 const REF: Keyword = Keyword(0);
 const TYPE: Keyword = Keyword(1);
 const ENUM: Keyword = Keyword(2);
