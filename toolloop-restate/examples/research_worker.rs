@@ -149,38 +149,54 @@ mod demo {
             return Err(format!("no restate-server at {}: run .ci/install-restate", binary.display()).into());
         }
         let dir = std::env::temp_dir().join(format!("toolloop-restate-demo-{}", std::process::id()));
-        let (ingress, admin, fabric) = (port()?, port()?, port()?);
-        let _server = Server(
-            Command::new(&binary)
-                .arg("--no-logo")
-                .env("RESTATE_BASE_DIR", &dir)
-                .env("RESTATE_LISTEN_MODE", "tcp")
-                .env("RESTATE_DISABLE_TELEMETRY", "true")
-                .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{ingress}"))
-                .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-                .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{fabric}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()?,
-        );
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::new();
+        // A port found free can be taken before the server binds it: a
+        // server that exits while starting is started again on other ports.
+        let mut started = None;
+        for _ in 0..5 {
+            let _ = std::fs::remove_dir_all(&dir);
+            let (ingress, admin, fabric) = (port()?, port()?, port()?);
+            let mut server = Server(
+                Command::new(&binary)
+                    .arg("--no-logo")
+                    .env("RESTATE_BASE_DIR", &dir)
+                    .env("RESTATE_LISTEN_MODE", "tcp")
+                    .env("RESTATE_DISABLE_TELEMETRY", "true")
+                    .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{ingress}"))
+                    .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
+                    .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{fabric}"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()?,
+            );
+            let (admin, ingress) = (format!("http://127.0.0.1:{admin}"), format!("http://127.0.0.1:{ingress}"));
+            for attempt in 0.. {
+                if server.0.try_wait()?.is_some() {
+                    break;
+                }
+                let health =
+                    http.get(format!("{admin}/health")).timeout(std::time::Duration::from_secs(2)).send().await;
+                if health.is_ok_and(|response| response.status().is_success()) {
+                    started = Some((server, admin, ingress));
+                    break;
+                }
+                if attempt == 600 {
+                    return Err("restate-server did not become healthy".into());
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            if started.is_some() {
+                break;
+            }
+        }
+        let Some((_server, admin, ingress)) = started else {
+            return Err("restate-server exited while starting, five times".into());
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let worker = format!("http://{}", listener.local_addr()?);
         tokio::spawn(HttpServer::new(endpoint).serve(listener));
 
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::new();
-        let admin = format!("http://127.0.0.1:{admin}");
-        let ingress = format!("http://127.0.0.1:{ingress}");
-        for attempt in 0.. {
-            let health = http.get(format!("{admin}/health")).send().await;
-            if health.is_ok_and(|response| response.status().is_success()) {
-                break;
-            }
-            if attempt == 600 {
-                return Err("restate-server did not become healthy".into());
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
         let registered = http.post(format!("{admin}/deployments")).json(&json!({"uri": worker})).send().await?;
         println!("registered {worker}: {}", registered.status());
 

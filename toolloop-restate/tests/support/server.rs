@@ -58,8 +58,23 @@ impl Drop for Restate {
 }
 
 impl Restate {
-    /// Starts a server and waits until it is healthy.
+    /// Starts a server and waits until it is healthy. A free port can be
+    /// taken between choosing it and the server binding it (by an outgoing
+    /// connection of another test, say): a server that exits saying so is
+    /// started again on other ports, up to five times.
     pub async fn start() -> Self {
+        for _ in 0..4 {
+            match Self::start_once().await {
+                Ok(server) => return server,
+                Err(log) if log.contains("Address in use") => {}
+                Err(log) => panic!("restate-server exited while starting:\n{log}"),
+            }
+        }
+        Self::start_once().await.unwrap_or_else(|log| panic!("restate-server exited while starting:\n{log}"))
+    }
+
+    /// Starts a server on fresh ports: the server, or its log when it exited.
+    async fn start_once() -> Result<Self, String> {
         let binary = binary();
         let dir = std::env::temp_dir().join(format!("toolloop-restate-{}-{}", std::process::id(), free_port()));
         std::fs::create_dir_all(&dir).expect("temporary directory");
@@ -91,20 +106,24 @@ impl Restate {
             admin: format!("http://127.0.0.1:{admin}"),
             http,
         };
-        server.wait_healthy().await;
-        server
+        server.wait_healthy().await?;
+        Ok(server)
     }
 
-    async fn wait_healthy(&mut self) {
+    /// Waits until both APIs answer: the server's log when it exits first.
+    async fn wait_healthy(&mut self) -> Result<(), String> {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("server status") {
-                panic!("restate-server exited ({status}) while starting:\n{}", self.log());
+                return Err(format!("({status})\n{}", self.log()));
             }
-            let admin = self.http.get(format!("{}/health", self.admin)).send().await;
-            let ingress = self.http.get(format!("{}/restate/health", self.ingress)).send().await;
+            // A bounded wait: a port held by something else may accept and
+            // never answer.
+            let health = |url: String| self.http.get(url).timeout(Duration::from_secs(2)).send();
+            let admin = health(format!("{}/health", self.admin)).await;
+            let ingress = health(format!("{}/restate/health", self.ingress)).await;
             if admin.is_ok_and(|r| r.status().is_success()) && ingress.is_ok_and(|r| r.status().is_success()) {
-                return;
+                return Ok(());
             }
             assert!(started.elapsed() < Duration::from_secs(60), "restate-server not healthy in 60 s:\n{}", self.log());
             tokio::time::sleep(Duration::from_millis(100)).await;
