@@ -711,3 +711,44 @@ async fn the_parents_hooks_see_each_sub_run_event_once_streamed_or_not() {
         }
     }
 }
+
+/// A durable run replayed from its journal: the sub-run's model calls
+/// (inside the recorded `research` step) do not shift the names of the
+/// parent's later steps, so the replay finds every step recorded and
+/// makes no model call, the parent's or the sub-run's.
+#[tokio::test]
+async fn a_replayed_run_finds_its_steps_after_a_sub_run() {
+    use toolloop::run::journal::MemoryJournal;
+
+    let orchestrator = |orchestrator_model: &ScriptedModel, researcher_model: &ScriptedModel| {
+        Agent::builder()
+            .name("orchestrator")
+            .model(orchestrator_model.clone())
+            .tool_dyn(named("researcher", researcher_model).as_tool("research", "Research.").into())
+            .build()
+            .unwrap()
+    };
+    let researcher_model = ScriptedModel::new().respond(text("Paris: 2.1 million.", 40, 8));
+    let orchestrator_model = ScriptedModel::new()
+        .respond(calls([research("r1", "Paris?")]).with_usage(usage(100, 10)))
+        .respond(text("Paris has 2.1 million.", 200, 20));
+    let journal = MemoryJournal::new();
+    let mut conversation = ask("How large is Paris?");
+    let cancel = CancellationToken::new();
+    let agent = orchestrator(&orchestrator_model, &researcher_model);
+    let done = agent.run_journaled(&mut conversation, &journal, &cancel).await.unwrap();
+    assert_eq!(done.metadata.model_calls, 2 + 1);
+    assert_eq!(journal.steps(), ["model call 1", "tool research r1", "model call 2"], "the parent's own calls");
+
+    // After a crash at its end: the same run on models that answer nothing.
+    let (silent_orchestrator, silent_researcher) = (ScriptedModel::new(), ScriptedModel::new());
+    let mut replayed = ask("How large is Paris?");
+    let replay = MemoryJournal::replay(&journal);
+    let again = orchestrator(&silent_orchestrator, &silent_researcher)
+        .run_journaled(&mut replayed, &replay, &cancel)
+        .await
+        .expect("every step is replayed");
+    assert_eq!(again.output, done.output);
+    assert_eq!(replayed.messages(), conversation.messages());
+    assert!(silent_orchestrator.requests().is_empty() && silent_researcher.requests().is_empty());
+}

@@ -145,6 +145,11 @@ pub(crate) struct Checkpoint {
     pub(crate) usage: Usage,
     pub(crate) iterations: u32,
     pub(crate) model_calls: u32,
+    /// The run's own model calls (its sub-runs' not counted), which number
+    /// its journal steps. Absent from the checkpoints of older versions,
+    /// which numbered them by `model_calls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) own_model_calls: Option<u32>,
     pub(crate) tool_calls: u32,
     pub(crate) limited_tool_calls: u32,
     pub(crate) tools_used: BTreeMap<String, u32>,
@@ -243,6 +248,7 @@ impl Checkpoint {
             usage: tally.usage,
             iterations: tally.iterations,
             model_calls: tally.model_calls,
+            own_model_calls: Some(tally.own_model_calls),
             tool_calls: tally.tool_calls,
             limited_tool_calls: tally.limited_tool_calls,
             tools_used: tally.tools_used.clone(),
@@ -270,6 +276,7 @@ impl Checkpoint {
         tally.attempts = self.attempt;
         tally.iterations = self.iterations;
         tally.model_calls = self.model_calls;
+        tally.own_model_calls = self.own_model_calls.unwrap_or(self.model_calls);
         tally.tool_calls = self.tool_calls;
         tally.limited_tool_calls = self.limited_tool_calls;
         tally.tools_used.clone_from(&self.tools_used);

@@ -101,7 +101,7 @@ impl Engine<'_> {
         if let Some(limit) = self.options.max_duration {
             // The clock, read through the journal: a replayed run reads the
             // time the original run read here.
-            let step = Step::Clock { before_model_call: tally.model_calls + 1 };
+            let step = Step::Clock { before_model_call: tally.own_model_calls + 1 };
             if self.journal.elapsed(step, tally.started.elapsed()).await >= limit {
                 return Err(self.deadline_stop());
             }
@@ -231,6 +231,7 @@ impl Engine<'_> {
         dump_request(self.model.name(), &request);
         self.emit(tally, || Event::IterationStarted { attempt, iteration });
         tally.model_calls += 1;
+        tally.own_model_calls += 1;
         let tools_offered = !request.tools.is_empty();
         let chat = spans::Chat::start(self.model, &request);
         // The usage a streamed call cut short had reported, for its
@@ -244,7 +245,7 @@ impl Engine<'_> {
             } else {
                 ModelCall::whole(self.model, request, chat.span())
             };
-            let call = self.journal.model_call(Step::ModelCall { number: tally.model_calls }, call);
+            let call = self.journal.model_call(Step::ModelCall { number: tally.own_model_calls }, call);
             guarded(Some(self.cancel), self.deadline, pin!(call)).await
         }
         .map_err(|interruption| match interruption {

@@ -23,7 +23,12 @@ pub(crate) struct Tally {
     pub(crate) usage: Usage,
     pub(crate) attempts: u32,
     pub(crate) iterations: u32,
+    /// Model calls, its sub-runs' included.
     pub(crate) model_calls: u32,
+    /// The run's own model calls, which number its journal steps: a
+    /// replayed tool step does not run its sub-runs again, so their calls
+    /// must not shift the names of the steps after it.
+    pub(crate) own_model_calls: u32,
     pub(crate) tool_calls: u32,
     pub(crate) tools_used: BTreeMap<String, u32>,
     pub(crate) models_used: BTreeMap<String, u32>,
@@ -63,6 +68,7 @@ impl Tally {
             attempts: 0,
             iterations: 0,
             model_calls: 0,
+            own_model_calls: 0,
             tool_calls: 0,
             tools_used: BTreeMap::new(),
             models_used: BTreeMap::new(),
