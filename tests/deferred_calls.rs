@@ -519,3 +519,39 @@ async fn an_approver_that_asks_passes_the_call_to_a_person() {
     assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
     assert_consistent(&conversation);
 }
+
+/// A result the caller gives at resume was produced already: a stop that
+/// an earlier call of the resumed batch causes keeps it, as it keeps the
+/// results of calls answered before the pause.
+#[tokio::test]
+async fn given_results_are_kept_when_an_earlier_call_stops_the_resumed_batch() {
+    let model = ScriptedModel::new()
+        .respond(calls([delete("d1", "/etc"), call("l1", "location", json!({}))]))
+        .respond(ModelResponse::from_text("never sent"));
+    let deletions = Arc::new(Deletions::default());
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .external_tool(location())
+        .governance(Governance::new().needs_approval("delete"))
+        .stop_on_denied_tool()
+        .build()
+        .unwrap();
+    let mut conversation = ask("Where am I? And delete /etc.");
+    agent.run(&mut conversation).await.unwrap_err();
+
+    let mut conversation = reload(&conversation);
+    let resolutions = [("d1", Resolution::deny("not /etc")), ("l1", Resolution::output("Lyon"))];
+    let error = agent.resume(&mut conversation, resolutions).await.unwrap_err();
+    assert!(
+        matches!(error.termination(), Termination::ToolPolicy { kind: FailureKind::ApprovalDenied, .. }),
+        "{:?}",
+        error.termination()
+    );
+    let answered = results(&conversation);
+    assert_eq!(answered[0].failure, Some(FailureKind::ApprovalDenied));
+    assert_eq!((answered[1].content.as_str(), answered[1].failure), ("Lyon", None), "the caller's result is kept");
+    assert_consistent(&conversation);
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 0);
+    assert_eq!(model.requests().len(), 1);
+}

@@ -575,10 +575,14 @@ impl Engine<'_> {
         tally: &Tally,
         at: At,
     ) -> CallOutcome {
-        if state.stopping.load(Ordering::SeqCst) {
+        // A result given at resume was produced already (the caller ran
+        // the call): a stop or a hold of the batch keeps it, as it keeps
+        // the results of calls answered before the pause.
+        let given = matches!(preset, Preset::Given(..));
+        if state.stopping.load(Ordering::SeqCst) && !given {
             return CallOutcome::Skipped;
         }
-        if state.holding.load(Ordering::SeqCst) {
+        if state.holding.load(Ordering::SeqCst) && !given {
             return CallOutcome::Held;
         }
         let description = || {
