@@ -555,3 +555,43 @@ async fn given_results_are_kept_when_an_earlier_call_stops_the_resumed_batch() {
     assert_eq!(deletions.0.load(Ordering::SeqCst), 0);
     assert_eq!(model.requests().len(), 1);
 }
+
+/// A resume through a journal, replayed after a crash at its end: the
+/// approved call ran once and the model was called once, however often the
+/// resumption is replayed.
+#[tokio::test]
+async fn a_journaled_resume_replays_without_running_the_approved_call_again() {
+    use toolloop::CancellationToken;
+    use toolloop::run::journal::MemoryJournal;
+
+    let model =
+        ScriptedModel::new().respond(calls([delete("d1", "/tmp/a")])).respond(ModelResponse::from_text("Deleted."));
+    let deletions = Arc::new(Deletions::default());
+    let agent = agent(model.clone(), &deletions);
+    let mut conversation = ask("Clean up.");
+    agent.run(&mut conversation).await.unwrap_err();
+    let paused = reload(&conversation);
+
+    let journal = MemoryJournal::new();
+    let cancel = CancellationToken::new();
+    let done = agent.resume_journaled(&mut conversation, [("d1", Resolution::Approve)], &journal, &cancel).await;
+    assert_eq!(done.unwrap().output, "Deleted.");
+    assert_eq!(journal.steps(), ["tool delete d1", "model call 2"], "numbered on from the paused run's calls");
+    assert_eq!((deletions.0.load(Ordering::SeqCst), model.requests().len()), (1, 2));
+
+    let mut again = paused.clone();
+    let replay = MemoryJournal::replay(&journal);
+    let done = agent.resume_journaled(&mut again, [("d1", Resolution::Approve)], &replay, &cancel).await.unwrap();
+    assert_eq!(done.output, "Deleted.");
+    assert_eq!(again.messages(), conversation.messages());
+    assert_eq!((deletions.0.load(Ordering::SeqCst), model.requests().len()), (1, 2), "nothing done twice");
+
+    // A refused resume changes nothing and records nothing.
+    let mut refused = paused;
+    let before = serde_json::to_string(&refused).unwrap();
+    let empty = MemoryJournal::new();
+    let error = agent.resume_journaled(&mut refused, [("nope", Resolution::Approve)], &empty, &cancel).await;
+    assert!(error.unwrap_err().resume_error().is_some());
+    assert_eq!(serde_json::to_string(&refused).unwrap(), before);
+    assert!(empty.steps().is_empty());
+}

@@ -58,6 +58,22 @@
 //! `toolloop.replayed = true` and is not counted in the metrics again), and
 //! in [`ToolApprovals`] for pending approvals.
 //!
+//! # Runs that pause
+//!
+//! A call governance [asks](toolloop::run::Decision::Ask) about waits
+//! inside the invocation, as a durable promise ([`ToolApprovals`]). A run
+//! that *pauses* instead (a call that
+//! [needs approval](toolloop::run::Governance::needs_approval), an
+//! [external tool](toolloop::AgentBuilder::external_tool),
+//! [`Decision::Defer`](toolloop::run::Decision::Defer)) ends the
+//! invocation: [`RestateJournal::run`] returns [`DurableError::Run`] whose
+//! run error [`is_deferred`](toolloop::RunError::is_deferred) (a 409
+//! terminal error through `?`), and the conversation holds the calls that
+//! wait. Keep it (in Restate state, say) and finish it in a later
+//! invocation with [`RestateJournal::resume`] and a
+//! [`Resolution`](toolloop::run::Resolution) per call; [`Session`] does
+//! both (its `pending` and `resume` handlers).
+//!
 //! # The journal format
 //!
 //! Each step records toolloop's recorded form

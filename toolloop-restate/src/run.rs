@@ -2,8 +2,8 @@
 
 use restate_sdk::prelude::*;
 use toolloop::agent::AgentOutput;
-use toolloop::run::Termination;
 use toolloop::run::journal::JournalError;
+use toolloop::run::{Resolution, Termination};
 use toolloop::{Agent, Conversation, RunError, RunOutput};
 
 use crate::journal::RestateJournal;
@@ -53,6 +53,15 @@ impl From<DurableError> for TerminalError {
     fn from(error: DurableError) -> Self {
         let code = match &error {
             DurableError::Run(run) if matches!(run.termination(), Termination::Cancelled { .. }) => 409,
+            // Paused with calls pending, or a resume that does not fit them:
+            // the caller's move, not the server's failure.
+            DurableError::Run(run)
+                if run.is_deferred()
+                    || run.resume_error().is_some()
+                    || matches!(run.termination(), Termination::PendingCalls { .. }) =>
+            {
+                409
+            }
             _ => 500,
         };
         TerminalError::new_with_code(code, error.to_string())
@@ -74,6 +83,27 @@ impl RestateJournal<'_> {
         conversation: &mut Conversation,
     ) -> Result<RunOutput<O::Value>, DurableError> {
         let outcome = agent.run_journaled(conversation, self, self.cancel_token()).await;
+        if let Some(failure) = self.failure() {
+            return Err(DurableError::Journal(failure));
+        }
+        Ok(outcome?)
+    }
+
+    /// Resumes `agent`'s paused run on `conversation` (see
+    /// [`Agent::resume`]) with a resolution for each pending call, each side
+    /// effect a step of this journal: the approved calls run once, however
+    /// often the invocation is replayed.
+    pub async fn resume<O: AgentOutput, R, I, K>(
+        &self,
+        agent: &Agent<O, R>,
+        conversation: &mut Conversation,
+        resolutions: I,
+    ) -> Result<RunOutput<O::Value>, DurableError>
+    where
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let outcome = agent.resume_journaled(conversation, resolutions, self, self.cancel_token()).await;
         if let Some(failure) = self.failure() {
             return Err(DurableError::Journal(failure));
         }

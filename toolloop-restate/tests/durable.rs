@@ -627,3 +627,43 @@ async fn model_errors_end_the_run_after_bounded_retries() {
     assert_eq!(asked("flaky"), app::PROVIDER_ATTEMPTS * attempts, "the provider's retries inside each step attempt");
     drop(worker);
 }
+
+/// A session whose run pauses (a call to a tool the caller executes) is
+/// stored paused: `message` answers 409 naming the call, `pending` lists
+/// it, further messages are refused without storing or asking anything,
+/// a resume that does not fit is refused, and `resume` with the call's
+/// result finishes the run; the session then takes messages again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_session_waits_for_its_calls_and_resumes() {
+    let _serial = SERIAL.lock().await;
+    let llm = fake::start(fake::script).await;
+    let restate = Restate::start().await;
+    let dir = temp_dir("paused");
+    let files = Files::in_dir(&dir, Duration::ZERO);
+    let worker = worker::InProcess::serve(app::endpoint(&llm.url(), &files), 0).await;
+    restate.register(&worker.url).await;
+
+    let (status, body) = restate.call("Session/bob/message", &json!("where am I")).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("l1 (`locate`"), "{body}");
+    let (status, pending) = restate.call_empty("Session/bob/pending").await;
+    assert_eq!(status, 200, "{pending}");
+    assert_eq!(pending[0]["call"]["id"], "l1", "{pending}");
+
+    let (status, body) = restate.call("Session/bob/message", &json!("hello?")).await;
+    assert_eq!(status, 409, "{body}");
+    let (_, stored) = restate.call_empty("Session/bob/conversation").await;
+    assert_eq!(stored["messages"].as_array().map(Vec::len), Some(2), "nothing stored: {stored}");
+    assert_eq!(llm.requests().len(), 1, "nothing asked");
+
+    let (status, body) = restate.call("Session/bob/resume", &json!({"nope": {"resolution": "approve"}})).await;
+    assert_eq!(status, 409, "{body}");
+    let resolution = json!({"l1": {"resolution": "output", "content": "Lyon"}});
+    let (status, answer) = restate.call("Session/bob/resume", &resolution).await;
+    assert_eq!((status, answer), (200, json!("you are in Lyon")));
+    let (_, pending) = restate.call_empty("Session/bob/pending").await;
+    assert_eq!(pending, json!([]));
+    let (status, answer) = restate.call("Session/bob/message", &json!("thanks")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(llm.requests().len(), 3);
+}

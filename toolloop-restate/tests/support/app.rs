@@ -242,6 +242,18 @@ pub fn quick_agent(llm: &str, files: &Files) -> Agent {
     text_agent(llm, files)
 }
 
+fn session_agent(llm: &str, files: &Files, external: toolloop::tool::ToolDefinition) -> Agent {
+    Agent::builder()
+        .model(model(llm))
+        .system("Answer briefly.")
+        .tool_with_state::<Note>(files.clone())
+        .tool_with_state::<Publish>(files.clone())
+        .external_tool(external)
+        .governance(governance())
+        .build()
+        .expect("agent")
+}
+
 fn text_agent(llm: &str, files: &Files) -> Agent {
     Agent::builder()
         .model(model(llm))
@@ -266,7 +278,13 @@ pub fn endpoint(llm: &str, files: &Files) -> Endpoint {
         .build()
         .expect("agent");
     let quick = text_agent(llm, files);
-    let sessions = text_agent(llm, files);
+    // The sessions' agent also has a tool the caller executes (its calls pause the run).
+    let locate = toolloop::tool::ToolDefinition::from_schema(
+        "locate",
+        "The user's location, from their device.",
+        serde_json::json!({"type": "object", "properties": {}}),
+    );
+    let sessions = session_agent(llm, files, locate);
     let fast_retries = || {
         ServiceOptions::new()
             .retry_policy_initial_interval(Duration::from_millis(50))

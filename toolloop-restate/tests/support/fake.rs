@@ -151,6 +151,12 @@ pub fn script(request: &Value) -> Reply {
         // A note, then an answer.
         ("quick", 0) => tool("q1", "note", json!({"text": question})),
         ("quick", _) => text(&format!("done: {question}")),
+        // A session message whose answer needs an external tool's result.
+        ("where", 0) => tool("l1", "locate", json!({})),
+        ("where", 1) => match last_tool_result(request) {
+            Some((content, false)) => text(&format!("you are in {content}")),
+            _ => text("no location"),
+        },
         // A session message that needs an approval.
         ("approve-me", 0) => tool("p9", "publish", json!({"title": "Session notes"})),
         // Sessions: an answer naming the message answered.

@@ -252,6 +252,27 @@ impl<O: AgentOutput, R> Agent<O, R> {
         self.execute(conversation, cancel, None, None, Some(journal)).await
     }
 
+    /// Like [`resume`](Self::resume), with every side effect of the resumed
+    /// run going through `journal`, as [`run_journaled`](Self::run_journaled)
+    /// does, and cancelled through `cancel`: how a durable engine resumes a
+    /// paused run (the approved calls run once, however often the
+    /// resumption is replayed). A refused resume changes nothing, as with
+    /// `resume`.
+    pub async fn resume_journaled<I, K>(
+        &self,
+        conversation: &mut Conversation,
+        resolutions: I,
+        journal: &dyn Journal,
+        cancel: &CancellationToken,
+    ) -> Result<RunOutput<O::Value>, RunError>
+    where
+        I: IntoIterator<Item = (K, Resolution)>,
+        K: Into<String>,
+    {
+        let resume = Resume::prepare(conversation, resolutions)?;
+        self.execute(conversation, cancel, None, Some(resume), Some(journal)).await
+    }
+
     /// Runs the agent as [`run`](Self::run) does, streaming what happens:
     /// the model's deltas as they arrive (a tool call's arguments forming,
     /// the output being written), tool calls running, validation, the end;

@@ -8,7 +8,10 @@
 //! replays the run on another one, and recorded steps return their recorded
 //! outcome instead of calling the model or the tool again. Approvals wait
 //! as durable promises (no worker held), and `Session` keeps a conversation
-//! per session id.
+//! per session id (a run that pauses for calls the caller answers is
+//! stored paused and finished by its `resume` handler; a handler of your
+//! own resumes with `RestateJournal::resume`, built on
+//! [`Agent::resume_journaled`](crate::Agent::resume_journaled)).
 //!
 //! ```ignore
 //! #[restate_sdk::service]
