@@ -399,6 +399,37 @@ async fn reflection_remembers_the_proposed_output_across_the_pause() {
     assert_consistent(&conversation);
 }
 
+/// The same in the native and prompted modes, where the output is
+/// proposed as the answer's text (rendered back to the model) rather than
+/// through the output tool.
+#[tokio::test]
+async fn reflection_remembers_a_text_proposal_across_the_pause() {
+    for native in [true, false] {
+        let model = ScriptedModel::new()
+            .respond(ModelResponse::from_text(r#"{"title": "Draft", "score": 4}"#))
+            .respond(calls([delete("d1", "/a"), call("x1", "submit", json!({}))]))
+            .respond(ModelResponse::from_text("never sent"));
+        let deletions = Arc::new(Deletions::default());
+        let builder = Agent::builder()
+            .model(model.clone())
+            .tool_with_state::<Delete>(Arc::clone(&deletions))
+            .governance(Governance::new().needs_approval("delete"))
+            .output::<Report>()
+            .reflection(|report: &Report| format!("{} scores {}", report.title, report.score));
+        let agent = if native { builder.native_output().build() } else { builder.prompted_output().build() };
+        let agent = agent.unwrap();
+        let mut conversation = ask("Report.");
+        assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+        let mut conversation = reload(&conversation);
+        let done = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await;
+        let done = done.unwrap_or_else(|error| panic!("native {native}: {:?}", error.termination()));
+        assert_eq!(done.output, Report { title: "Draft".into(), score: 4 }, "native {native}");
+        assert_eq!(done.metadata.model_calls, 2);
+        assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
+        assert_consistent(&conversation);
+    }
+}
+
 #[tokio::test]
 async fn a_run_behind_fallback_pauses_and_resumes() {
     let primary = ScriptedModel::new()
@@ -594,4 +625,34 @@ async fn a_journaled_resume_replays_without_running_the_approved_call_again() {
     assert!(error.unwrap_err().resume_error().is_some());
     assert_eq!(serde_json::to_string(&refused).unwrap(), before);
     assert!(empty.steps().is_empty());
+}
+
+/// A resumed run's metadata counts both segments: the hook failures of
+/// the first are still reported after the resume.
+#[tokio::test]
+async fn hook_errors_before_the_pause_are_reported_after_the_resume() {
+    let model = ScriptedModel::new()
+        .respond(calls([search("s1"), delete("d1", "/a")]))
+        .respond(ModelResponse::from_text("done"));
+    let deletions = Arc::new(Deletions::default());
+    let agent = Agent::builder()
+        .model(model)
+        .tool::<Search>()
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .on_tool_execution_started(|call| Err(format!("cannot log {}", call.name)))
+        .build()
+        .unwrap();
+    let mut conversation = ask("Go.");
+    let paused = agent.run(&mut conversation).await.unwrap_err();
+    assert_eq!(paused.metadata().hook_errors, ["hook for `tool_execution_started` failed: cannot log search"]);
+    let mut conversation = reload(&conversation);
+    let done = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
+    assert_eq!(
+        done.metadata.hook_errors,
+        [
+            "hook for `tool_execution_started` failed: cannot log search",
+            "hook for `tool_execution_started` failed: cannot log delete",
+        ]
+    );
 }

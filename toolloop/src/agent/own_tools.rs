@@ -13,7 +13,7 @@ use super::handlers::ReflectionHandler;
 use super::output::AgentOutput;
 use super::spec::TextSpec;
 use crate::conversation::Conversation;
-use crate::message::{FailureKind, Message, ToolCall, ToolResult};
+use crate::message::{FailureKind, Message, Role, ToolCall, ToolResult};
 use crate::run::{Control, LimitDecision};
 use crate::stop_reason::StopReason;
 use crate::tool::ToolExecution;
@@ -102,7 +102,9 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
 
     /// Takes back what the control of a paused run held, from the history
     /// before its paused batch: with reflection, the last output proposed
-    /// (a successful output call) and not submitted since.
+    /// and not submitted since: a successful output call, or in the native
+    /// and prompted modes a text answer that read as an output (the one
+    /// [`answered`](Self::answered) rendered back).
     pub(crate) fn recall(&mut self, conversation: &Conversation) {
         if self.reflection.is_none() {
             return;
@@ -113,14 +115,25 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
             before_batch.iter().flat_map(Message::tool_results).any(|result| result.call_id == id && !result.is_error())
         };
         let mut proposed = None;
-        for call in before_batch.iter().flat_map(Message::tool_calls) {
-            if call.name == self.output.name && succeeded(&call.id) {
-                proposed = Some(call);
-            } else if call.name == SUBMIT_TOOL {
-                proposed = None;
+        for message in before_batch.iter().filter(|message| message.role == Role::Assistant) {
+            if !self.offered && message.tool_calls().next().is_none() {
+                let proposal = answer_json(&message.text())
+                    .ok()
+                    .map(|value| Proposal::<O>::from_input(String::new(), &value, self.output))
+                    .filter(|proposal| proposal.parsed.is_ok());
+                if proposal.is_some() {
+                    proposed = proposal;
+                }
+            }
+            for call in message.tool_calls() {
+                if call.name == self.output.name && succeeded(&call.id) {
+                    proposed = Some(Proposal::from_call(call, self.output));
+                } else if call.name == SUBMIT_TOOL {
+                    proposed = None;
+                }
             }
         }
-        self.proposal = proposed.map(|call| Proposal::from_call(call, self.output));
+        self.proposal = proposed;
     }
 
     fn owns(&self, name: &str) -> bool {

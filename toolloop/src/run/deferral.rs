@@ -167,6 +167,19 @@ pub(crate) struct Checkpoint {
     /// are then put to governance again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) passed: BTreeMap<String, Passed>,
+    /// The failures of hooks and callbacks before the pause. Absent from
+    /// the checkpoints of older versions (and when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) hook_errors: Vec<String>,
+    /// Compactions of the view before the pause. Absent from the
+    /// checkpoints of older versions (and when there were none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) compactions: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 /// Governance's verdict on a call it let through, as a checkpoint keeps it.
@@ -257,6 +270,8 @@ impl Checkpoint {
             stop_reason: tally.stop_reason.clone(),
             attempt_failures: Vec::new(),
             passed: tally.held.iter().filter_map(|(id, verdict)| Some((id.clone(), Passed::of(verdict)?))).collect(),
+            hook_errors: tally.hook_errors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+            compactions: tally.compactions,
         }
     }
 
@@ -283,6 +298,8 @@ impl Checkpoint {
         tally.models_used.clone_from(&self.models_used);
         tally.stop_reason.clone_from(&self.stop_reason);
         tally.held = self.passed.iter().map(|(id, passed)| (id.clone(), passed.verdict())).collect();
+        self.hook_errors.clone_into(tally.hook_errors.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
+        tally.compactions = self.compactions;
         tally.position = (self.attempt, self.iteration);
         let elapsed = std::time::Duration::from_millis(self.elapsed_ms);
         tally.started = tally.started.checked_sub(elapsed).unwrap_or(tally.started);
@@ -397,4 +414,38 @@ fn check_match(batch: &PendingBatch, calls: &[ToolCall]) -> Result<(), ResumeErr
         return mismatch("the paused batch answers calls the last message does not make".to_owned());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Checkpoint, Cursor};
+    use crate::run::tally::Tally;
+
+    /// What a checkpoint keeps comes back after JSON into a fresh tally:
+    /// the counts a resumed run's metadata adds to.
+    #[test]
+    fn a_checkpoint_keeps_the_counts_through_json() {
+        let mut tally = Tally::start();
+        tally.model_calls = 5;
+        tally.own_model_calls = 3;
+        tally.compactions = 2;
+        tally.push_hook_error("tool_execution_started", "cannot log");
+        let json = serde_json::to_string(&Checkpoint::capture(&tally, 1, Cursor::start(10))).unwrap();
+        let checkpoint: Checkpoint = serde_json::from_str(&json).unwrap();
+        let mut restored = Tally::start();
+        checkpoint.restore(&mut restored);
+        assert_eq!((restored.model_calls, restored.own_model_calls, restored.compactions), (5, 3, 2));
+        assert_eq!(*restored.hook_errors.lock().unwrap(), *tally.hook_errors.lock().unwrap());
+
+        // A checkpoint of an earlier version: its steps were numbered by every model call.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for field in ["own_model_calls", "hook_errors", "compactions"] {
+            old.as_object_mut().unwrap().remove(field);
+        }
+        let checkpoint: Checkpoint = serde_json::from_value(old).unwrap();
+        let mut restored = Tally::start();
+        checkpoint.restore(&mut restored);
+        assert_eq!((restored.own_model_calls, restored.compactions), (5, 0));
+        assert!(restored.hook_errors.lock().unwrap().is_empty());
+    }
 }
