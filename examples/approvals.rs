@@ -139,7 +139,7 @@ async fn start(store: &SqliteStore) -> Result<(), Box<dyn std::error::Error>> {
 
 /// Loads the paused session, resumes it with the decision, saves the end.
 async fn decide(store: &SqliteStore, decided: Decided) -> Result<(), Box<dyn std::error::Error>> {
-    let Some((mut stored, version)) = store.load(SESSION).await? else {
+    let Some((mut stored, loaded)) = store.load(SESSION).await? else {
         return Err("no paused session: run `cargo run --example approvals` first".into());
     };
     if !stored.is_pending() {
@@ -159,8 +159,11 @@ async fn decide(store: &SqliteStore, decided: Decided) -> Result<(), Box<dyn std
     // Every call that waits gets the person's decision.
     let resolutions: Vec<_> =
         stored.deferred_calls().iter().map(|deferred| (deferred.call.id.clone(), resolution.clone())).collect();
+    // Claimed before anything runs: a second `approve` of the same paused
+    // session (a double click, a retry) fails here with a conflict.
+    let claimed = store.save(SESSION, &stored, Some(loaded)).await?;
     let done = agent.resume(&mut stored, resolutions).await?;
-    let version = store.save(SESSION, &stored, Some(version)).await?;
+    let version = store.save(SESSION, &stored, Some(claimed)).await?;
     println!("\nanswer: {}", done.output);
     let metadata = &done.metadata;
     println!(

@@ -656,3 +656,33 @@ async fn hook_errors_before_the_pause_are_reported_after_the_resume() {
         ]
     );
 }
+
+/// Two requests resume one stored session (a double click, a retry): each
+/// claims the paused conversation before resuming it, so the second one's
+/// claim is a conflict and the approved call runs once.
+#[tokio::test]
+async fn a_claimed_resume_runs_the_approved_call_once() {
+    use toolloop::store::{ConversationStore as _, MemoryStore, StoreError};
+
+    let model =
+        ScriptedModel::new().respond(calls([delete("d1", "/tmp/a")])).respond(ModelResponse::from_text("Deleted."));
+    let deletions = Arc::new(Deletions::default());
+    let agent = agent(model, &deletions);
+    let store = MemoryStore::new();
+    let mut conversation = ask("Clean up.");
+    agent.run(&mut conversation).await.unwrap_err();
+    store.save("s", &conversation, None).await.unwrap();
+
+    let (mut first, first_loaded) = store.load("s").await.unwrap().unwrap();
+    let (second, second_loaded) = store.load("s").await.unwrap().unwrap();
+    let claimed = store.save("s", &first, Some(first_loaded)).await.unwrap();
+    let conflict = store.save("s", &second, Some(second_loaded)).await.unwrap_err();
+    assert!(matches!(conflict, StoreError::Conflict { .. }), "{conflict:?}");
+
+    let done = agent.resume(&mut first, [("d1", Resolution::Approve)]).await.unwrap();
+    assert_eq!(done.output, "Deleted.");
+    store.save("s", &first, Some(claimed)).await.unwrap();
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
+    let (stored, _) = store.load("s").await.unwrap().unwrap();
+    assert!(!stored.is_pending());
+}

@@ -98,15 +98,18 @@
 //! assert_eq!(waiting[1]["reason"]["kind"], "external");
 //! store.save("ana", &conversation, None).await?;
 //!
-//! // Request 2, maybe tomorrow, on another server: load and resume.
-//! let (mut stored, version) = store.load("ana").await?.expect("saved");
+//! // Request 2, maybe tomorrow, on another server: load, claim, resume, save.
+//! let (mut stored, loaded) = store.load("ana").await?.expect("saved");
+//! // The claim: a request that loaded the same version (a double click, a
+//! // retry) now gets a `Conflict` before it runs anything.
+//! let claimed = store.save("ana", &stored, Some(loaded)).await?;
 //! let resolutions = [
 //!     ("c1", Resolution::deny("the customer has an open invoice")),
 //!     ("g1", Resolution::output("Lyon, France")),
 //! ];
 //! let done = agent.resume(&mut stored, resolutions).await?;
 //! assert_eq!(done.output, "Not cancelled; you are in Lyon.");
-//! store.save("ana", &stored, Some(version)).await?;
+//! store.save("ana", &stored, Some(claimed)).await?;
 //!
 //! // The model read the denial as an error result, and the browser's answer.
 //! let results: Vec<_> = stored.messages()[2].tool_results().cloned().collect();
@@ -173,7 +176,14 @@
 //! conversations by session id with optimistic versions: each save names
 //! the version it loaded, and a save over a newer one is a
 //! [`StoreError::Conflict`](crate::store::StoreError::Conflict) — load
-//! again and redo the turn — never a silent overwrite.
+//! again and redo the turn — never a silent overwrite. A resume runs the
+//! approved calls before it saves, so claim the paused conversation first
+//! (save it back unchanged with the version loaded, as above): of two
+//! requests resuming one session, the second then fails its claim and
+//! runs nothing. A process that dies between the claim and the final save
+//! leaves the session paused, and resuming it again runs the approved
+//! calls again: give such tools an idempotency key, or run on
+//! [Restate](super::durable), whose steps run once.
 //! [`MemoryStore`](crate::store::MemoryStore) keeps them in process; with
 //! the `sqlite` feature, `SqliteStore` keeps them in an embedded SQLite
 //! file (compiled in; WAL mode; a versioned schema migrated on open), which
