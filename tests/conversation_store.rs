@@ -142,8 +142,14 @@ async fn versions_are_optimistic(store: &dyn ConversationStore) {
     assert!(store.delete("a").await.unwrap());
     assert!(!store.delete("a").await.unwrap());
     assert_eq!(store.list().await.unwrap(), ["every-block", "v"]);
-    // A deleted session starts again from version 1.
-    assert_eq!(store.save("a", &ask("again"), None).await.unwrap(), 1);
+    // A deleted session saved again goes on from its deleted version: a
+    // writer that loaded it before the delete gets a conflict, not the
+    // new session.
+    assert_eq!(store.save("a", &ask("again"), None).await.unwrap(), 2);
+    let stale = store.save("a", &ask("stale"), Some(1)).await.unwrap_err();
+    assert!(matches!(stale, StoreError::Conflict { expected: Some(1), found: Some(2), .. }), "{stale:?}");
+    assert!(store.delete("a").await.unwrap());
+    assert_eq!(store.save("a", &ask("third"), None).await.unwrap(), 3);
 }
 
 #[tokio::test]

@@ -14,7 +14,14 @@ use crate::model::BoxFuture;
 /// restart.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStore {
-    sessions: Arc<Mutex<BTreeMap<String, (u64, String)>>>,
+    sessions: Arc<Mutex<Sessions>>,
+}
+
+/// The stored sessions, and the last version of each deleted one.
+#[derive(Debug, Default)]
+struct Sessions {
+    stored: BTreeMap<String, (u64, String)>,
+    deleted: BTreeMap<String, u64>,
 }
 
 impl MemoryStore {
@@ -23,14 +30,14 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (u64, String)>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, Sessions> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl ConversationStore for MemoryStore {
     fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<(Conversation, u64)>, StoreError>> {
-        let stored = self.sessions().get(session).cloned();
+        let stored = self.sessions().stored.get(session).cloned();
         Box::pin(async move {
             let Some((version, body)) = stored else { return Ok(None) };
             let conversation = serde_json::from_str(&body)
@@ -49,23 +56,29 @@ impl ConversationStore for MemoryStore {
         Box::pin(async move {
             let body = body.map_err(|error| StoreError::Backend(Box::new(error)))?;
             let mut sessions = self.sessions();
-            let found = sessions.get(session).map(|(version, _)| *version);
+            let found = sessions.stored.get(session).map(|(version, _)| *version);
             if found != expected {
                 return Err(StoreError::Conflict { session: session.to_owned(), expected, found });
             }
-            let version = found.unwrap_or(0) + 1;
-            sessions.insert(session.to_owned(), (version, body));
+            // A session saved again after a delete goes on from its deleted version.
+            let version = found.or_else(|| sessions.deleted.remove(session)).unwrap_or(0) + 1;
+            sessions.stored.insert(session.to_owned(), (version, body));
             Ok(version)
         })
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>> {
-        let sessions = self.sessions().keys().cloned().collect();
+        let sessions = self.sessions().stored.keys().cloned().collect();
         Box::pin(async move { Ok(sessions) })
     }
 
     fn delete<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
-        let existed = self.sessions().remove(session).is_some();
+        let mut sessions = self.sessions();
+        let removed = sessions.stored.remove(session);
+        if let Some((version, _)) = &removed {
+            sessions.deleted.insert(session.to_owned(), *version);
+        }
+        let existed = removed.is_some();
         Box::pin(async move { Ok(existed) })
     }
 }

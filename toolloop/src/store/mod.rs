@@ -59,8 +59,10 @@ use crate::model::BoxFuture;
 pub trait ConversationStore: Send + Sync {
     /// The session's conversation and its version, or `None` when there is
     /// no such session. The version is 1 after the session's first save,
-    /// one more after each save since: name it when saving the
-    /// conversation back. A stored value that does not read back as a
+    /// one more after each save since, and never reused: a session deleted
+    /// and saved again goes on from its deleted version, so a writer that
+    /// loaded it before the delete cannot overwrite the new one. Name the
+    /// version when saving the conversation back. A stored value that does not read back as a
     /// conversation is [`StoreError::Corrupt`], naming the session.
     fn load<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Option<(Conversation, u64)>, StoreError>>;
 

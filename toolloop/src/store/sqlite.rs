@@ -20,6 +20,12 @@ const MIGRATIONS: &[&str] = &[
         body       TEXT NOT NULL,
         updated_at INTEGER NOT NULL
     ) STRICT;",
+    // 2: the last version of each deleted session, so that saving it again
+    // goes on from there (a version is never reused).
+    "CREATE TABLE deleted_sessions (
+        session TEXT PRIMARY KEY NOT NULL,
+        version INTEGER NOT NULL CHECK (version > 0)
+    ) STRICT;",
 ];
 
 /// How long a writer waits for another connection's write lock.
@@ -182,8 +188,24 @@ impl ConversationStore for SqliteStore {
                 if found != expected {
                     return Err(StoreError::Conflict { session, expected, found });
                 }
-                let version = found.unwrap_or(0) + 1;
+                // A session saved again after a delete goes on from its
+                // deleted version.
+                let deleted: Option<i64> = match found {
+                    Some(_) => None,
+                    None => transaction
+                        .query_row("SELECT version FROM deleted_sessions WHERE session = ?1", [&session], |row| {
+                            row.get(0)
+                        })
+                        .optional()
+                        .map_err(backend)?,
+                };
+                let version = found.or(deleted.map(to_version)).unwrap_or(0) + 1;
                 let stored = i64::try_from(version).map_err(|error| StoreError::Backend(Box::new(error)))?;
+                if deleted.is_some() {
+                    transaction
+                        .execute("DELETE FROM deleted_sessions WHERE session = ?1", [&session])
+                        .map_err(backend)?;
+                }
                 transaction
                     .execute(
                         "INSERT INTO conversations (session, version, body, updated_at) VALUES (?1, ?2, ?3, ?4)
@@ -211,9 +233,22 @@ impl ConversationStore for SqliteStore {
     fn delete<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let session = session.to_owned();
         Box::pin(self.with(move |connection| {
-            let deleted =
-                connection.execute("DELETE FROM conversations WHERE session = ?1", [&session]).map_err(backend)?;
-            Ok(deleted > 0)
+            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
+            let found: Option<i64> = transaction
+                .query_row("SELECT version FROM conversations WHERE session = ?1", [&session], |row| row.get(0))
+                .optional()
+                .map_err(backend)?;
+            let Some(version) = found else { return Ok(false) };
+            transaction.execute("DELETE FROM conversations WHERE session = ?1", [&session]).map_err(backend)?;
+            transaction
+                .execute(
+                    "INSERT INTO deleted_sessions (session, version) VALUES (?1, ?2)
+                     ON CONFLICT (session) DO UPDATE SET version = excluded.version",
+                    params![session, version],
+                )
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)?;
+            Ok(true)
         }))
     }
 }
