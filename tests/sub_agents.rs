@@ -751,4 +751,10 @@ async fn a_replayed_run_finds_its_steps_after_a_sub_run() {
     assert_eq!(again.output, done.output);
     assert_eq!(replayed.messages(), conversation.messages());
     assert!(silent_orchestrator.requests().is_empty() && silent_researcher.requests().is_empty());
+    // The sub-run is counted from its recorded step, as the original run counted it.
+    let (original, replay) = (&done.metadata, &again.metadata);
+    assert_eq!((replay.usage, replay.model_calls, replay.tool_calls), (original.usage, 3, original.tool_calls));
+    assert_eq!(replay.usage, usage(340, 38));
+    assert_eq!(replay.sub_runs, original.sub_runs);
+    assert_eq!(replay.models_used, original.models_used);
 }

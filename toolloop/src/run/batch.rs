@@ -15,7 +15,6 @@ use super::deferral::{Answer, DeferralReason, DeferredCall};
 use super::engine::Engine;
 use super::event::Event;
 use super::governance::Verdict;
-use super::journal::Step;
 use super::link::RunLink;
 use super::outcome::Stop;
 use super::panic::panic_message;
@@ -674,7 +673,8 @@ impl Engine<'_> {
                     // The token is the tool's to watch (through its context):
                     // a cancelled call ends with its own result.
                     let execution = pin!(self.journal.tool_execution(
-                        Step::ToolExecution { call },
+                        call,
+                        &tally.nested,
                         Box::pin(self.tools.execute_in(call, state.scope.context(call))),
                     ));
                     let execution = match guarded(None, self.deadline, execution).await {

@@ -16,7 +16,7 @@ use crate::usage::Usage;
 /// the run's [`Event`](super::Event)s, which hooks
 /// ([`on_event`](crate::AgentBuilder::on_event)) and a streamed run's
 /// [`RunStream`](crate::stream::RunStream) see as they happen.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct RunMetadata {
     /// Tokens summed over every model call of every attempt, and over the
@@ -83,13 +83,17 @@ mod millis {
     pub(super) fn serialize<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
     }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        <u64 as serde::Deserialize>::deserialize(deserializer).map(Duration::from_millis)
+    }
 }
 
 /// A run that one of a run's tool calls started: an
 /// [agent used as a tool](crate::agent::AgentTool). Listed in the parent's
 /// [`RunMetadata::sub_runs`], in call order; its usage and counts are also
 /// in the parent's totals.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct SubRun {
     /// The id of the tool call that started it.

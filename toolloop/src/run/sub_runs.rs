@@ -29,6 +29,15 @@ impl SubRuns {
         std::mem::take(&mut *self.finished.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// The sub-runs reported since the last [`take`](Self::take) that tool
+    /// call `call_id` started, taken out.
+    pub(crate) fn take_for(&self, call_id: &str) -> Vec<SubRun> {
+        let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
+        let (taken, kept) = std::mem::take(&mut *finished).into_iter().partition(|run| run.call_id == call_id);
+        *finished = kept;
+        taken
+    }
+
     /// The conversation kept for the agent tool `tool` in this run; empty
     /// at its first call.
     pub(crate) fn conversation(&self, tool: &str) -> KeptConversation {

@@ -13,7 +13,7 @@ use crate::message::FailureKind;
 /// on failure. [`Agent`](crate::Agent) and [`ToolLoop`](super::ToolLoop)
 /// share it. Not to be confused with [`StopReason`](crate::StopReason): why
 /// one *model response* ended.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reason")]
 #[non_exhaustive]
 pub enum Termination {
@@ -57,7 +57,7 @@ pub enum Termination {
     /// The run took as long as it may ([`max_duration`](crate::AgentBuilder::max_duration)).
     MaxDuration {
         /// The limit.
-        #[serde(serialize_with = "millis")]
+        #[serde(serialize_with = "millis", deserialize_with = "from_millis")]
         limit: Duration,
     },
     /// A tool call was denied or failed, and the stop policy ends the run.
@@ -216,8 +216,12 @@ fn millis<S: serde::Serializer>(value: &Duration, serializer: S) -> Result<S::Ok
     serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
 }
 
+fn from_millis<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    <u64 as serde::Deserialize>::deserialize(deserializer).map(Duration::from_millis)
+}
+
 /// What a run was doing when it was cancelled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Phase {

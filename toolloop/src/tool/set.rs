@@ -297,6 +297,7 @@ impl ToolSet {
                 result: ToolResult::success(&call.id, output.text()),
                 output: Some(output),
                 elapsed: started.elapsed(),
+                sub_runs: Vec::new(),
             },
             Ok(Ok(Err(error @ ToolError::InvalidArguments { .. }))) => {
                 ToolExecution::failed(call, FailureKind::InvalidArguments, error.to_string(), started)
@@ -343,6 +344,11 @@ pub struct ToolExecution {
     /// How long the call ran (zero when no tool ran: a call answered by the
     /// run itself, denied, or cut off).
     pub elapsed: Duration,
+    /// The runs the call started (an agent used as a tool), as the run
+    /// records them in its journal, so that a replayed call still counts
+    /// them; empty everywhere else.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sub_runs: Vec<serde_json::Value>,
 }
 
 /// The call of a deserialised [`ToolExecution`], before the run fills it in.
@@ -353,11 +359,11 @@ fn unnamed_call() -> ToolCall {
 impl ToolExecution {
     fn failed(call: &ToolCall, kind: FailureKind, message: String, started: Instant) -> Self {
         let result = ToolResult::failure(&call.id, kind, message);
-        Self { call: call.clone(), result, output: None, elapsed: started.elapsed() }
+        Self { call: call.clone(), result, output: None, elapsed: started.elapsed(), sub_runs: Vec::new() }
     }
 
     /// `call` answered with `result` by the run itself: no tool ran.
     pub(crate) fn answered(call: &ToolCall, result: ToolResult) -> Self {
-        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO }
+        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO, sub_runs: Vec::new() }
     }
 }

@@ -246,7 +246,7 @@ impl Journal for MemoryJournal {
                         Step::ToolExecution { call } => call.clone(),
                         _ => unreachable!("a tool step"),
                     };
-                    Ok(ToolExecution { call, result, output: None, elapsed: Duration::ZERO })
+                    Ok(ToolExecution::answered(&call, result))
                 }
                 None => {
                     let outcome = execute.await;

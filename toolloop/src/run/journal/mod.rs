@@ -74,6 +74,8 @@ pub use memory::MemoryJournal;
 pub use record::{JOURNAL_FORMAT, JournalError, decode, decode_str, encode};
 
 use super::governance::{Approver, Decision};
+use super::metadata::SubRun;
+use super::sub_runs::SubRuns;
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::ToolCall;
 use crate::model::{ModelError, ModelResponse};
@@ -280,10 +282,14 @@ impl<'j> Steps<'j> {
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
-    /// [`Journal::tool_execution`].
+    /// [`Journal::tool_execution`] of `call`. Through a journal, the
+    /// sub-runs the call started (reported to `nested`) are recorded with
+    /// its execution and reported again from it, so that a replayed call,
+    /// which starts none, still counts them.
     pub(crate) async fn tool_execution<'a>(
         self,
-        step: Step<'a>,
+        call: &'a ToolCall,
+        nested: &'a SubRuns,
         execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
     ) -> Journaled<Result<ToolExecution, Cancelled>>
     where
@@ -293,7 +299,23 @@ impl<'j> Steps<'j> {
             return Journaled { value: execute.await, replayed: false };
         };
         let started = AtomicBool::new(false);
-        let value = journal.tool_execution(step, Self::marking(&started, execute)).await;
+        let execute = Box::pin(async move {
+            let mut execution = execute.await?;
+            let runs = nested.take_for(&call.id);
+            execution.sub_runs = runs.iter().filter_map(|run| serde_json::to_value(run).ok()).collect();
+            Ok(execution)
+        });
+        let mut value = journal.tool_execution(Step::ToolExecution { call }, Self::marking(&started, execute)).await;
+        if let Ok(execution) = &mut value {
+            for run in std::mem::take(&mut execution.sub_runs) {
+                match serde_json::from_value::<SubRun>(run) {
+                    Ok(run) => nested.record(run),
+                    Err(error) => {
+                        tracing::warn!(%error, call = %call.id, "a recorded sub-run does not read; its counts are left out")
+                    }
+                }
+            }
+        }
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
