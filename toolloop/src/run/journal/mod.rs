@@ -311,7 +311,7 @@ impl<'j> Steps<'j> {
                 match serde_json::from_value::<SubRun>(run) {
                     Ok(run) => nested.record(run),
                     Err(error) => {
-                        tracing::warn!(%error, call = %call.id, "a recorded sub-run does not read; its counts are left out")
+                        tracing::warn!(%error, call = %call.id, "a recorded sub-run does not read; its counts are left out");
                     }
                 }
             }
