@@ -162,8 +162,13 @@ async fn decide(store: &SqliteStore, decided: Decided) -> Result<(), Box<dyn std
     // Claimed before anything runs: a second `approve` of the same paused
     // session (a double click, a retry) fails here with a conflict.
     let claimed = store.save(SESSION, &stored, Some(loaded)).await?;
-    let done = agent.resume(&mut stored, resolutions).await?;
+    let done = agent.resume(&mut stored, resolutions).await;
+    if done.as_ref().is_err_and(|error| error.resume_error().is_some()) {
+        return Err(done.err().map_or_else(|| "refused".into(), Into::into));
+    }
+    // Saved however the run ended: the approved calls ran.
     let version = store.save(SESSION, &stored, Some(claimed)).await?;
+    let done = done?;
     println!("\nanswer: {}", done.output);
     let metadata = &done.metadata;
     println!(

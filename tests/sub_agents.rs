@@ -758,3 +758,38 @@ async fn a_replayed_run_finds_its_steps_after_a_sub_run() {
     assert_eq!(replay.sub_runs, original.sub_runs);
     assert_eq!(replay.models_used, original.models_used);
 }
+
+/// A paused run's checkpoint keeps the sub-runs before the pause: the
+/// resumed run lists them beside the totals that count them.
+#[tokio::test]
+async fn a_resumed_run_lists_the_sub_runs_before_the_pause() {
+    use toolloop::run::Resolution;
+
+    let researcher_model = ScriptedModel::new().respond(text("Paris: 2.1 million.", 40, 8));
+    let orchestrator_model = ScriptedModel::new()
+        .respond(
+            calls([research("r1", "Paris?"), call("d1", "delete", json!({"path": "/tmp/notes"}))])
+                .with_usage(usage(100, 10)),
+        )
+        .respond(text("Done.", 200, 20));
+    let deletions = Arc::new(Deletions::default());
+    let orchestrator = Agent::builder()
+        .model(orchestrator_model)
+        .tool_dyn(named("researcher", &researcher_model).as_tool("research", "Research.").into())
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .build()
+        .unwrap();
+    let mut conversation = ask("Research, then clean up.");
+    let paused = orchestrator.run(&mut conversation).await.unwrap_err();
+    assert!(paused.is_deferred());
+    assert_eq!(paused.metadata().sub_runs.len(), 1);
+
+    let json = serde_json::to_string(&conversation).unwrap();
+    let mut conversation: toolloop::Conversation = serde_json::from_str(&json).unwrap();
+    let done = orchestrator.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
+    let listed: Vec<_> = done.metadata.sub_runs.iter().map(|run| (run.call_id.as_str(), run.usage())).collect();
+    assert_eq!(listed, [("r1", usage(40, 8))]);
+    assert_eq!(done.metadata.usage, usage(340, 38));
+    assert_eq!(deletions.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

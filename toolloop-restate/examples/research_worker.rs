@@ -171,7 +171,8 @@ mod demo {
                     .spawn()?,
             );
             let (admin, ingress) = (format!("http://127.0.0.1:{admin}"), format!("http://127.0.0.1:{ingress}"));
-            for attempt in 0.. {
+            let starting = std::time::Instant::now();
+            loop {
                 if server.0.try_wait()?.is_some() {
                     break;
                 }
@@ -181,8 +182,8 @@ mod demo {
                     started = Some((server, admin, ingress));
                     break;
                 }
-                if attempt == 600 {
-                    return Err("restate-server did not become healthy".into());
+                if starting.elapsed() > std::time::Duration::from_secs(60) {
+                    return Err("restate-server did not become healthy in 60 s".into());
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }

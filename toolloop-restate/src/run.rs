@@ -18,8 +18,10 @@ use crate::journal::RestateJournal;
 #[non_exhaustive]
 pub enum DurableError {
     /// The run ended without an output: a limit, a model error, failed
-    /// validation, a cancellation ([`RunError::termination`] says which).
-    /// The conversation holds everything it did, every tool call answered.
+    /// validation, a cancellation, a pause ([`RunError::termination`] says
+    /// which). The conversation holds everything it did, every tool call
+    /// answered, but a paused run's, whose calls wait
+    /// ([`RunError::is_deferred`]).
     Run(RunError),
     /// A recorded step does not read (see [`RestateJournal::failure`]).
     Journal(JournalError),

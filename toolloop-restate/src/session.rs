@@ -33,8 +33,9 @@ const CONVERSATION: &str = "conversation";
 ///   the conversation and returns the answer.
 /// - `conversation` (shared) returns the stored conversation.
 ///
-/// A stored conversation that no longer deserializes fails `message` and
-/// `resume` with a terminal error naming it; it is left as it is.
+/// A stored conversation that no longer deserializes fails `message`,
+/// `resume` and `pending` with a terminal error naming it; it is left as
+/// it is.
 ///
 /// ```no_run
 /// use restate_sdk::prelude::*;

@@ -107,9 +107,12 @@
 //!     ("c1", Resolution::deny("the customer has an open invoice")),
 //!     ("g1", Resolution::output("Lyon, France")),
 //! ];
-//! let done = agent.resume(&mut stored, resolutions).await?;
-//! assert_eq!(done.output, "Not cancelled; you are in Lyon.");
-//! store.save("ana", &stored, Some(claimed)).await?;
+//! let done = agent.resume(&mut stored, resolutions).await;
+//! // Saved however it ended (the approved calls ran), unless it was refused.
+//! if !done.as_ref().is_err_and(|error| error.resume_error().is_some()) {
+//!     store.save("ana", &stored, Some(claimed)).await?;
+//! }
+//! assert_eq!(done?.output, "Not cancelled; you are in Lyon.");
 //!
 //! // The model read the denial as an error result, and the browser's answer.
 //! let results: Vec<_> = stored.messages()[2].tool_results().cloned().collect();
@@ -178,7 +181,8 @@
 //! [`StoreError::Conflict`](crate::store::StoreError::Conflict) — load
 //! again and redo the turn — never a silent overwrite. A resume runs the
 //! approved calls before it saves, so claim the paused conversation first
-//! (save it back unchanged with the version loaded, as above): of two
+//! (save it back unchanged with the version loaded, as above), and save
+//! what the resume left however it ended, unless it was refused: of two
 //! requests resuming one session, the second then fails its claim and
 //! runs nothing. A process that dies between the claim and the final save
 //! leaves the session paused, and resuming it again runs the approved

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::governance::Verdict;
+use super::metadata::SubRun;
 use super::tally::Tally;
 use super::termination::AttemptFailure;
 pub(crate) use crate::conversation::pending::PendingBatch;
@@ -175,6 +176,11 @@ pub(crate) struct Checkpoint {
     /// checkpoints of older versions (and when there were none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) compactions: u32,
+    /// The sub-runs before the pause (their counts are in the totals
+    /// above). Absent from the checkpoints of older versions (and when
+    /// there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sub_runs: Vec<SubRun>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -272,6 +278,7 @@ impl Checkpoint {
             passed: tally.held.iter().filter_map(|(id, verdict)| Some((id.clone(), Passed::of(verdict)?))).collect(),
             hook_errors: tally.hook_errors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
             compactions: tally.compactions,
+            sub_runs: tally.sub_runs.clone(),
         }
     }
 
@@ -300,6 +307,7 @@ impl Checkpoint {
         tally.held = self.passed.iter().map(|(id, passed)| (id.clone(), passed.verdict())).collect();
         self.hook_errors.clone_into(tally.hook_errors.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
         tally.compactions = self.compactions;
+        tally.sub_runs.clone_from(&self.sub_runs);
         tally.position = (self.attempt, self.iteration);
         let elapsed = std::time::Duration::from_millis(self.elapsed_ms);
         tally.started = tally.started.checked_sub(elapsed).unwrap_or(tally.started);

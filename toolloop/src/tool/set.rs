@@ -362,8 +362,11 @@ impl ToolExecution {
         Self { call: call.clone(), result, output: None, elapsed: started.elapsed(), sub_runs: Vec::new() }
     }
 
-    /// `call` answered with `result` by the run itself: no tool ran.
-    pub(crate) fn answered(call: &ToolCall, result: ToolResult) -> Self {
+    /// `call` answered with `result` without running a tool (no output, no
+    /// time): what the run records for a call it answers itself, and what a
+    /// [journal](crate::run::journal) of your own may return for a tool
+    /// step it cannot replay.
+    pub fn answered(call: &ToolCall, result: ToolResult) -> Self {
         Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO, sub_runs: Vec::new() }
     }
 }

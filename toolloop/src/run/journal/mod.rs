@@ -62,6 +62,12 @@
 //! [`JournalError::Format`], and a record that does not deserialize with
 //! [`JournalError::Decode`]: a run never continues on a journal it cannot
 //! read.
+//!
+//! Step *names* are not part of the format: a journal replays by them (or,
+//! on Restate, by position), so a change to how a run names or orders its
+//! steps — such as numbering model calls by the run's own calls, not its
+//! sub-runs' — is a change to the handler, as Restate calls it: finish the
+//! runs in flight before deploying it.
 
 mod memory;
 mod record;
