@@ -48,6 +48,12 @@ const PENDING: &str = "pending";
 /// curl localhost:8080/ToolApprovals/<key>/approve --json '{"call_id": "call_1"}'
 /// curl localhost:8080/ToolApprovals/<key>/deny --json '{"call_id": "call_1", "reason": "not today"}'
 /// ```
+///
+/// A run with an [approval timeout](crate::RestateJournal::approval_timeout)
+/// sends itself an `expire` for the call, delayed by the timeout: the
+/// decisions on one key run one at a time, so whichever of a reviewer's
+/// decision and the timeout comes first decides the call, and the other
+/// finds nothing pending (an `approve` is then a 404).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ToolApprovals;
 
@@ -85,7 +91,8 @@ impl ToolApprovals {
         decide(&ctx, &decision.call_id, Decision::Deny(reason)).await
     }
 
-    /// Forgets a pending call (the run stopped waiting: a timeout).
+    /// Forgets a pending call (sent by runs of earlier versions when their
+    /// approval timed out).
     #[handler]
     async fn remove(&self, ctx: ObjectContext<'_>, decision: Json<ApprovalDecision>) -> HandlerResult<()> {
         let mut all = load(&ctx).await?;
@@ -93,6 +100,37 @@ impl ToolApprovals {
         ctx.set(PENDING, Json(all));
         Ok(())
     }
+
+    /// Denies a call nobody decided in time (sent by the waiting run, to
+    /// arrive when its approval timeout passes), if it is still pending.
+    /// Decisions on one key run one at a time, so a reviewer's decision and
+    /// the timeout cannot both win: an `approve` after it is a 404, and a
+    /// timeout after a decision changes nothing.
+    #[handler]
+    async fn expire(&self, ctx: ObjectContext<'_>, expiry: Json<ApprovalExpiry>) -> HandlerResult<()> {
+        let ApprovalExpiry { call_id, awakeable_id, reason } = expiry.into_inner();
+        let mut all = load(&ctx).await?;
+        let Some(index) = all.iter().position(|pending| pending.awakeable_id == awakeable_id) else {
+            return Ok(());
+        };
+        debug_assert_eq!(all[index].call_id, call_id);
+        all.remove(index);
+        ctx.resolve_awakeable(&awakeable_id, Json(Decision::Deny(reason)));
+        ctx.set(PENDING, Json(all));
+        Ok(())
+    }
+}
+
+/// A pending approval whose time is up: the call, its durable promise, and
+/// what the model is told.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalExpiry {
+    /// The call.
+    pub call_id: String,
+    /// Its durable promise (awakeable).
+    pub awakeable_id: String,
+    /// Why it is denied (the model sees it).
+    pub reason: String,
 }
 
 async fn load(ctx: &ObjectContext<'_>) -> Result<Vec<PendingApproval>, TerminalError> {
@@ -131,21 +169,18 @@ macro_rules! wait_in {
                 tool: call.name.clone(),
                 arguments: call.input.clone(),
                 invocation_id,
-                awakeable_id,
+                awakeable_id: awakeable_id.clone(),
             };
-            ctx.object_client::<ToolApprovalsClient>(key.clone()).add(Json(pending)).send();
-            let Some(timeout) = timeout else {
-                return decision.await.map(Json::into_inner);
-            };
-            restate_sdk::select! {
-                approval = decision => approval.map(Json::into_inner),
-                timer = ctx.sleep(timeout) => {
-                    timer?;
-                    let forget = ApprovalDecision { call_id: call.id.clone(), reason: None };
-                    ctx.object_client::<ToolApprovalsClient>(key).remove(Json(forget)).send();
-                    Ok(Decision::Deny(timed_out(timeout)))
-                }
+            let approvals = || ctx.object_client::<ToolApprovalsClient>(key.clone());
+            approvals().add(Json(pending)).send();
+            if let Some(timeout) = timeout {
+                // The timeout is decided where the reviewers' decisions
+                // are, one at a time with them: whichever comes first
+                // completes the promise.
+                let expiry = ApprovalExpiry { call_id: call.id.clone(), awakeable_id, reason: timed_out(timeout) };
+                approvals().expire(Json(expiry)).send_after(timeout);
             }
+            decision.await.map(Json::into_inner)
         }
     };
 }

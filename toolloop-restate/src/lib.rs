@@ -96,7 +96,7 @@ mod key;
 mod run;
 mod session;
 
-pub use approvals::{ApprovalDecision, PendingApproval, ToolApprovals};
+pub use approvals::{ApprovalDecision, ApprovalExpiry, PendingApproval, ToolApprovals};
 pub use context::DurableContext;
 pub use journal::{DEFAULT_STEP_ATTEMPTS, RestateJournal};
 pub use key::idempotency_key;

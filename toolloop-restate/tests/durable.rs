@@ -203,23 +203,42 @@ async fn approvals_wait_durably_for_a_person() {
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["title"], "not published: tool call not approved: embargoed until Monday");
 
-    // Nobody decides in time: denied, with a reason the model sees.
-    let (status, report) =
-        restate.call("Research/ask", &json!({"text": "publish later", "approval_timeout_ms": 300})).await;
+    // Nobody decides in time: denied, with a reason the model sees. The
+    // timeout is decided by `ToolApprovals`, in turn with the reviewers:
+    // the call is no longer pending, and a late approval is a 404.
+    let late = restate.send("Research/ask", &json!({"text": "publish later", "approval_timeout_ms": 300})).await;
+    let (status, report) = restate.attach(&late).await;
     assert_eq!(status, 200, "{report}");
     let title = report["title"].as_str().unwrap_or_default();
     assert!(
         title.starts_with("not published: tool call not approved: nobody approved the call within 0.3 s"),
         "{title}"
     );
+    let (_, list) = restate.call_empty(&format!("ToolApprovals/{late}/list")).await;
+    assert_eq!(list, json!([]));
+    let (status, body) = restate.call(&format!("ToolApprovals/{late}/approve"), &json!({"call_id": "p1"})).await;
+    assert_eq!(status, 404, "{body}");
     assert_eq!(lines(&files.published).len(), 1, "only the approved call published");
+
+    // Approved before its timeout: it runs, and the timeout, when it
+    // comes, changes nothing.
+    let in_time = restate.send("Research/ask", &json!({"text": "publish soon", "approval_timeout_ms": 1500})).await;
+    pending(&restate, &in_time).await;
+    let (status, body) = restate.call(&format!("ToolApprovals/{in_time}/approve"), &json!({"call_id": "p1"})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, report) = restate.attach(&in_time).await;
+    assert_eq!((status, report["title"].as_str()), (200, Some("published: Findings is live")), "{report}");
+    tokio::time::sleep(Duration::from_millis(1_800)).await;
+    let (_, list) = restate.call_empty(&format!("ToolApprovals/{in_time}/list")).await;
+    assert_eq!(list, json!([]));
+    assert_eq!(lines(&files.published).len(), 2);
 
     // The research agent's approver publishes a draft itself (no person
     // asked); every call above it passed on (`Decision::Ask`) to a person.
     let (status, report) = restate.call("Research/ask", &json!({"text": "draft the findings"})).await;
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["title"], "published: Draft notes is live");
-    assert_eq!(lines(&files.published).len(), 2, "the draft published without a person");
+    assert_eq!(lines(&files.published).len(), 3, "the draft published without a person");
 }
 
 /// The call ids of the approvals pending under `key`, once some are.
