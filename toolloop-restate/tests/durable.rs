@@ -222,13 +222,13 @@ async fn approvals_wait_durably_for_a_person() {
 
     // Approved before its timeout: it runs, and the timeout, when it
     // comes, changes nothing.
-    let in_time = restate.send("Research/ask", &json!({"text": "publish soon", "approval_timeout_ms": 1500})).await;
+    let in_time = restate.send("Research/ask", &json!({"text": "publish soon", "approval_timeout_ms": 4000})).await;
     pending(&restate, &in_time).await;
     let (status, body) = restate.call(&format!("ToolApprovals/{in_time}/approve"), &json!({"call_id": "p1"})).await;
     assert_eq!(status, 200, "{body}");
     let (status, report) = restate.attach(&in_time).await;
     assert_eq!((status, report["title"].as_str()), (200, Some("published: Findings is live")), "{report}");
-    tokio::time::sleep(Duration::from_millis(1_800)).await;
+    tokio::time::sleep(Duration::from_millis(4_300)).await;
     let (_, list) = restate.call_empty(&format!("ToolApprovals/{in_time}/list")).await;
     assert_eq!(list, json!([]));
     assert_eq!(lines(&files.published).len(), 2);
