@@ -430,6 +430,40 @@ async fn reflection_remembers_a_text_proposal_across_the_pause() {
     }
 }
 
+/// What a resumed run recalls is its own: an output an earlier run of
+/// the same conversation proposed and never submitted is not submitted by
+/// a later run's `submit` after a pause (a live run would not either: its
+/// control starts empty).
+#[tokio::test]
+async fn a_resumed_run_does_not_submit_an_earlier_runs_proposal() {
+    let model = ScriptedModel::new()
+        .respond(ModelResponse::from_text(r#"{"title": "Old draft", "score": 1}"#))
+        .respond(calls([delete("d1", "/a"), call("x1", "submit", json!({}))]))
+        .respond(ModelResponse::from_text("never sent"));
+    let deletions = Arc::new(Deletions::default());
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .output::<Report>()
+        .reflection(|report: &Report| format!("{} scores {}", report.title, report.score))
+        .native_output()
+        .max_iterations(1)
+        .build()
+        .unwrap();
+    let mut conversation = ask("Report.");
+    let first = agent.run(&mut conversation).await.unwrap_err();
+    assert!(matches!(first.termination(), Termination::MaxIterations { .. }), "{:?}", first.termination());
+
+    conversation.push_user("Clean up, then submit.");
+    assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+    let mut conversation = reload(&conversation);
+    let error = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap_err();
+    assert!(matches!(error.termination(), Termination::SubmitBeforeOutput { .. }), "{:?}", error.termination());
+    assert_eq!(deletions.0.load(Ordering::SeqCst), 1);
+    assert_consistent(&conversation);
+}
+
 #[tokio::test]
 async fn a_run_behind_fallback_pauses_and_resumes() {
     let primary = ScriptedModel::new()

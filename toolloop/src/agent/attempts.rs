@@ -92,7 +92,7 @@ impl<O: AgentOutput, R> Agent<O, R> {
         if let (Some(own_tools), Some(_)) = (&mut control.own_tools, &resume) {
             // The control of the paused run is gone: what it held (an
             // output proposed, not submitted) is read back from the history.
-            own_tools.recall(conversation);
+            own_tools.recall(conversation, tally.first_message);
         }
         let first = resume.as_ref().map_or(1, |resume| resume.checkpoint.attempt.max(1));
         for attempt in first..=self.max_attempts.max(first) {

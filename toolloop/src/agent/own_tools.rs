@@ -100,17 +100,20 @@ impl<'a, O: AgentOutput> OwnTools<'a, O> {
         Self { output, offered, reflection, proposal: None, submission: None }
     }
 
-    /// Takes back what the control of a paused run held, from the history
-    /// before its paused batch: with reflection, the last output proposed
-    /// and not submitted since: a successful output call, or in the native
-    /// and prompted modes a text answer that read as an output (the one
-    /// [`answered`](Self::answered) rendered back).
-    pub(crate) fn recall(&mut self, conversation: &Conversation) {
+    /// Takes back what the control of a paused run held, from the run's
+    /// messages (from `first`) before its paused batch: with reflection,
+    /// the last output proposed and not submitted since: a successful
+    /// output call, or in the native and prompted modes a text answer that
+    /// read as an output (the one [`answered`](Self::answered) rendered
+    /// back). An earlier run's proposal is not the run's, as a control is
+    /// new with each run.
+    pub(crate) fn recall(&mut self, conversation: &Conversation, first: usize) {
         if self.reflection.is_none() {
             return;
         }
         let messages = conversation.messages();
         let before_batch = &messages[..messages.len().saturating_sub(1)];
+        let before_batch = &before_batch[first.min(before_batch.len())..];
         let succeeded = |id: &str| {
             before_batch.iter().flat_map(Message::tool_results).any(|result| result.call_id == id && !result.is_error())
         };

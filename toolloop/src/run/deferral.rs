@@ -181,6 +181,11 @@ pub(crate) struct Checkpoint {
     /// there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) sub_runs: Vec<SubRun>,
+    /// How many messages the conversation held when the run began. Absent
+    /// from the checkpoints of older versions (the whole history is then
+    /// the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_message: Option<usize>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -279,6 +284,7 @@ impl Checkpoint {
             hook_errors: tally.hook_errors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
             compactions: tally.compactions,
             sub_runs: tally.sub_runs.clone(),
+            first_message: Some(tally.first_message),
         }
     }
 
@@ -308,6 +314,7 @@ impl Checkpoint {
         self.hook_errors.clone_into(tally.hook_errors.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
         tally.compactions = self.compactions;
         tally.sub_runs.clone_from(&self.sub_runs);
+        tally.first_message = self.first_message.unwrap_or(0);
         tally.position = (self.attempt, self.iteration);
         let elapsed = std::time::Duration::from_millis(self.elapsed_ms);
         tally.started = tally.started.checked_sub(elapsed).unwrap_or(tally.started);

@@ -59,6 +59,9 @@ pub(crate) struct Tally {
     pub(crate) nested: Arc<SubRuns>,
     /// The sub-runs counted so far.
     pub(crate) sub_runs: Vec<SubRun>,
+    /// How many messages the conversation held when the run began: those
+    /// are earlier runs', the run's own come after.
+    pub(crate) first_message: usize,
 }
 
 impl Tally {
@@ -84,6 +87,7 @@ impl Tally {
             rewrite_scan: crate::conversation::RewriteScan::default(),
             nested: Arc::default(),
             sub_runs: Vec::new(),
+            first_message: 0,
         }
     }
 
