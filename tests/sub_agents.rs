@@ -793,3 +793,33 @@ async fn a_resumed_run_lists_the_sub_runs_before_the_pause() {
     assert_eq!(done.metadata.usage, usage(340, 38));
     assert_eq!(deletions.0.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// An agent tool's kept conversation goes through a pause: after the
+/// resume, its next call continues the conversation of its calls before
+/// the pause.
+#[tokio::test]
+async fn a_kept_conversation_goes_on_after_a_pause() {
+    use toolloop::run::Resolution;
+
+    let researcher_model = ScriptedModel::new().respond(text("first", 1, 1)).respond(text("second", 1, 1));
+    let orchestrator_model = ScriptedModel::new()
+        .respond(calls([research("r1", "one"), call("d1", "delete", json!({"path": "/tmp/notes"}))]))
+        .respond(calls([research("r2", "two")]))
+        .respond(text("done", 1, 1));
+    let deletions = Arc::new(Deletions::default());
+    let orchestrator = Agent::builder()
+        .model(orchestrator_model)
+        .tool_dyn(named("researcher", &researcher_model).as_tool("research", "Research.").keep_conversation().into())
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .build()
+        .unwrap();
+    let mut conversation = ask("go");
+    assert!(orchestrator.run(&mut conversation).await.unwrap_err().is_deferred());
+    let json = serde_json::to_string(&conversation).unwrap();
+    let mut conversation: toolloop::Conversation = serde_json::from_str(&json).unwrap();
+    let done = orchestrator.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
+    assert_eq!(done.output, "done");
+    let texts: Vec<String> = researcher_model.requests()[1].messages.iter().map(toolloop::Message::text).collect();
+    assert_eq!(texts, ["one", "first", "two"], "the call after the pause continues the conversation before it");
+}

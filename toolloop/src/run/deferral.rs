@@ -186,6 +186,12 @@ pub(crate) struct Checkpoint {
     /// the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) first_message: Option<usize>,
+    /// The conversations agents used as tools keep in this run
+    /// ([`keep_conversation`](crate::agent::AgentTool::keep_conversation)),
+    /// by tool. Absent from the checkpoints of older versions (those
+    /// start again empty).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) kept_conversations: BTreeMap<String, crate::conversation::Conversation>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -285,6 +291,7 @@ impl Checkpoint {
             compactions: tally.compactions,
             sub_runs: tally.sub_runs.clone(),
             first_message: Some(tally.first_message),
+            kept_conversations: tally.nested.kept(),
         }
     }
 
@@ -315,6 +322,9 @@ impl Checkpoint {
         tally.compactions = self.compactions;
         tally.sub_runs.clone_from(&self.sub_runs);
         tally.first_message = self.first_message.unwrap_or(0);
+        if !self.kept_conversations.is_empty() {
+            tally.nested = std::sync::Arc::new(super::sub_runs::SubRuns::keeping(self.kept_conversations.clone()));
+        }
         tally.position = (self.attempt, self.iteration);
         let elapsed = std::time::Duration::from_millis(self.elapsed_ms);
         tally.started = tally.started.checked_sub(elapsed).unwrap_or(tally.started);

@@ -1,7 +1,7 @@
 //! Runs started by a run's tool calls (agents used as tools): how each
 //! ended, and the conversations kept for them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::metadata::SubRun;
@@ -36,6 +36,21 @@ impl SubRuns {
         let (taken, kept) = std::mem::take(&mut *finished).into_iter().partition(|run| run.call_id == call_id);
         *finished = kept;
         taken
+    }
+
+    /// The conversations kept so far, by agent tool, for a paused run's
+    /// checkpoint (none is in use then: the batch is over).
+    pub(crate) fn kept(&self) -> BTreeMap<String, Conversation> {
+        let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = conversations.iter().filter_map(|(tool, kept)| Some((tool.clone(), kept.try_lock().ok()?.clone())));
+        kept.filter(|(_, conversation)| !conversation.messages().is_empty()).collect()
+    }
+
+    /// Sub-runs that go on with the conversations `kept` (a resumed run's).
+    pub(crate) fn keeping(kept: BTreeMap<String, Conversation>) -> Self {
+        let conversations =
+            kept.into_iter().map(|(tool, conversation)| (tool, Arc::new(conversation.into()))).collect();
+        Self { finished: Mutex::default(), conversations: Mutex::new(conversations) }
     }
 
     /// The conversation kept for the agent tool `tool` in this run; empty
