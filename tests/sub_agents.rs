@@ -823,3 +823,44 @@ async fn a_kept_conversation_goes_on_after_a_pause() {
     let texts: Vec<String> = researcher_model.requests()[1].messages.iter().map(toolloop::Message::text).collect();
     assert_eq!(texts, ["one", "first", "two"], "the call after the pause continues the conversation before it");
 }
+
+/// A journaled run replayed after a crash between two calls of an agent
+/// tool that keeps its conversation: the replayed first call (whose
+/// sub-run does not run again) leaves the kept conversation as it left it,
+/// so the second call, made live, continues it.
+#[tokio::test]
+async fn a_replayed_call_restores_the_kept_conversation() {
+    use toolloop::run::journal::MemoryJournal;
+
+    let orchestrator = |orchestrator_model: &ScriptedModel, researcher_model: &ScriptedModel| {
+        Agent::builder()
+            .model(orchestrator_model.clone())
+            .tool_dyn(named("researcher", researcher_model).as_tool("research", "Research.").keep_conversation().into())
+            .build()
+            .unwrap()
+    };
+    let script = || {
+        ScriptedModel::new()
+            .respond(calls([research("r1", "one")]))
+            .respond(calls([research("r2", "two")]))
+            .respond(text("done", 1, 1))
+    };
+    let researcher_model = ScriptedModel::new().respond(text("first", 1, 1)).respond(text("second", 1, 1));
+    let journal = MemoryJournal::new();
+    let cancel = CancellationToken::new();
+    let mut conversation = ask("go");
+    orchestrator(&script(), &researcher_model).run_journaled(&mut conversation, &journal, &cancel).await.unwrap();
+    assert_eq!(journal.steps()[..3], ["model call 1", "tool research r1", "model call 2"]);
+
+    // The crash came after model call 2: the second research call runs again, live.
+    let replay = MemoryJournal::replay_first(&journal, 3);
+    let live_researcher = ScriptedModel::new().respond(text("second", 1, 1));
+    let mut replayed = ask("go");
+    let done = orchestrator(&ScriptedModel::new().respond(text("done", 1, 1)), &live_researcher)
+        .run_journaled(&mut replayed, &replay, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(done.output, "done");
+    let texts: Vec<String> = live_researcher.requests()[0].messages.iter().map(toolloop::Message::text).collect();
+    assert_eq!(texts, ["one", "first", "two"]);
+}

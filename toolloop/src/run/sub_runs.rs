@@ -46,6 +46,30 @@ impl SubRuns {
         kept.filter(|(_, conversation)| !conversation.messages().is_empty()).collect()
     }
 
+    /// The conversation kept for agent tool `tool`, if it has one (for a
+    /// journal's record of a call).
+    pub(crate) fn kept_for(&self, tool: &str) -> Option<Conversation> {
+        let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        conversations.get(tool).and_then(|kept| Some(kept.try_lock().ok()?.clone()))
+    }
+
+    /// Sets the conversation kept for agent tool `tool` (a replayed call's).
+    pub(crate) fn keep(&self, tool: &str, conversation: Conversation) {
+        let mut conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = conversations.entry(tool.to_owned()).or_default();
+        let conversation = match kept.try_lock() {
+            Ok(mut held) => {
+                *held = conversation;
+                None
+            }
+            // A call of the tool holds it: that call goes on from its own.
+            Err(_) => Some(conversation),
+        };
+        if let Some(conversation) = conversation {
+            *kept = Arc::new(conversation.into());
+        }
+    }
+
     /// Sub-runs that go on with the conversations `kept` (a resumed run's).
     pub(crate) fn keeping(kept: BTreeMap<String, Conversation>) -> Self {
         let conversations =

@@ -298,6 +298,7 @@ impl ToolSet {
                 output: Some(output),
                 elapsed: started.elapsed(),
                 sub_runs: Vec::new(),
+                kept: None,
             },
             Ok(Ok(Err(error @ ToolError::InvalidArguments { .. }))) => {
                 ToolExecution::failed(call, FailureKind::InvalidArguments, error.to_string(), started)
@@ -349,6 +350,10 @@ pub struct ToolExecution {
     /// them; empty everywhere else.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) sub_runs: Vec<serde_json::Value>,
+    /// The conversation an agent tool keeps across its calls, as the call
+    /// left it, for the same reason; absent everywhere else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) kept: Option<serde_json::Value>,
 }
 
 /// The call of a deserialised [`ToolExecution`], before the run fills it in.
@@ -359,7 +364,7 @@ fn unnamed_call() -> ToolCall {
 impl ToolExecution {
     fn failed(call: &ToolCall, kind: FailureKind, message: String, started: Instant) -> Self {
         let result = ToolResult::failure(&call.id, kind, message);
-        Self { call: call.clone(), result, output: None, elapsed: started.elapsed(), sub_runs: Vec::new() }
+        Self { call: call.clone(), result, output: None, elapsed: started.elapsed(), sub_runs: Vec::new(), kept: None }
     }
 
     /// `call` answered with `result` without running a tool (no output, no
@@ -367,6 +372,6 @@ impl ToolExecution {
     /// [journal](crate::run::journal) of your own may return for a tool
     /// step it cannot replay.
     pub fn answered(call: &ToolCall, result: ToolResult) -> Self {
-        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO, sub_runs: Vec::new() }
+        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO, sub_runs: Vec::new(), kept: None }
     }
 }

@@ -309,6 +309,7 @@ impl<'j> Steps<'j> {
             let mut execution = execute.await?;
             let runs = nested.take_for(&call.id);
             execution.sub_runs = runs.iter().filter_map(|run| serde_json::to_value(run).ok()).collect();
+            execution.kept = nested.kept_for(&call.name).and_then(|kept| serde_json::to_value(kept).ok());
             Ok(execution)
         });
         let mut value = journal.tool_execution(Step::ToolExecution { call }, Self::marking(&started, execute)).await;
@@ -318,6 +319,16 @@ impl<'j> Steps<'j> {
                     Ok(run) => nested.record(run),
                     Err(error) => {
                         tracing::warn!(%error, call = %call.id, "a recorded sub-run does not read; its counts are left out");
+                    }
+                }
+            }
+            // A call that ran left its kept conversation as it is; a
+            // replayed one sets it as the call left it.
+            if let Some(kept) = execution.kept.take().filter(|_| !started.load(Ordering::SeqCst)) {
+                match serde_json::from_value(kept) {
+                    Ok(kept) => nested.keep(&call.name, kept),
+                    Err(error) => {
+                        tracing::warn!(%error, call = %call.id, "a recorded kept conversation does not read");
                     }
                 }
             }
