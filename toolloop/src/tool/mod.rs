@@ -29,6 +29,7 @@ pub(crate) use definition::is_valid_tool_name;
 pub(crate) use doc::doc_summary;
 pub use error::ToolError;
 pub use output::ToolOutput;
+pub(crate) use set::Nested;
 pub use set::{DEFAULT_TOOL_TIMEOUT, DynTool, IntoState, NoStateNeeded, Stateless, ToolExecution, ToolSet};
 
 /// A tool whose arguments are the fields of `Self`.

@@ -297,8 +297,7 @@ impl ToolSet {
                 result: ToolResult::success(&call.id, output.text()),
                 output: Some(output),
                 elapsed: started.elapsed(),
-                sub_runs: Vec::new(),
-                kept: None,
+                nested: None,
             },
             Ok(Ok(Err(error @ ToolError::InvalidArguments { .. }))) => {
                 ToolExecution::failed(call, FailureKind::InvalidArguments, error.to_string(), started)
@@ -345,13 +344,22 @@ pub struct ToolExecution {
     /// How long the call ran (zero when no tool ran: a call answered by the
     /// run itself, denied, or cut off).
     pub elapsed: Duration,
-    /// The runs the call started (an agent used as a tool), as the run
-    /// records them in its journal, so that a replayed call still counts
-    /// them; empty everywhere else.
+    /// What the call left in the run beside its result, as a journal
+    /// records it (see [`Nested`]); `None` everywhere else. Boxed: it is
+    /// rare, and every call in flight holds an execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) nested: Option<Box<Nested>>,
+}
+
+/// What a journaled call of an agent used as a tool leaves in the run
+/// beside its result, recorded with it so that a replayed call (whose
+/// sub-run does not run again) restores it: the sub-runs it started, and
+/// the conversation the tool keeps, as the call left it. As JSON: the run
+/// layer's types are not the tool layer's.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Nested {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) sub_runs: Vec<serde_json::Value>,
-    /// The conversation an agent tool keeps across its calls, as the call
-    /// left it, for the same reason; absent everywhere else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kept: Option<serde_json::Value>,
 }
@@ -364,7 +372,7 @@ fn unnamed_call() -> ToolCall {
 impl ToolExecution {
     fn failed(call: &ToolCall, kind: FailureKind, message: String, started: Instant) -> Self {
         let result = ToolResult::failure(&call.id, kind, message);
-        Self { call: call.clone(), result, output: None, elapsed: started.elapsed(), sub_runs: Vec::new(), kept: None }
+        Self { call: call.clone(), result, output: None, elapsed: started.elapsed(), nested: None }
     }
 
     /// `call` answered with `result` without running a tool (no output, no
@@ -372,6 +380,6 @@ impl ToolExecution {
     /// [journal](crate::run::journal) of your own may return for a tool
     /// step it cannot replay.
     pub fn answered(call: &ToolCall, result: ToolResult) -> Self {
-        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO, sub_runs: Vec::new(), kept: None }
+        Self { call: call.clone(), result, output: None, elapsed: Duration::ZERO, nested: None }
     }
 }

@@ -85,6 +85,7 @@ use super::sub_runs::SubRuns;
 use crate::cancel::{BoxFuture, Cancelled};
 use crate::message::ToolCall;
 use crate::model::{ModelError, ModelResponse};
+use crate::tool::Nested;
 use crate::tool::ToolExecution;
 
 /// One side effect of a run, named uniquely within the run.
@@ -308,13 +309,17 @@ impl<'j> Steps<'j> {
         let execute = Box::pin(async move {
             let mut execution = execute.await?;
             let runs = nested.take_for(&call.id);
-            execution.sub_runs = runs.iter().filter_map(|run| serde_json::to_value(run).ok()).collect();
-            execution.kept = nested.kept_for(&call.name).and_then(|kept| serde_json::to_value(kept).ok());
+            let sub_runs: Vec<_> = runs.iter().filter_map(|run| serde_json::to_value(run).ok()).collect();
+            let kept = nested.kept_for(&call.name).and_then(|kept| serde_json::to_value(kept).ok());
+            if !sub_runs.is_empty() || kept.is_some() {
+                execution.nested = Some(Box::new(Nested { sub_runs, kept }));
+            }
             Ok(execution)
         });
         let mut value = journal.tool_execution(Step::ToolExecution { call }, Self::marking(&started, execute)).await;
-        if let Ok(execution) = &mut value {
-            for run in std::mem::take(&mut execution.sub_runs) {
+        if let Some(left) = value.as_mut().ok().and_then(|execution| execution.nested.take()) {
+            let Nested { sub_runs, kept } = *left;
+            for run in sub_runs {
                 match serde_json::from_value::<SubRun>(run) {
                     Ok(run) => nested.record(run),
                     Err(error) => {
@@ -324,7 +329,7 @@ impl<'j> Steps<'j> {
             }
             // A call that ran left its kept conversation as it is; a
             // replayed one sets it as the call left it.
-            if let Some(kept) = execution.kept.take().filter(|_| !started.load(Ordering::SeqCst)) {
+            if let Some(kept) = kept.filter(|_| !started.load(Ordering::SeqCst)) {
                 match serde_json::from_value(kept) {
                     Ok(kept) => nested.keep(&call.name, kept),
                     Err(error) => {
