@@ -464,6 +464,40 @@ async fn a_resumed_run_does_not_submit_an_earlier_runs_proposal() {
     assert_consistent(&conversation);
 }
 
+/// The run's own messages are counted from the end: compacting the
+/// history between the pause and the resume does not lose the run's
+/// proposal.
+#[tokio::test]
+async fn a_compacted_paused_run_still_recalls_its_proposal() {
+    let model = ScriptedModel::new()
+        // An earlier run: proposed and submitted.
+        .respond(ModelResponse::from_text(r#"{"title": "Old", "score": 1}"#))
+        .respond(calls([call("x0", "submit", json!({}))]))
+        // This run: a proposal, then a batch that pauses.
+        .respond(ModelResponse::from_text(r#"{"title": "New", "score": 2}"#))
+        .respond(calls([delete("d1", "/a"), call("x1", "submit", json!({}))]));
+    let deletions = Arc::new(Deletions::default());
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tool_with_state::<Delete>(Arc::clone(&deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .output::<Report>()
+        .reflection(|report: &Report| format!("{} scores {}", report.title, report.score))
+        .native_output()
+        .build()
+        .unwrap();
+    let mut conversation = ask("Report.");
+    assert_eq!(agent.run(&mut conversation).await.unwrap().output.title, "Old");
+    conversation.push_user("Again, after a clean-up.");
+    assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
+    let removed = conversation.compact(2);
+    assert!(!removed.is_empty());
+    let mut conversation = reload(&conversation);
+    let done = agent.resume(&mut conversation, [("d1", Resolution::Approve)]).await.unwrap();
+    assert_eq!(done.output, Report { title: "New".into(), score: 2 });
+    assert_consistent(&conversation);
+}
+
 #[tokio::test]
 async fn a_run_behind_fallback_pauses_and_resumes() {
     let primary = ScriptedModel::new()

@@ -110,10 +110,8 @@ impl ToolApprovals {
     async fn expire(&self, ctx: ObjectContext<'_>, expiry: Json<ApprovalExpiry>) -> HandlerResult<()> {
         let ApprovalExpiry { call_id, awakeable_id, reason } = expiry.into_inner();
         let mut all = load(&ctx).await?;
-        let Some(index) = all.iter().position(|pending| pending.awakeable_id == awakeable_id) else {
-            return Ok(());
-        };
-        debug_assert_eq!(all[index].call_id, call_id);
+        let expired = |pending: &PendingApproval| pending.awakeable_id == awakeable_id && pending.call_id == call_id;
+        let Some(index) = all.iter().position(expired) else { return Ok(()) };
         all.remove(index);
         ctx.resolve_awakeable(&awakeable_id, Json(Decision::Deny(reason)));
         ctx.set(PENDING, Json(all));

@@ -181,11 +181,12 @@ pub(crate) struct Checkpoint {
     /// there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) sub_runs: Vec<SubRun>,
-    /// How many messages the conversation held when the run began. Absent
-    /// from the checkpoints of older versions (the whole history is then
-    /// the run's).
+    /// How many of the conversation's last messages are the run's own (the
+    /// paused batch's included), counted from the end, so that compacting
+    /// the history before the resume does not move them. Absent from the
+    /// checkpoints of older versions (the whole history is then the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) first_message: Option<usize>,
+    pub(crate) run_messages: Option<usize>,
     /// The conversations agents used as tools keep in this run
     /// ([`keep_conversation`](crate::agent::AgentTool::keep_conversation)),
     /// by tool. Absent from the checkpoints of older versions (those
@@ -267,8 +268,9 @@ impl Checkpoint {
         Ok(checkpoint)
     }
 
-    /// A snapshot of `tally` at `cursor`, in `attempt`.
-    pub(crate) fn capture(tally: &Tally, attempt: u32, cursor: Cursor) -> Self {
+    /// A snapshot of `tally` at `cursor`, in `attempt`, of a conversation
+    /// of `messages` messages.
+    pub(crate) fn capture(tally: &Tally, attempt: u32, cursor: Cursor, messages: usize) -> Self {
         Self {
             attempt,
             iteration: cursor.iteration,
@@ -290,7 +292,7 @@ impl Checkpoint {
             hook_errors: tally.hook_errors.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
             compactions: tally.compactions,
             sub_runs: tally.sub_runs.clone(),
-            first_message: Some(tally.first_message),
+            run_messages: Some(messages.saturating_sub(tally.first_message)),
             kept_conversations: tally.nested.kept(),
         }
     }
@@ -305,8 +307,9 @@ impl Checkpoint {
         }
     }
 
-    /// Puts what the paused run had counted back into a fresh `tally`.
-    pub(crate) fn restore(&self, tally: &mut Tally) {
+    /// Puts what the paused run had counted back into a fresh `tally`, for
+    /// a conversation of `messages` messages.
+    pub(crate) fn restore(&self, tally: &mut Tally, messages: usize) {
         tally.usage = self.usage;
         tally.attempts = self.attempt;
         tally.iterations = self.iterations;
@@ -321,7 +324,7 @@ impl Checkpoint {
         self.hook_errors.clone_into(tally.hook_errors.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
         tally.compactions = self.compactions;
         tally.sub_runs.clone_from(&self.sub_runs);
-        tally.first_message = self.first_message.unwrap_or(0);
+        tally.first_message = self.run_messages.map_or(0, |own| messages.saturating_sub(own));
         if !self.kept_conversations.is_empty() {
             tally.nested = std::sync::Arc::new(super::sub_runs::SubRuns::keeping(self.kept_conversations.clone()));
         }
@@ -455,22 +458,25 @@ mod tests {
         tally.own_model_calls = 3;
         tally.compactions = 2;
         tally.push_hook_error("tool_execution_started", "cannot log");
-        let json = serde_json::to_string(&Checkpoint::capture(&tally, 1, Cursor::start(10))).unwrap();
+        tally.first_message = 4;
+        let json = serde_json::to_string(&Checkpoint::capture(&tally, 1, Cursor::start(10), 7)).unwrap();
         let checkpoint: Checkpoint = serde_json::from_str(&json).unwrap();
         let mut restored = Tally::start();
-        checkpoint.restore(&mut restored);
+        // Compacted meanwhile to 5 messages: the run's own 3 are the last 3.
+        checkpoint.restore(&mut restored, 5);
         assert_eq!((restored.model_calls, restored.own_model_calls, restored.compactions), (5, 3, 2));
+        assert_eq!(restored.first_message, 2);
         assert_eq!(*restored.hook_errors.lock().unwrap(), *tally.hook_errors.lock().unwrap());
 
         // A checkpoint of an earlier version: its steps were numbered by every model call.
         let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
-        for field in ["own_model_calls", "hook_errors", "compactions"] {
+        for field in ["own_model_calls", "hook_errors", "compactions", "run_messages"] {
             old.as_object_mut().unwrap().remove(field);
         }
         let checkpoint: Checkpoint = serde_json::from_value(old).unwrap();
         let mut restored = Tally::start();
-        checkpoint.restore(&mut restored);
-        assert_eq!((restored.own_model_calls, restored.compactions), (5, 0));
+        checkpoint.restore(&mut restored, 7);
+        assert_eq!((restored.own_model_calls, restored.compactions, restored.first_message), (5, 0, 0));
         assert!(restored.hook_errors.lock().unwrap().is_empty());
     }
 }

@@ -237,7 +237,7 @@ impl Engine<'_> {
             if let Some(assistant) = assistant {
                 conversation.push(assistant);
             }
-            let checkpoint = Checkpoint::capture(tally, attempt, cursor);
+            let checkpoint = Checkpoint::capture(tally, attempt, cursor, conversation.messages().len());
             let answered = results.into_iter().flatten().collect();
             conversation.set_pending(Some(PendingBatch {
                 answered,

@@ -46,10 +46,11 @@ impl Resume {
         Ok(Self { answers, checkpoint })
     }
 
-    /// A fresh tally holding what the paused run had counted.
-    pub(crate) fn tally(&self) -> Tally {
+    /// A fresh tally holding what the paused run had counted, for its
+    /// conversation of `messages` messages.
+    pub(crate) fn tally(&self, messages: usize) -> Tally {
         let mut tally = Tally::start();
-        self.checkpoint.restore(&mut tally);
+        self.checkpoint.restore(&mut tally, messages);
         tally
     }
 

@@ -73,8 +73,10 @@ impl<'a> Segment<'a> {
         {
             return Err(error);
         }
-        let tally = resume
-            .map_or_else(|| Tally { first_message: conversation.messages().len(), ..Tally::start() }, Resume::tally);
+        let tally = resume.map_or_else(
+            || Tally { first_message: conversation.messages().len(), ..Tally::start() },
+            |resume| resume.tally(conversation.messages().len()),
+        );
         let carried = resume.map(Resume::carried_usage).unwrap_or_default();
         let engine = Engine {
             model: setup.model,
