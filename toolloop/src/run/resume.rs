@@ -13,7 +13,8 @@ use crate::usage::Usage;
 #[derive(Debug)]
 pub(crate) struct Resume {
     pub(crate) answers: Vec<Answer>,
-    pub(crate) checkpoint: Checkpoint,
+    /// Boxed: a resume is rare, and a run's future holds room for it.
+    pub(crate) checkpoint: Box<Checkpoint>,
 }
 
 impl Resume {
@@ -43,7 +44,7 @@ impl Resume {
             error => RunError::invalid_resume(error),
         })?;
         let checkpoint = Checkpoint::from_value(&batch.checkpoint).map_err(RunError::invalid_resume)?;
-        Ok(Self { answers, checkpoint })
+        Ok(Self { answers, checkpoint: Box::new(checkpoint) })
     }
 
     /// A fresh tally holding what the paused run had counted, for its
