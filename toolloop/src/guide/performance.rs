@@ -24,7 +24,7 @@
 //!   lines of code than the bare loop, for fewer instructions) rather
 //!   than for its instructions.
 //! - **Memory at 1,000 conversations in flight** (`-- --memory`): toolloop
-//!   48.1–49.5 KiB each (OpenAI and Anthropic), the bare loop 64.4–68.2 KiB;
+//!   46.1–49.5 KiB each (OpenAI and Anthropic), the bare loop 61.5–68.2 KiB;
 //!   most of either is the HTTP connections. While other calls of a model
 //!   are in flight, a call yields once to the runtime after its response,
 //!   so that its connection is back in the pool before the conversation's
