@@ -864,3 +864,52 @@ async fn a_replayed_call_restores_the_kept_conversation() {
     let texts: Vec<String> = live_researcher.requests()[0].messages.iter().map(toolloop::Message::text).collect();
     assert_eq!(texts, ["one", "first", "two"]);
 }
+
+/// Two calls of one agent tool that keeps its conversation, in parallel
+/// under a journal, the first held up by its approver so that it takes the
+/// conversation second: replayed in call order, the first call's record
+/// (the longer conversation) is not overwritten by the second's, and the
+/// next call, made live, continues the whole conversation.
+#[tokio::test]
+async fn parallel_calls_replay_the_latest_kept_conversation() {
+    use std::num::NonZeroUsize;
+    use toolloop::run::journal::MemoryJournal;
+
+    let orchestrator = |orchestrator_model: &ScriptedModel, researcher_model: &ScriptedModel| {
+        let approver = |call: toolloop::ToolCall| async move {
+            if call.id == "r1" {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Decision::Allow
+        };
+        Agent::builder()
+            .model(orchestrator_model.clone())
+            .tool_dyn(named("researcher", researcher_model).as_tool("research", "Research.").keep_conversation().into())
+            .governance(Governance::new().policy(|_| Decision::Ask).approver(approver))
+            .parallel_tool_calls(NonZeroUsize::new(2).unwrap())
+            .build()
+            .unwrap()
+    };
+    let script = ScriptedModel::new()
+        .respond(calls([research("r1", "one"), research("r2", "two")]))
+        .respond(calls([research("r3", "three")]))
+        .respond(text("done", 1, 1));
+    let researcher_model =
+        ScriptedModel::new().respond(text("first", 1, 1)).respond(text("second", 1, 1)).respond(text("third", 1, 1));
+    let journal = MemoryJournal::new();
+    let cancel = CancellationToken::new();
+    orchestrator(&script, &researcher_model).run_journaled(&mut ask("go"), &journal, &cancel).await.unwrap();
+    let texts = |model: &ScriptedModel, index: usize| -> Vec<String> {
+        model.requests()[index].messages.iter().map(toolloop::Message::text).collect()
+    };
+    assert_eq!(texts(&researcher_model, 1), ["two", "first", "one"], "r2 took the conversation first");
+
+    // A crash after both research calls: r3 is made again, live.
+    let steps = journal.steps();
+    let kept = steps.iter().position(|step| step == "model call 2").unwrap();
+    let replay = MemoryJournal::replay_first(&journal, kept + 1);
+    let live = ScriptedModel::new().respond(text("third", 1, 1));
+    let orchestrator_live = ScriptedModel::new().respond(text("done", 1, 1));
+    orchestrator(&orchestrator_live, &live).run_journaled(&mut ask("go"), &replay, &cancel).await.unwrap();
+    assert_eq!(texts(&live, 0), ["two", "first", "one", "second", "three"]);
+}

@@ -249,11 +249,8 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
             let agent = self.agent_name();
             // The conversation kept for this tool in the parent run, if asked
             // for and there is a parent run; a fresh one otherwise.
-            let kept = context
-                .as_ref()
-                .and_then(ToolContext::run::<RunLink>)
-                .filter(|_| self.keep_conversation)
-                .map(|run| run.sub_runs.conversation(&self.definition.name));
+            let run = context.as_ref().and_then(ToolContext::run::<RunLink>).filter(|_| self.keep_conversation);
+            let kept = run.map(|run| run.sub_runs.conversation(&self.definition.name));
             let (mut kept_guard, mut fresh);
             let conversation: &mut Conversation = if let Some(kept) = &kept {
                 kept_guard = kept.lock().await;
@@ -267,6 +264,10 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
             let watch = Watch::new(&setup, context.as_ref(), agent);
             let nested = self.agent.run_nested(conversation, setup).await;
             let Nested { result, metadata } = nested;
+            if let (Some(run), Some(context)) = (run.filter(|run| run.journaled), &context) {
+                // Copied while the conversation is still this call's.
+                run.sub_runs.leave(context.call_id(), &self.definition.name, conversation.clone());
+            }
             watch.finished(metadata);
             result.map(ToolOutput::new).map_err(ToolError::Failed)
         })

@@ -433,6 +433,7 @@ impl Engine<'_> {
             sub_runs: std::sync::Arc::clone(&tally.nested),
             events: self.events.clone(),
             hooks: self.hooks.clone(),
+            journaled: self.journal.0.is_some(),
         };
         CallScope::new(self.cancel, self.deadline, remaining_tokens, Some(std::sync::Arc::new(run)))
     }

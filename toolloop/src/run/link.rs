@@ -15,4 +15,8 @@ pub(crate) struct RunLink {
     pub(crate) events: Option<EventSink>,
     /// The run's hooks, which see a sub-run's events as [`Event::SubRun`](super::Event::SubRun).
     pub(crate) hooks: Hooks,
+    /// Whether the run's steps go through a journal: an agent tool that
+    /// keeps its conversation then leaves a copy of it with each call, for
+    /// the journal to record (see [`SubRuns::leave`]).
+    pub(crate) journaled: bool,
 }

@@ -16,6 +16,16 @@ pub(crate) type KeptConversation = Arc<tokio::sync::Mutex<Conversation>>;
 pub(crate) struct SubRuns {
     finished: Mutex<Vec<SubRun>>,
     conversations: Mutex<HashMap<String, KeptConversation>>,
+    /// Under a journal: each call's copy of the conversation its tool
+    /// keeps, as the call left it, by call id, for the journal's record.
+    left: Mutex<Vec<(String, Kept)>>,
+}
+
+/// A conversation an agent tool keeps, as one of its calls left it.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Kept {
+    pub(crate) tool: String,
+    pub(crate) conversation: Conversation,
 }
 
 impl SubRuns {
@@ -46,27 +56,32 @@ impl SubRuns {
         kept.filter(|(_, conversation)| !conversation.messages().is_empty()).collect()
     }
 
-    /// The conversation kept for agent tool `tool`, if it has one (for a
-    /// journal's record of a call).
-    pub(crate) fn kept_for(&self, tool: &str) -> Option<Conversation> {
-        let conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
-        conversations.get(tool).and_then(|kept| Some(kept.try_lock().ok()?.clone()))
+    /// Leaves call `call_id`'s copy of the conversation agent tool `tool`
+    /// keeps, as the call left it (under a journal).
+    pub(crate) fn leave(&self, call_id: &str, tool: &str, conversation: Conversation) {
+        let kept = Kept { tool: tool.to_owned(), conversation };
+        self.left.lock().unwrap_or_else(PoisonError::into_inner).push((call_id.to_owned(), kept));
     }
 
-    /// Sets the conversation kept for agent tool `tool` (a replayed call's).
-    pub(crate) fn keep(&self, tool: &str, conversation: Conversation) {
+    /// The copy call `call_id` left, taken out (for its journal record).
+    pub(crate) fn take_left(&self, call_id: &str) -> Option<Kept> {
+        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = left.iter().position(|(id, _)| id == call_id)?;
+        Some(left.remove(index).1)
+    }
+
+    /// Sets the conversation a replayed call left for its tool, unless the
+    /// conversation kept now is as long or longer: a kept conversation only
+    /// grows within a run, so of the calls of one tool (in parallel, maybe
+    /// replayed in another order than they took it), the longest is the
+    /// latest. A conversation a live call holds is left to it.
+    pub(crate) fn keep(&self, kept: Kept) {
         let mut conversations = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = conversations.entry(tool.to_owned()).or_default();
-        let conversation = match kept.try_lock() {
-            Ok(mut held) => {
-                *held = conversation;
-                None
-            }
-            // A call of the tool holds it: that call goes on from its own.
-            Err(_) => Some(conversation),
-        };
-        if let Some(conversation) = conversation {
-            *kept = Arc::new(conversation.into());
+        let current = conversations.entry(kept.tool).or_default();
+        if let Ok(mut current) = current.try_lock()
+            && current.messages().len() < kept.conversation.messages().len()
+        {
+            *current = kept.conversation;
         }
     }
 
@@ -74,7 +89,7 @@ impl SubRuns {
     pub(crate) fn keeping(kept: BTreeMap<String, Conversation>) -> Self {
         let conversations =
             kept.into_iter().map(|(tool, conversation)| (tool, Arc::new(conversation.into()))).collect();
-        Self { finished: Mutex::default(), conversations: Mutex::new(conversations) }
+        Self { finished: Mutex::default(), conversations: Mutex::new(conversations), left: Mutex::default() }
     }
 
     /// The conversation kept for the agent tool `tool` in this run; empty

@@ -310,7 +310,7 @@ impl<'j> Steps<'j> {
             let mut execution = execute.await?;
             let runs = nested.take_for(&call.id);
             let sub_runs: Vec<_> = runs.iter().filter_map(|run| serde_json::to_value(run).ok()).collect();
-            let kept = nested.kept_for(&call.name).and_then(|kept| serde_json::to_value(kept).ok());
+            let kept = nested.take_left(&call.id).and_then(|kept| serde_json::to_value(kept).ok());
             if !sub_runs.is_empty() || kept.is_some() {
                 execution.nested = Some(Box::new(Nested { sub_runs, kept }));
             }
@@ -331,7 +331,7 @@ impl<'j> Steps<'j> {
             // replayed one sets it as the call left it.
             if let Some(kept) = kept.filter(|_| !started.load(Ordering::SeqCst)) {
                 match serde_json::from_value(kept) {
-                    Ok(kept) => nested.keep(&call.name, kept),
+                    Ok(kept) => nested.keep(kept),
                     Err(error) => {
                         tracing::warn!(%error, call = %call.id, "a recorded kept conversation does not read");
                     }
