@@ -47,6 +47,25 @@ fn reload(conversation: &Conversation) -> Conversation {
     serde_json::from_str(&serde_json::to_string(conversation).unwrap()).unwrap()
 }
 
+/// A typed agent with reflection whose output comes as the answer's text
+/// (native or prompted mode), and whose `delete` calls need approval.
+fn text_reflective(
+    model: &ScriptedModel,
+    deletions: &Arc<Deletions>,
+    native: bool,
+    max_iterations: u32,
+) -> Agent<Report, toolloop::agent::Reflective> {
+    let builder = Agent::builder()
+        .model(model.clone())
+        .tool_with_state::<Delete>(Arc::clone(deletions))
+        .governance(Governance::new().needs_approval("delete"))
+        .output::<Report>()
+        .reflection(|report: &Report| format!("{} scores {}", report.title, report.score))
+        .max_iterations(max_iterations);
+    let agent = if native { builder.native_output().build() } else { builder.prompted_output().build() };
+    agent.unwrap()
+}
+
 #[tokio::test]
 async fn an_approval_pauses_the_run_and_a_resume_after_json_finishes_it() {
     let model = ScriptedModel::new()
@@ -410,14 +429,7 @@ async fn reflection_remembers_a_text_proposal_across_the_pause() {
             .respond(calls([delete("d1", "/a"), call("x1", "submit", json!({}))]))
             .respond(ModelResponse::from_text("never sent"));
         let deletions = Arc::new(Deletions::default());
-        let builder = Agent::builder()
-            .model(model.clone())
-            .tool_with_state::<Delete>(Arc::clone(&deletions))
-            .governance(Governance::new().needs_approval("delete"))
-            .output::<Report>()
-            .reflection(|report: &Report| format!("{} scores {}", report.title, report.score));
-        let agent = if native { builder.native_output().build() } else { builder.prompted_output().build() };
-        let agent = agent.unwrap();
+        let agent = text_reflective(&model, &deletions, native, 10);
         let mut conversation = ask("Report.");
         assert!(agent.run(&mut conversation).await.unwrap_err().is_deferred());
         let mut conversation = reload(&conversation);
@@ -441,16 +453,7 @@ async fn a_resumed_run_does_not_submit_an_earlier_runs_proposal() {
         .respond(calls([delete("d1", "/a"), call("x1", "submit", json!({}))]))
         .respond(ModelResponse::from_text("never sent"));
     let deletions = Arc::new(Deletions::default());
-    let agent = Agent::builder()
-        .model(model.clone())
-        .tool_with_state::<Delete>(Arc::clone(&deletions))
-        .governance(Governance::new().needs_approval("delete"))
-        .output::<Report>()
-        .reflection(|report: &Report| format!("{} scores {}", report.title, report.score))
-        .native_output()
-        .max_iterations(1)
-        .build()
-        .unwrap();
+    let agent = text_reflective(&model, &deletions, true, 1);
     let mut conversation = ask("Report.");
     let first = agent.run(&mut conversation).await.unwrap_err();
     assert!(matches!(first.termination(), Termination::MaxIterations { .. }), "{:?}", first.termination());
@@ -477,15 +480,7 @@ async fn a_compacted_paused_run_still_recalls_its_proposal() {
         .respond(ModelResponse::from_text(r#"{"title": "New", "score": 2}"#))
         .respond(calls([delete("d1", "/a"), call("x1", "submit", json!({}))]));
     let deletions = Arc::new(Deletions::default());
-    let agent = Agent::builder()
-        .model(model.clone())
-        .tool_with_state::<Delete>(Arc::clone(&deletions))
-        .governance(Governance::new().needs_approval("delete"))
-        .output::<Report>()
-        .reflection(|report: &Report| format!("{} scores {}", report.title, report.score))
-        .native_output()
-        .build()
-        .unwrap();
+    let agent = text_reflective(&model, &deletions, true, 10);
     let mut conversation = ask("Report.");
     assert_eq!(agent.run(&mut conversation).await.unwrap().output.title, "Old");
     conversation.push_user("Again, after a clean-up.");
