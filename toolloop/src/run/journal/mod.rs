@@ -289,10 +289,12 @@ impl<'j> Steps<'j> {
         Journaled { value, replayed: !started.load(Ordering::SeqCst) }
     }
 
-    /// [`Journal::tool_execution`] of `call`. Through a journal, the
-    /// sub-runs the call started (reported to `nested`) are recorded with
-    /// its execution and reported again from it, so that a replayed call,
-    /// which starts none, still counts them.
+    /// [`Journal::tool_execution`] of `call`. Through a journal, what the
+    /// call left in `nested` (the sub-runs it started, the copy of the
+    /// conversation its agent tool keeps) is recorded with its execution
+    /// and applied again from it, so that a replayed call, which starts no
+    /// sub-run, still counts them and leaves the kept conversation as the
+    /// call did.
     pub(crate) async fn tool_execution<'a>(
         self,
         call: &'a ToolCall,
