@@ -13,58 +13,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{Gauge, Wait, ask, assert_consistent, call, calls, results};
+use common::{Gauge, IssuedJournal, Wait, ask, assert_consistent, call, calls, results};
 use serde_json::json;
-use toolloop::model::BoxFuture;
-use toolloop::run::journal::{Journal, MemoryJournal, Step};
-use toolloop::run::{Approver, Decision, Governance};
+use toolloop::run::journal::MemoryJournal;
+use toolloop::run::{Decision, Governance};
 use toolloop::testing::ScriptedModel;
-use toolloop::tool::ToolExecution;
-use toolloop::{Agent, CancellationToken, Cancelled, Conversation, ModelError, ModelResponse, ToolCall};
-
-/// A [`MemoryJournal`] that says whether its steps may be in flight at once.
-struct Steps {
-    inner: MemoryJournal,
-    parallel: bool,
-}
-
-impl Journal for Steps {
-    fn model_call<'a>(
-        &'a self,
-        step: Step<'a>,
-        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.inner.model_call(step, call)
-    }
-
-    fn summary<'a>(
-        &'a self,
-        step: Step<'a>,
-        summarise: BoxFuture<'a, Result<String, ModelError>>,
-    ) -> BoxFuture<'a, Result<String, ModelError>> {
-        self.inner.summary(step, summarise)
-    }
-
-    fn tool_execution<'a>(
-        &'a self,
-        step: Step<'a>,
-        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
-    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>> {
-        self.inner.tool_execution(step, execute)
-    }
-
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
-        self.inner.approval(call, approver)
-    }
-
-    fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration> {
-        self.inner.elapsed(step, measured)
-    }
-
-    fn parallel_steps(&self) -> bool {
-        self.parallel
-    }
-}
+use toolloop::{Agent, CancellationToken, Conversation, ModelResponse, ToolCall};
 
 /// How a run of three `wait` calls (the first the slowest), each approved
 /// by an approver as slow as its call, went.
@@ -109,7 +63,7 @@ async fn run(parallel_steps: bool) -> Ran {
         .parallel_tool_calls(NonZeroUsize::new(4).unwrap())
         .build()
         .unwrap();
-    let journal = Steps { inner: MemoryJournal::new(), parallel: parallel_steps };
+    let journal = IssuedJournal::new(MemoryJournal::new(), parallel_steps);
     let mut conversation = ask("Wait three times.");
     let done = agent.run_journaled(&mut conversation, &journal, &CancellationToken::new()).await.unwrap();
     assert_eq!(done.output, "done");
@@ -179,10 +133,10 @@ async fn a_run_in_turn_replays_from_its_journal() {
         .parallel_tool_calls(NonZeroUsize::new(2).unwrap())
         .build()
         .unwrap();
-    let first = Steps { inner: MemoryJournal::new(), parallel: false };
+    let first = IssuedJournal::new(MemoryJournal::new(), false);
     let mut conversation = ask("Wait twice.");
     agent.run_journaled(&mut conversation, &first, &CancellationToken::new()).await.unwrap();
-    let replay = Steps { inner: MemoryJournal::replay(&first.inner), parallel: false };
+    let replay = IssuedJournal::new(MemoryJournal::replay(&first.inner), false);
     let mut again = ask("Wait twice.");
     let done = agent.run_journaled(&mut again, &replay, &CancellationToken::new()).await.unwrap();
     assert_eq!(done.output, "done");

@@ -12,23 +12,19 @@
 mod common;
 
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use toolloop::model::BoxFuture;
 use toolloop::model::ModelErrorKind;
 use toolloop::providers::Fallback;
-use toolloop::run::journal::{Journal, MemoryJournal, Step};
-use toolloop::run::{Approver, ContextPolicy, Decision, Governance, RunMetadata};
+use toolloop::run::journal::MemoryJournal;
+use toolloop::run::{ContextPolicy, Decision, Governance, RunMetadata};
 use toolloop::testing::ScriptedModel;
-use toolloop::tool::ToolExecution;
-use toolloop::{
-    Agent, CancellationToken, Cancelled, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage,
-};
+use toolloop::{Agent, CancellationToken, Conversation, ModelError, ModelResponse, StopReason, ToolCall, Usage};
 
 /// Fetch a record; counts every execution.
 #[derive(toolloop::Tool)]
@@ -223,77 +219,11 @@ fn model(script: &Arc<Vec<Scripted>>, world: &World) -> Fallback {
         .then(ScriptedModel::from_fn(answer(false)).with_provider("secondary"))
 }
 
-/// A [`MemoryJournal`] that notes the name of every step as the run issues
-/// it, and says whether it takes steps at once.
-struct Issued {
-    inner: MemoryJournal,
-    parallel: bool,
-    /// The steps' names, as issued.
-    names: Mutex<Vec<String>>,
-}
-
-impl Issued {
-    fn new(inner: MemoryJournal, setup: &Setup) -> Self {
-        Self { inner, parallel: !setup.in_turn, names: Mutex::new(Vec::new()) }
-    }
-
-    fn issue(&self, step: &Step<'_>) {
-        self.names.lock().unwrap().push(step.to_string());
-    }
-
-    fn issued(&self) -> Vec<String> {
-        self.names.lock().unwrap().clone()
-    }
-}
-
-impl Journal for Issued {
-    fn model_call<'a>(
-        &'a self,
-        step: Step<'a>,
-        call: BoxFuture<'a, Result<ModelResponse, ModelError>>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.issue(&step);
-        self.inner.model_call(step, call)
-    }
-
-    fn summary<'a>(
-        &'a self,
-        step: Step<'a>,
-        summarise: BoxFuture<'a, Result<String, ModelError>>,
-    ) -> BoxFuture<'a, Result<String, ModelError>> {
-        self.issue(&step);
-        self.inner.summary(step, summarise)
-    }
-
-    fn tool_execution<'a>(
-        &'a self,
-        step: Step<'a>,
-        execute: BoxFuture<'a, Result<ToolExecution, Cancelled>>,
-    ) -> BoxFuture<'a, Result<ToolExecution, Cancelled>> {
-        self.issue(&step);
-        self.inner.tool_execution(step, execute)
-    }
-
-    fn approval<'a>(&'a self, call: &'a ToolCall, approver: Option<&'a dyn Approver>) -> BoxFuture<'a, Decision> {
-        self.issue(&Step::Approval { call });
-        self.inner.approval(call, approver)
-    }
-
-    fn elapsed<'a>(&'a self, step: Step<'a>, measured: Duration) -> BoxFuture<'a, Duration> {
-        self.issue(&step);
-        self.inner.elapsed(step, measured)
-    }
-
-    fn parallel_steps(&self) -> bool {
-        self.parallel
-    }
-}
-
 async fn run(
     setup: &Setup,
     script: &Arc<Vec<Scripted>>,
     world: &World,
-    journal: &Issued,
+    journal: &IssuedJournal,
 ) -> (Conversation, RunMetadata) {
     let asked = Arc::clone(&world.approvals);
     let governance = Governance::new()
@@ -356,7 +286,7 @@ fn handled(entries: &[Value]) -> usize {
 async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Index) {
     let script = Arc::new(script);
     let world = World::default();
-    let recording = Issued::new(MemoryJournal::new(), &setup);
+    let recording = IssuedJournal::new(MemoryJournal::new(), !setup.in_turn);
     let (conversation, metadata) = run(&setup, &script, &world, &recording).await;
     let journal = &recording.inner;
     let saved = serde_json::to_value(journal).unwrap();
@@ -382,7 +312,7 @@ async fn replay_case(setup: Setup, script: Vec<Scripted>, cut: prop::sample::Ind
         let prefix = &entries[..kept];
         let model_calls = count(prefix, "model call ");
         let replay_world = World::at(model_calls);
-        let replaying = Issued::new(MemoryJournal::replay_first(&stored, kept), &setup);
+        let replaying = IssuedJournal::new(MemoryJournal::replay_first(&stored, kept), !setup.in_turn);
         let (again, again_metadata) = run(&setup, &script, &replay_world, &replaying).await;
         let replay = &replaying.inner;
         if setup.in_turn {

@@ -169,3 +169,79 @@ impl Delete {
         Ok(format!("deleted {}", self.path))
     }
 }
+
+/// A [`MemoryJournal`](toolloop::run::journal::MemoryJournal) that notes
+/// the name of every step as the run issues it, and says whether it takes
+/// steps at once (`Journal::parallel_steps`).
+pub struct IssuedJournal {
+    pub inner: toolloop::run::journal::MemoryJournal,
+    pub parallel: bool,
+    /// The steps' names, as issued.
+    names: std::sync::Mutex<Vec<String>>,
+}
+
+impl IssuedJournal {
+    pub fn new(inner: toolloop::run::journal::MemoryJournal, parallel: bool) -> Self {
+        Self { inner, parallel, names: std::sync::Mutex::default() }
+    }
+
+    fn issue(&self, step: &toolloop::run::journal::Step<'_>) {
+        self.names.lock().unwrap().push(step.to_string());
+    }
+
+    /// The names of the steps issued so far, in order.
+    pub fn issued(&self) -> Vec<String> {
+        self.names.lock().unwrap().clone()
+    }
+}
+
+impl toolloop::run::journal::Journal for IssuedJournal {
+    fn model_call<'a>(
+        &'a self,
+        step: toolloop::run::journal::Step<'a>,
+        call: toolloop::model::BoxFuture<'a, Result<ModelResponse, toolloop::ModelError>>,
+    ) -> toolloop::model::BoxFuture<'a, Result<ModelResponse, toolloop::ModelError>> {
+        self.issue(&step);
+        self.inner.model_call(step, call)
+    }
+
+    fn summary<'a>(
+        &'a self,
+        step: toolloop::run::journal::Step<'a>,
+        summarise: toolloop::model::BoxFuture<'a, Result<String, toolloop::ModelError>>,
+    ) -> toolloop::model::BoxFuture<'a, Result<String, toolloop::ModelError>> {
+        self.issue(&step);
+        self.inner.summary(step, summarise)
+    }
+
+    fn tool_execution<'a>(
+        &'a self,
+        step: toolloop::run::journal::Step<'a>,
+        execute: toolloop::model::BoxFuture<'a, Result<toolloop::tool::ToolExecution, toolloop::Cancelled>>,
+    ) -> toolloop::model::BoxFuture<'a, Result<toolloop::tool::ToolExecution, toolloop::Cancelled>> {
+        self.issue(&step);
+        self.inner.tool_execution(step, execute)
+    }
+
+    fn approval<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        approver: Option<&'a dyn toolloop::run::Approver>,
+    ) -> toolloop::model::BoxFuture<'a, toolloop::run::Decision> {
+        self.issue(&toolloop::run::journal::Step::Approval { call });
+        self.inner.approval(call, approver)
+    }
+
+    fn elapsed<'a>(
+        &'a self,
+        step: toolloop::run::journal::Step<'a>,
+        measured: Duration,
+    ) -> toolloop::model::BoxFuture<'a, Duration> {
+        self.issue(&step);
+        self.inner.elapsed(step, measured)
+    }
+
+    fn parallel_steps(&self) -> bool {
+        self.parallel
+    }
+}
