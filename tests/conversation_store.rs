@@ -342,3 +342,31 @@ async fn the_schema_is_versioned_migrated_once_and_a_newer_one_refused() {
     let error = SqliteStore::open(db.path()).unwrap_err();
     assert!(matches!(error, StoreError::UnknownSchema { found, known } if found == known + 1), "{error:?}");
 }
+
+/// A database the previous version wrote (schema 1, no `deleted_sessions`)
+/// is migrated when opened: its sessions read as before, and a session
+/// deleted afterwards goes on from its version when saved again.
+#[tokio::test]
+async fn a_schema_1_database_is_migrated_and_keeps_its_sessions() {
+    let db = TempDb::new("schema1");
+    let raw = rusqlite::Connection::open(db.path()).unwrap();
+    raw.execute_batch(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT;
+         INSERT INTO schema_version (version) VALUES (1);
+         CREATE TABLE conversations (
+             session    TEXT PRIMARY KEY NOT NULL,
+             version    INTEGER NOT NULL CHECK (version > 0),
+             body       TEXT NOT NULL,
+             updated_at INTEGER NOT NULL
+         ) STRICT;",
+    )
+    .unwrap();
+    let body = serde_json::to_string(&ask("from before")).unwrap();
+    raw.execute("INSERT INTO conversations VALUES ('old', 3, ?1, 0)", [&body]).unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(db.path()).unwrap();
+    assert_eq!(store.load("old").await.unwrap(), Some((ask("from before"), 3)));
+    assert!(store.delete("old").await.unwrap());
+    assert_eq!(store.save("old", &ask("again"), None).await.unwrap(), 4);
+}
