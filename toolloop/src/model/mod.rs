@@ -11,6 +11,7 @@
 //! errors ([`ModelErrorKind`]). The reasoning settings are in
 //! [`reasoning`](crate::reasoning).
 
+pub(crate) mod body_cache;
 mod error;
 mod partial_json;
 mod prompt_cache;
@@ -22,6 +23,7 @@ pub(crate) mod stream;
 use std::sync::Arc;
 
 pub(crate) use crate::reasoning::ReasoningConfig;
+pub(crate) use body_cache::BodyCache;
 #[cfg(feature = "http")]
 pub(crate) use error::ContextOverflow;
 pub use error::{ModelError, ModelErrorKind};

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use super::body_cache::BodyCache;
 use super::{PromptCache, ReasoningConfig, ResponseSchema};
 use crate::conversation::{view_for, view_without_tools};
 use crate::message::Message;
@@ -35,6 +36,9 @@ pub struct ModelRequest<'a> {
     /// The schema the model's final answer must follow (native structured
     /// output); the model may still call tools before it answers.
     pub response_schema: Option<&'a ResponseSchema>,
+    /// Where the run keeps the wire bytes of the messages it has sent, for
+    /// a model that renders them to reuse (`None`: render every message).
+    pub(crate) body_cache: Option<&'a BodyCache>,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -51,6 +55,7 @@ impl<'a> ModelRequest<'a> {
             prompt_cache: None,
             reasoning: None,
             response_schema: None,
+            body_cache: None,
         }
     }
 
@@ -108,6 +113,12 @@ impl<'a> ModelRequest<'a> {
     /// Asks for an answer following `schema` (see [`ResponseSchema`]).
     pub fn with_response_schema(mut self, schema: &'a ResponseSchema) -> Self {
         self.response_schema = Some(schema);
+        self
+    }
+
+    /// Lends the request the run's cache of rendered messages.
+    pub(crate) fn with_body_cache(mut self, cache: &'a BodyCache) -> Self {
+        self.body_cache = Some(cache);
         self
     }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::http::{HttpModel, WireFormat};
 use crate::conversation::Conversation;
 use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
-use crate::model::ModelRequest;
+use crate::model::{BodyCache, ModelRequest};
 use crate::tool::ToolDefinition;
 
 fn assistant(content: Vec<ContentBlock>) -> Message {
@@ -218,6 +218,8 @@ pub(crate) type Reference<'r, W> = &'r dyn Fn(&HttpModel<W>, &ModelRequest<'_>) 
 pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Reference<'_, W>) {
     let tools = tools();
     for (name, messages) in shapes().into_iter().chain(random_shapes()) {
+        // One run's cache, which its requests to every model share.
+        let cache = BodyCache::default();
         let mut conversation = Conversation::new();
         for (step, message) in messages.into_iter().enumerate() {
             conversation.push(message);
@@ -225,7 +227,7 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
             for index in [step, step + 1] {
                 let variant = Variant { index };
                 let model = &models[index % models.len()];
-                let request = variant.request(conversation.messages(), &tools);
+                let request = variant.request(conversation.messages(), &tools).with_body_cache(&cache);
                 let expected = reference(model, &request);
                 let cached = model.body(&request, false).unwrap().to_vec();
                 assert_eq!(
@@ -235,7 +237,7 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
                 );
                 // Copies carry no stamp: rendered from scratch.
                 assert_eq!(
-                    model.body(&variant.request(&copies, &tools), false).unwrap().to_vec(),
+                    model.body(&variant.request(&copies, &tools).with_body_cache(&cache), false).unwrap().to_vec(),
                     expected,
                     "{name}, step {step}"
                 );
@@ -246,9 +248,9 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
         let open_run = runs.last().map_or(0, |run| run.len());
         for model in models {
             // A request offering tools renders every settled run into the cache.
-            let request = Variant { index: 0 }.request(conversation.messages(), &tools);
+            let request = Variant { index: 0 }.request(conversation.messages(), &tools).with_body_cache(&cache);
             assert_eq!(model.body(&request, false).unwrap().to_vec(), reference(model, &request));
-            let stats = model.cache_stats(&conversation.messages()[0]);
+            let stats = model.cache_stats(&cache, &conversation.messages()[0]);
             if runs.len() == 1 {
                 assert_eq!(stats, None, "{name}: nothing settled, nothing kept");
             } else {
@@ -264,9 +266,12 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
 /// against one model: every body must equal `reference`.
 pub(crate) fn check_no_stale_bytes<W: WireFormat>(model: &HttpModel<W>, reference: Reference<'_, W>) {
     let tools = tools();
+    // One cache for every request below: stricter than a run, whose
+    // requests all come from one conversation.
+    let cache = BodyCache::default();
     let check = |messages: &[Message], what: &str| {
         for index in 0..4 {
-            let request = Variant { index }.request(messages, &tools);
+            let request = Variant { index }.request(messages, &tools).with_body_cache(&cache);
             let body = model.body(&request, false).unwrap().to_vec();
             assert_eq!(
                 String::from_utf8_lossy(&body),

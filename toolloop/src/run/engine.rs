@@ -24,7 +24,8 @@ use crate::cancel::{CancellationToken, Interruption, guarded};
 use crate::conversation::{CompactionReason, Conversation};
 use crate::message::{Message, summarize, summarize_messages};
 use crate::model::{
-    Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema, StreamEvent,
+    BodyCache, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ResponseAccumulator, ResponseSchema,
+    StreamEvent,
 };
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
@@ -56,6 +57,9 @@ pub(crate) struct Engine<'a> {
     pub(crate) output: Option<OutputSource<'a>>,
     /// Where the run's side effects go (see [`journal`](super::journal)).
     pub(crate) journal: Steps<'a>,
+    /// The wire bytes of the messages this run has sent, which its later
+    /// requests reuse; dropped with the run.
+    pub(crate) body_cache: BodyCache,
 }
 
 /// The `tracing` target of the content dumps (requests, and every event
@@ -221,8 +225,10 @@ impl Engine<'_> {
         iteration: u32,
     ) -> Result<Result<ModelResponse, ModelError>, Stop> {
         // The raw history (or its compacted view): the model builds its provider's view of it.
-        let mut request =
-            ModelRequest::new(messages).with_tools(self.definitions).with_strict_tools(self.options.strict_tools);
+        let mut request = ModelRequest::new(messages)
+            .with_tools(self.definitions)
+            .with_strict_tools(self.options.strict_tools)
+            .with_body_cache(&self.body_cache);
         request.system = self.system;
         request.max_tokens = self.options.max_tokens;
         request.temperature = self.options.temperature;
@@ -472,5 +478,55 @@ mod tests {
         conversation.push(Message::from_tool_results([ToolResult::success("x", "1")]));
         tool_loop.run(&mut conversation).await.unwrap();
         assert_eq!(*probe.raw.lock().unwrap(), [false, true]);
+    }
+
+    /// Records the cache each request lent; asks for a tool call until it
+    /// sees a tool result, so that a run makes two model calls.
+    #[derive(Default)]
+    struct Caches {
+        seen: Mutex<Vec<usize>>,
+    }
+
+    impl Model for Caches {
+        fn provider(&self) -> &'static str {
+            "probe"
+        }
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+        fn complete<'a>(&'a self, request: ModelRequest<'a>) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            let cache = request.body_cache.expect("every request of a run lends the run's cache");
+            let mut seen = self.seen.lock().unwrap();
+            seen.push(std::ptr::from_ref(cache) as usize);
+            let answered = request.messages.last().is_some_and(|message| message.tool_results().next().is_some());
+            let response = if answered {
+                ModelResponse::from_text("done")
+            } else {
+                ModelResponse::from_tool_calls([ToolCall::new(format!("c{}", seen.len()), "missing", json!({}))])
+            };
+            Box::pin(async { Ok(response) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_lends_its_requests_one_cache_of_its_own() {
+        let model = Arc::new(Caches::default());
+        let mut one = ToolLoop::new(Arc::clone(&model), ToolSet::new());
+        let mut other = ToolLoop::new(Arc::clone(&model), ToolSet::new());
+        let mut first = Conversation::new();
+        first.push_user("hi");
+        let mut second = Conversation::new();
+        second.push_user("hello");
+        // Two runs at once: each has its own cache, held for its whole run.
+        let (a, b) = tokio::join!(one.run(&mut first), other.run(&mut second));
+        a.unwrap();
+        b.unwrap();
+        let seen = model.seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 4);
+        let mut caches = seen.clone();
+        caches.sort_unstable();
+        caches.dedup();
+        assert_eq!(caches.len(), 2, "one cache per run: {seen:?}");
+        assert!(caches.iter().all(|cache| seen.iter().filter(|seen| *seen == cache).count() == 2), "{seen:?}");
     }
 }

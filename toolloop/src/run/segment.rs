@@ -19,7 +19,7 @@ use super::tally::Tally;
 use super::termination::Termination;
 use crate::cancel::CancellationToken;
 use crate::conversation::Conversation;
-use crate::model::{Model, ResponseSchema};
+use crate::model::{BodyCache, Model, ResponseSchema};
 use crate::telemetry::spans;
 use crate::tool::{ToolDefinition, ToolSet};
 use crate::usage::Usage;
@@ -93,6 +93,7 @@ impl<'a> Segment<'a> {
             response_schema: setup.response_schema,
             output: setup.output,
             journal: Steps(journal),
+            body_cache: BodyCache::default(),
         };
         let span = spans::invoke_agent(setup.name, setup.model);
         if resume.is_some() {

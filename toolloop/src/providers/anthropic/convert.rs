@@ -674,7 +674,7 @@ mod body_tests {
     use super::{LOOKBACK_BLOCKS, ends_with_user_turn, messages, needs_view, run_start, tools};
     use crate::conversation::Conversation;
     use crate::message::{ContentBlock, Message, Role, ToolCall, ToolResult};
-    use crate::model::{CacheTtl, ModelRequest, PromptCache};
+    use crate::model::{BodyCache, CacheTtl, ModelRequest, PromptCache};
     use crate::providers::anthropic::wire::MessagesRequest;
     use crate::providers::anthropic::{Anthropic, PROVIDER};
     use crate::tool::ToolDefinition;
@@ -813,11 +813,15 @@ mod body_tests {
                 json!({"type": "object", "properties": {"q": {"type": "string"}}}),
             ),
         ];
+        let cache = BodyCache::default();
         let mut conversation = Conversation::new();
         let mut prefixes = Vec::new();
         for turn in 0..6 {
             conversation.push_user(format!("question {turn}"));
-            let request = ModelRequest::new(conversation.messages()).with_system("Be brief.").with_tools(&tools);
+            let request = ModelRequest::new(conversation.messages())
+                .with_system("Be brief.")
+                .with_tools(&tools)
+                .with_body_cache(&cache);
             let body = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
             assert!(body.matches("cache_control").count() <= 4, "{body}");
             assert_eq!(body.matches("cache_control").count(), 2, "{body}");
@@ -838,11 +842,15 @@ mod body_tests {
     fn wide_iterations_mark_where_the_previous_call_ended() {
         let tools = [ToolDefinition::from_schema("lookup", "Look up.", json!({"type": "object"}))];
         for model in models() {
+            let cache = BodyCache::default();
             let mut conversation = Conversation::new();
             conversation.push_user("Look everything up.");
             let mut previous: Option<String> = None;
             for iteration in 0..4 {
-                let request = ModelRequest::new(conversation.messages()).with_system("S").with_tools(&tools);
+                let request = ModelRequest::new(conversation.messages())
+                    .with_system("S")
+                    .with_tools(&tools)
+                    .with_body_cache(&cache);
                 let body = String::from_utf8(model.body(&request, false).unwrap().to_vec()).unwrap();
                 let copies = conversation.messages().to_vec();
                 let fresh = model.body(&ModelRequest::new(&copies).with_system("S").with_tools(&tools), false).unwrap();

@@ -1,5 +1,5 @@
 //! Writing a request body in pieces: the format's fields by serde, the
-//! messages from the model's [`BodyCache`](super::body_cache::BodyCache).
+//! messages from the run's [`BodyCache`](crate::model::BodyCache).
 //! Every piece is written by `serde_json`, so the bytes are those of
 //! serialising the whole request at once. The messages the cache already
 //! holds are not copied into the body: the body is a list of chunks, some

@@ -14,7 +14,7 @@ use super::retry::RetryPolicy;
 use super::secret::Secret;
 use super::shared::Shared;
 use super::transport::Recorder;
-use super::{DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, body_cache::BodyCache, process_env};
+use super::{DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, EnvLookup, process_env};
 use crate::build_error::BuildError;
 use crate::reasoning::ReasoningConfig;
 
@@ -245,7 +245,7 @@ impl<W: WireFormat> HttpModelBuilder<W> {
             W::error_body,
         )?;
         Ok(HttpModel {
-            shared: Arc::new(Shared { http, format: self.format, bodies: BodyCache::default() }),
+            shared: Arc::new(Shared { http, format: self.format, renderer: crate::model::body_cache::new_renderer() }),
             model: self.model.unwrap_or_else(|| W::DEFAULT_MODEL.to_owned()),
             max_tokens: self.max_tokens.or(W::DEFAULT_MAX_TOKENS),
             temperature: self.temperature,

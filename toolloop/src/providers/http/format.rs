@@ -14,8 +14,9 @@
 //!   data, written in the head or tail, never in cached message bytes.
 //! - Reasoning settings: fields of the format value, set by builder setters
 //!   on `HttpModelBuilder<ThatFormat>`. A setting that changes how messages
-//!   render (replaying signed reasoning blocks, say) lives there, so each
-//!   model's cache is right for it by construction; a per-request setting
+//!   render (replaying signed reasoning blocks, say) lives there, so the
+//!   bytes each model renders into a run's cache are right for it by
+//!   construction; a per-request setting
 //!   goes in the head or tail.
 //! - Prompt-cache breakpoints: on the system prompt and tools, written in the
 //!   head or tail; the one that moves with the end of the conversation falls

@@ -1,10 +1,11 @@
 //! One HTTP model for every wire format: the client, retries, timeouts,
-//! secrets, tracing, error mapping and the body cache live here once; a
-//! provider module adds only its wire format ([`WireFormat`]).
+//! secrets, tracing, error mapping and the reuse of a run's rendered
+//! messages live here once; a provider module adds only its wire format
+//! ([`WireFormat`]).
 //!
 //! A request flows one way: [`HttpModel::complete`](crate::Model::complete)
 //! opens the call's trace (`trace`), the format writes the body (`format`,
-//! `body`) with the messages from the model's cache (`body_cache`), the
+//! `body`) with the messages from the run's cache (`body_cache`), the
 //! client posts it with retries (`client`, `retry`) and maps failures to
 //! typed errors (`error`), and the format parses the response.
 

@@ -1,4 +1,4 @@
-//! The model every HTTP provider is: one client, one wire format, one cache.
+//! The model every HTTP provider is: one client, one wire format.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -11,6 +11,7 @@ use futures_util::{Stream, StreamExt as _};
 use tracing::Instrument as _;
 
 use super::body::{Body, BodyOut, WireBody};
+use super::body_cache;
 use super::decoder::decode_frames;
 use super::events::{Frames, Opened};
 use super::format::{CallSettings, Framing, WireFormat};
@@ -107,9 +108,11 @@ impl<W: WireFormat> HttpModel<W> {
     /// The request body for `request`.
     pub(crate) fn body(&self, request: &ModelRequest<'_>, stream: bool) -> serde_json::Result<WireBody> {
         let call = self.call_settings(request, stream);
-        let Shared { format, bodies, .. } = &*self.shared;
+        let Shared { format, renderer, .. } = &*self.shared;
         let tools_offered = !request.tools.is_empty();
-        let mut messages = |out: &mut BodyOut| bodies.write(format, request.messages, tools_offered, out);
+        let mut messages = |out: &mut BodyOut| {
+            body_cache::write(request.body_cache, *renderer, format, request.messages, tools_offered, out)
+        };
         let mut body = Body::new(&mut messages);
         format.write_body(call, request, &mut body)?;
         Ok(body.finish())
@@ -132,11 +135,15 @@ impl<W: WireFormat> HttpModel<W> {
         &self.shared.format
     }
 
-    /// How many runs the cache rendered for the conversation starting with
-    /// `first`, and how many messages that covers.
+    /// How many runs this model rendered into `cache` for the messages
+    /// starting with `first`, and how many messages that covers.
     #[cfg(test)]
-    pub(crate) fn cache_stats(&self, first: &crate::message::Message) -> Option<(usize, usize)> {
-        self.shared.bodies.stats(first)
+    pub(crate) fn cache_stats(
+        &self,
+        cache: &crate::model::BodyCache,
+        first: &crate::message::Message,
+    ) -> Option<(usize, usize)> {
+        cache.stats(self.shared.renderer, first.stamp()?)
     }
 
     async fn call(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {

@@ -260,8 +260,12 @@ mod tests {
             .with_provider("openai-responses"),
         );
         conversation.push(Message::from_tool_results([ToolResult::success("call_1", "sunny")]));
+        let cache = crate::model::BodyCache::default();
         for _ in 0..2 {
-            let request = ModelRequest::new(conversation.messages()).with_system("be brief").with_tools(&tools);
+            let request = ModelRequest::new(conversation.messages())
+                .with_system("be brief")
+                .with_tools(&tools)
+                .with_body_cache(&cache);
             let reference = render(&ResponsesInputs::from_request(
                 "gpt-5.1",
                 None,
