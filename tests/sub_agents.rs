@@ -253,6 +253,48 @@ async fn a_kept_conversation_lasts_for_one_parent_run() {
     assert_eq!(texts(2), ["three"], "a new parent run starts afresh");
 }
 
+/// A sub-run that pauses (its call waits for the caller) cannot be resumed
+/// by anyone: the tool call is an error result, and the kept conversation
+/// answers the waiting call as not executed, so that the next call of the
+/// tool goes on from it instead of being refused.
+#[tokio::test]
+async fn a_kept_conversation_goes_on_after_its_sub_run_paused() {
+    let location = ToolDefinition::from_schema("location", "The user's location.", json!({"type": "object"}));
+    let researcher_model =
+        ScriptedModel::new().respond(calls([call("l1", "location", json!({}))])).respond(text("second", 1, 1));
+    let researcher =
+        Agent::builder().name("researcher").model(researcher_model.clone()).external_tool(location).build().unwrap();
+    let orchestrator_model = ScriptedModel::new()
+        .respond(calls([research("r1", "one")]))
+        .respond(calls([research("r2", "two")]))
+        .respond(text("done", 1, 1));
+    let orchestrator = Agent::builder()
+        .model(orchestrator_model)
+        .tool_dyn(researcher.as_tool("research", "Research.").keep_conversation().into())
+        .build()
+        .unwrap();
+
+    let mut conversation = ask("go");
+    let done = orchestrator.run(&mut conversation).await.unwrap();
+    assert_eq!(done.output, "done");
+    let results: Vec<&toolloop::ToolResult> = conversation.iter().flat_map(toolloop::Message::tool_results).collect();
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        results[0].content,
+        "agent `researcher` ended without a result (deferred): its calls of `location` wait for approval or for the \
+         caller, which no one can give inside a tool call; they were not executed"
+    );
+    assert!(!results[1].is_error() && results[1].content.contains("second"), "{:?}", results[1]);
+
+    // The second call continued the kept conversation, its waiting call answered.
+    let second = &researcher_model.requests()[1].messages;
+    assert_eq!(second.len(), 4, "{second:?}");
+    let answer = second[2].tool_results().next().expect("the waiting call is answered");
+    assert_eq!((answer.call_id.as_str(), answer.failure), ("l1", Some(FailureKind::NotExecuted)));
+    assert!(answer.content.contains("a sub-run cannot wait"), "{answer:?}");
+    assert_eq!(second[3].text(), "two");
+}
+
 #[tokio::test]
 async fn cancelling_the_parent_cancels_the_sub_run_and_keeps_its_usage() {
     let cancel = CancellationToken::new();

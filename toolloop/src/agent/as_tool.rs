@@ -16,7 +16,7 @@ use super::output::AgentOutput;
 use super::sub_run::{Nested, Setup, Watch};
 use crate::cancel::BoxFuture;
 use crate::conversation::Conversation;
-use crate::run::RunLink;
+use crate::run::{RunLink, abandon_pending};
 use crate::tool::arguments::{normalize, parse_arguments};
 use crate::tool::{DynTool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -50,6 +50,9 @@ pub struct Prompt {
 ///   A sub-run that fails (its own limits, a model error, validation
 ///   exhausted) becomes an error result naming its
 ///   [termination](crate::run::Termination), which the parent model reads.
+///   A sub-run cannot pause: calls of its own that wait for approval or
+///   for the caller are answered as not executed and the call is an error
+///   result naming them (a kept conversation goes on from there).
 /// - **Conversation.** Fresh for every call by default;
 ///   [`keep_conversation`](Self::keep_conversation) keeps one across the
 ///   calls of this tool within one parent run.
@@ -331,6 +334,21 @@ where
                         .map_err(|error| format!("agent `{}`'s output did not serialise: {error}", setup.agent)),
                     metadata: done.metadata,
                 },
+                Err(error) if error.is_deferred() => {
+                    // No one can resolve the calls of a sub-run: they are
+                    // given up, so that a kept conversation goes on.
+                    abandon_pending(conversation, "a sub-run cannot wait for its calls to be resolved");
+                    let tools: Vec<&str> =
+                        error.deferred_calls().iter().map(|waiting| waiting.call.name.as_str()).collect();
+                    let message = format!(
+                        "agent `{}` ended without a result ({}): its calls of {} wait for approval or for the caller, \
+                         which no one can give inside a tool call; they were not executed",
+                        setup.agent,
+                        error.termination().name(),
+                        tools.iter().map(|tool| format!("`{tool}`")).collect::<Vec<_>>().join(", ")
+                    );
+                    Nested { result: Err(message), metadata: error.into_metadata() }
+                }
                 Err(error) => {
                     let mut message = format!(
                         "agent `{}` ended without a result ({}): {error}",

@@ -64,6 +64,7 @@ pub(crate) use engine::Engine;
 pub(crate) use link::RunLink;
 pub(crate) use outcome::{RunError, RunOutput, Stop};
 pub(crate) use output_stream::OutputSource;
+pub(crate) use pending::abandon_pending;
 pub(crate) use resume::Resume;
 pub(crate) use segment::{Segment, Setup};
 pub(crate) use sink::EventSink;

@@ -48,3 +48,23 @@ pub(crate) fn append_results(
         .collect();
     conversation.push(Message::from_tool_results(results));
 }
+
+/// Gives up a paused run's batch: the calls still waiting are answered as
+/// not executed (`why`), beside the answers the batch already had, so the
+/// conversation holds no pending calls and can be run again. A conversation
+/// that is not paused is left as it is.
+pub(crate) fn abandon_pending(conversation: &mut Conversation, why: &str) {
+    let Some(pending) = conversation.pending().cloned() else { return };
+    conversation.set_pending(None);
+    let calls: Vec<ToolCall> = conversation.last().map(|last| last.tool_calls().cloned().collect()).unwrap_or_default();
+    let results = calls
+        .iter()
+        .map(|call| {
+            let answered = pending.answered.iter().find(|result| result.call_id == call.id).cloned();
+            Some(answered.unwrap_or_else(|| {
+                ToolResult::failure(&call.id, FailureKind::NotExecuted, format!("not executed: {why}"))
+            }))
+        })
+        .collect();
+    append_results(conversation, &calls, results, None);
+}
