@@ -260,8 +260,9 @@ async fn a_kept_conversation_lasts_for_one_parent_run() {
 #[tokio::test]
 async fn a_kept_conversation_goes_on_after_its_sub_run_paused() {
     let location = ToolDefinition::from_schema("location", "The user's location.", json!({"type": "object"}));
-    let researcher_model =
-        ScriptedModel::new().respond(calls([call("l1", "location", json!({}))])).respond(text("second", 1, 1));
+    let researcher_model = ScriptedModel::new()
+        .respond(calls([call("l1", "location", json!({})), call("l2", "location", json!({"precise": true}))]))
+        .respond(text("second", 1, 1));
     let researcher =
         Agent::builder().name("researcher").model(researcher_model.clone()).external_tool(location).build().unwrap();
     let orchestrator_model = ScriptedModel::new()
@@ -289,9 +290,12 @@ async fn a_kept_conversation_goes_on_after_its_sub_run_paused() {
     // The second call continued the kept conversation, its waiting call answered.
     let second = &researcher_model.requests()[1].messages;
     assert_eq!(second.len(), 4, "{second:?}");
-    let answer = second[2].tool_results().next().expect("the waiting call is answered");
-    assert_eq!((answer.call_id.as_str(), answer.failure), ("l1", Some(FailureKind::NotExecuted)));
-    assert!(answer.content.contains("a sub-run cannot wait"), "{answer:?}");
+    let answers: Vec<_> = second[2].tool_results().collect();
+    assert_eq!(answers.len(), 2, "both waiting calls are answered: {answers:?}");
+    for (answer, id) in answers.iter().zip(["l1", "l2"]) {
+        assert_eq!((answer.call_id.as_str(), answer.failure), (id, Some(FailureKind::NotExecuted)));
+        assert!(answer.content.contains("a sub-run cannot wait"), "{answer:?}");
+    }
     assert_eq!(second[3].text(), "two");
 }
 

@@ -1,5 +1,5 @@
 //! The requests a tool loop sends as its conversation grows (rendered with the
-//! model's cache of the messages it already sent) are byte for byte the
+//! run's cache of the messages it already sent) are byte for byte the
 //! requests the same model sends for copies of the same messages, which it
 //! renders from scratch, for every provider.
 

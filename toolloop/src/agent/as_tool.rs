@@ -51,8 +51,10 @@ pub struct Prompt {
 ///   exhausted) becomes an error result naming its
 ///   [termination](crate::run::Termination), which the parent model reads.
 ///   A sub-run cannot pause: calls of its own that wait for approval or
-///   for the caller are answered as not executed and the call is an error
-///   result naming them (a kept conversation goes on from there).
+///   for the caller are answered as not executed, and so are the calls of
+///   their batch held back with them (a typed sub-agent's output call
+///   among them), and the call is an error result naming the tools that
+///   waited; a kept conversation goes on from there.
 /// - **Conversation.** Fresh for every call by default;
 ///   [`keep_conversation`](Self::keep_conversation) keeps one across the
 ///   calls of this tool within one parent run.
@@ -262,6 +264,9 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
                 fresh = Conversation::new();
                 &mut fresh
             };
+            // A kept conversation recorded paused (by a version before sub-runs
+            // gave their waiting calls up) is given up the same way first.
+            abandon_pending(conversation, GIVEN_UP);
             conversation.push_user(message);
             let setup = Setup::new(context.as_ref(), agent);
             let watch = Watch::new(&setup, context.as_ref(), agent);
@@ -290,6 +295,9 @@ impl<I> AgentTool<I> {
         )
     }
 }
+
+/// Why a sub-run's waiting calls were not executed.
+const GIVEN_UP: &str = "a sub-run cannot wait for its calls to be resolved";
 
 /// An agent of any output type, as an agent tool runs it.
 pub(super) trait SubAgent: Send + Sync {
@@ -337,9 +345,14 @@ where
                 Err(error) if error.is_deferred() => {
                     // No one can resolve the calls of a sub-run: they are
                     // given up, so that a kept conversation goes on.
-                    abandon_pending(conversation, "a sub-run cannot wait for its calls to be resolved");
-                    let tools: Vec<&str> =
-                        error.deferred_calls().iter().map(|waiting| waiting.call.name.as_str()).collect();
+                    abandon_pending(conversation, GIVEN_UP);
+                    // The calls that wait on someone (not those held back with them), each tool once.
+                    let mut tools: Vec<&str> = Vec::new();
+                    for waiting in error.deferred_calls().iter().filter(|waiting| waiting.reason.needs_resolution()) {
+                        if !tools.contains(&waiting.call.name.as_str()) {
+                            tools.push(&waiting.call.name);
+                        }
+                    }
                     let message = format!(
                         "agent `{}` ended without a result ({}): its calls of {} wait for approval or for the caller, \
                          which no one can give inside a tool call; they were not executed",

@@ -11,13 +11,12 @@
 // Read and written only by the HTTP providers; without them a run lends an empty cache.
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
-use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// How many renderings a run keeps at once: one per model it sends to (a
-/// fallback chain, a compaction model) and message list it starts from.
+/// fallback chain's models, say).
 const ENTRIES: usize = 4;
 
 /// The rendered settled messages of one run's requests.
@@ -56,12 +55,14 @@ impl BodyCache {
         Some(entries.swap_remove(index))
     }
 
-    /// Keeps `entry` for the next request, in place of any rendering of the
-    /// same messages by the same renderer; the oldest goes when the cache is
-    /// full.
+    /// Keeps `entry` for the next request, in place of the renderer's
+    /// rendering of other messages (a run's requests to one model start
+    /// from one message until a compaction replaces the history, whose
+    /// old rendering no request reads again); the oldest goes when the
+    /// cache is full.
     pub(crate) fn put(&self, entry: Rendered) {
         let mut entries = self.lock();
-        entries.retain(|kept| kept.renderer != entry.renderer || kept.first != entry.first);
+        entries.retain(|kept| kept.renderer != entry.renderer);
         if entries.len() == ENTRIES {
             entries.remove(0);
         }
@@ -82,14 +83,6 @@ impl BodyCache {
         let entries = self.lock();
         let entry = entries.iter().find(|entry| entry.renderer == renderer && entry.first == first)?;
         Some((entry.run_renders, entry.messages))
-    }
-}
-
-impl fmt::Debug for BodyCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let entries = self.lock();
-        let bytes: usize = entries.iter().map(|entry| entry.json.len()).sum();
-        f.debug_struct("BodyCache").field("entries", &entries.len()).field("bytes", &bytes).finish()
     }
 }
 
@@ -123,15 +116,18 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_keeps_a_few_renderings_and_one_per_key() {
+    fn the_cache_keeps_one_rendering_per_renderer_for_a_few_renderers() {
         let cache = BodyCache::default();
         for renderer in 1..=ENTRIES as u64 + 2 {
             cache.put(entry(renderer, 10));
         }
-        cache.put(entry(ENTRIES as u64 + 2, 10));
         assert_eq!(cache.lock().len(), ENTRIES);
         assert!(cache.take(1, NonZeroU64::new(10).unwrap()).is_none(), "the oldest went");
-        assert!(cache.take(ENTRIES as u64 + 2, NonZeroU64::new(10).unwrap()).is_some());
-        assert_eq!(format!("{cache:?}"), format!("BodyCache {{ entries: {}, bytes: 0 }}", ENTRIES - 1));
+        // A rendering of other messages (a compacted history) replaces the renderer's old one.
+        let last = ENTRIES as u64 + 2;
+        cache.put(entry(last, 20));
+        assert_eq!(cache.lock().len(), ENTRIES);
+        assert!(cache.take(last, NonZeroU64::new(10).unwrap()).is_none());
+        assert!(cache.take(last, NonZeroU64::new(20).unwrap()).is_some());
     }
 }

@@ -1,6 +1,7 @@
 //! What a model is asked.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use super::body_cache::BodyCache;
 use super::{PromptCache, ReasoningConfig, ResponseSchema};
@@ -10,7 +11,7 @@ use crate::tool::ToolDefinition;
 
 /// What a model is asked: borrowed from the run, so building a request copies
 /// nothing.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ModelRequest<'a> {
     /// The system prompt.
@@ -39,6 +40,23 @@ pub struct ModelRequest<'a> {
     /// Where the run keeps the wire bytes of the messages it has sent, for
     /// a model that renders them to reuse (`None`: render every message).
     pub(crate) body_cache: Option<&'a BodyCache>,
+}
+
+impl fmt::Debug for ModelRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The run's body cache is how the request is sent, not what it asks.
+        f.debug_struct("ModelRequest")
+            .field("system", &self.system)
+            .field("messages", &self.messages)
+            .field("tools", &self.tools)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("strict_tools", &self.strict_tools)
+            .field("prompt_cache", &self.prompt_cache)
+            .field("reasoning", &self.reasoning)
+            .field("response_schema", &self.response_schema)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> ModelRequest<'a> {

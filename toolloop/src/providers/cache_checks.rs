@@ -1,5 +1,5 @@
-//! Checks every wire format runs on its request bodies: built with the
-//! model's body cache, they are byte for byte the bodies built from scratch,
+//! Checks every wire format runs on its request bodies: built with a run's
+//! body cache, they are byte for byte the bodies built from scratch,
 //! and the bodies of serialising the whole request at once; and no change to
 //! the messages that the public API allows makes the cache send stale bytes.
 
@@ -213,8 +213,8 @@ pub(crate) type Reference<'r, W> = &'r dyn Fn(&HttpModel<W>, &ModelRequest<'_>) 
 /// Grows every shape one message at a time on one conversation and, at each
 /// step and under varied request settings, on each of `models` in turn (as
 /// a run that switches models), checks that the body built with the cache
-/// equals the body built without it and `reference`. Then checks that the
-/// cache of each model rendered each settled run exactly once.
+/// equals the body built without it and `reference`. Then checks that each
+/// model rendered each settled run into the cache exactly once.
 pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Reference<'_, W>) {
     let tools = tools();
     for (name, messages) in shapes().into_iter().chain(random_shapes()) {

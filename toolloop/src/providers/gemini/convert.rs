@@ -138,7 +138,7 @@ impl Format for GeminiGenerateContent {
 
     /// `systemInstruction`, `contents`, then the tools and the generation
     /// settings: what changes from request to request is written around
-    /// the contents, whose bytes the model's cache reuses.
+    /// the contents, whose bytes the run's cache reuses.
     fn write_body(&self, call: CallSettings<'_>, request: &ModelRequest<'_>, body: &mut Body<'_>) -> BodyResult {
         let system = request.system.filter(|system| !system.is_empty());
         body.open(&RequestHead {

@@ -32,9 +32,9 @@ use crate::model::{
 ///
 /// Every call runs in a `model_call` tracing span, retries as its
 /// [`RetryPolicy`](crate::providers::RetryPolicy) says, maps the API's error
-/// bodies to typed [`ModelError`]s, and renders only what is new in the
-/// conversation: the wire bytes of messages already sent are kept (up to a
-/// few tens of MiB per model, shared by its clones) and reused.
+/// bodies to typed [`ModelError`]s, and, in a run, renders only what is new
+/// in the conversation: the wire bytes of the messages the run has already
+/// sent are kept for the run's later requests and dropped when it ends.
 ///
 /// Clones share the connection pool. `Debug` never shows the API key.
 pub struct HttpModel<W> {
