@@ -53,7 +53,8 @@ const PENDING: &str = "pending";
 /// sends itself an `expire` for the call, delayed by the timeout: the
 /// decisions on one key run one at a time, so whichever of a reviewer's
 /// decision and the timeout comes first decides the call, and the other
-/// finds nothing pending (an `approve` is then a 404).
+/// finds nothing pending (an `approve` is then a 404). A run whose
+/// invocation is cancelled while it waits withdraws its call the same way.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ToolApprovals;
 
@@ -170,15 +171,23 @@ macro_rules! wait_in {
                 awakeable_id: awakeable_id.clone(),
             };
             let approvals = || ctx.object_client::<ToolApprovalsClient>(key.clone());
+            let expiry =
+                |reason| ApprovalExpiry { call_id: call.id.clone(), awakeable_id: awakeable_id.clone(), reason };
             approvals().add(Json(pending)).send();
             if let Some(timeout) = timeout {
                 // The timeout is decided where the reviewers' decisions
                 // are, one at a time with them: whichever comes first
                 // completes the promise.
-                let expiry = ApprovalExpiry { call_id: call.id.clone(), awakeable_id, reason: timed_out(timeout) };
-                approvals().expire(Json(expiry)).send_after(timeout);
+                approvals().expire(Json(expiry(timed_out(timeout)))).send_after(timeout);
             }
-            decision.await.map(Json::into_inner)
+            let decision = decision.await;
+            if decision.is_err() {
+                // The run stopped waiting (its invocation was cancelled):
+                // the call is no longer pending, and a reviewer's decision
+                // now finds nothing to decide.
+                approvals().expire(Json(expiry(STOPPED_WAITING.to_owned()))).send();
+            }
+            decision.map(Json::into_inner)
         }
     };
 }
@@ -186,6 +195,9 @@ macro_rules! wait_in {
 wait_in!(wait_in_service, Context);
 wait_in!(wait_in_object, ObjectContext);
 wait_in!(wait_in_workflow, WorkflowContext);
+
+/// Why a call is no longer pending when its run stops waiting for it.
+const STOPPED_WAITING: &str = "the run stopped waiting for the decision";
 
 /// What the model is told when nobody decided in time.
 fn timed_out(timeout: Duration) -> String {

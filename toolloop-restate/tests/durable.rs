@@ -515,6 +515,18 @@ async fn a_cancelled_invocation_ends_the_run_cancelled() {
     let result = &messages[2]["content"][0];
     assert_eq!(result["call_id"], "p9", "{conversation}");
     assert_eq!(result["failure"], "not_executed", "{conversation}");
+    // The cancelled run withdrew its call: a reviewer finds nothing to decide.
+    let started = Instant::now();
+    loop {
+        let (status, list) = restate.call_empty("ToolApprovals/carol/list").await;
+        if status == 200 && list.as_array().is_some_and(Vec::is_empty) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{}", diagnosis(&restate, &invocation).await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, body) = restate.call("ToolApprovals/carol/approve", &json!({"call_id": "p9"})).await;
+    assert_eq!(status, 404, "{body}");
     assert!(lines(&files.published).is_empty());
     drop(worker);
 }
