@@ -870,6 +870,53 @@ async fn a_kept_conversation_goes_on_after_a_pause() {
     assert_eq!(texts, ["one", "first", "two"], "the call after the pause continues the conversation before it");
 }
 
+/// Under a journal, each call of an agent tool that keeps its conversation
+/// records only the messages it added (the records of a run's calls grow
+/// with the conversation, not with its square), and a replay puts them
+/// back together for the next live call.
+#[tokio::test]
+async fn a_kept_conversations_calls_record_only_what_they_added() {
+    use toolloop::run::journal::MemoryJournal;
+
+    let orchestrator = |orchestrator_model: ScriptedModel, researcher_model: &ScriptedModel| {
+        Agent::builder()
+            .model(orchestrator_model)
+            .tool_dyn(named("researcher", researcher_model).as_tool("research", "Research.").keep_conversation().into())
+            .build()
+            .unwrap()
+    };
+    let asks = ["one", "two", "three"];
+    let mut script = ScriptedModel::new();
+    for (n, ask) in asks.iter().enumerate() {
+        script = script.respond(calls([research(&format!("r{}", n + 1), ask)]));
+    }
+    let researcher_model =
+        ScriptedModel::new().respond(text("1", 1, 1)).respond(text("2", 1, 1)).respond(text("3", 1, 1));
+    let journal = IssuedJournal::new(MemoryJournal::new(), false);
+    let cancel = CancellationToken::new();
+    orchestrator(script.respond(text("done", 1, 1)), &researcher_model)
+        .run_journaled(&mut ask("go"), &journal, &cancel)
+        .await
+        .unwrap();
+    let records: Vec<Value> =
+        journal.executions().iter().map(|execution| execution["nested"]["kept"].clone()).collect();
+    assert_eq!(records.len(), 3);
+    for (n, record) in records.iter().enumerate() {
+        assert_eq!(record["from"], 2 * n, "{record}");
+        let texts: Vec<&str> =
+            record["messages"].as_array().unwrap().iter().map(|m| m["content"][0]["text"].as_str().unwrap()).collect();
+        assert_eq!(texts, [asks[n], &(n + 1).to_string()], "{record}");
+    }
+
+    // A crash after the second call: both calls replay, the third runs live on what they left.
+    let replay = MemoryJournal::replay_first(&journal.inner, 4);
+    let live_researcher = ScriptedModel::new().respond(text("3", 1, 1));
+    let live = ScriptedModel::new().respond(calls([research("r3", "three")])).respond(text("done", 1, 1));
+    orchestrator(live, &live_researcher).run_journaled(&mut ask("go"), &replay, &cancel).await.unwrap();
+    let texts: Vec<String> = live_researcher.requests()[0].messages.iter().map(toolloop::Message::text).collect();
+    assert_eq!(texts, ["one", "1", "two", "2", "three"]);
+}
+
 /// A journaled run replayed after a crash between two calls of an agent
 /// tool that keeps its conversation: the replayed first call (whose
 /// sub-run does not run again) leaves the kept conversation as it left it,

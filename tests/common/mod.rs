@@ -178,11 +178,13 @@ pub struct IssuedJournal {
     pub parallel: bool,
     /// The steps' names, as issued.
     names: std::sync::Mutex<Vec<String>>,
+    /// The tool executions the steps gave back, as JSON.
+    executions: std::sync::Mutex<Vec<serde_json::Value>>,
 }
 
 impl IssuedJournal {
     pub fn new(inner: toolloop::run::journal::MemoryJournal, parallel: bool) -> Self {
-        Self { inner, parallel, names: std::sync::Mutex::default() }
+        Self { inner, parallel, names: std::sync::Mutex::default(), executions: std::sync::Mutex::default() }
     }
 
     fn issue(&self, step: &toolloop::run::journal::Step<'_>) {
@@ -192,6 +194,13 @@ impl IssuedJournal {
     /// The names of the steps issued so far, in order.
     pub fn issued(&self) -> Vec<String> {
         self.names.lock().unwrap().clone()
+    }
+
+    /// The tool executions the steps gave back so far (recorded or
+    /// replayed), as JSON, in the order they finished.
+    #[allow(dead_code)] // not every test file reads them
+    pub fn executions(&self) -> Vec<serde_json::Value> {
+        self.executions.lock().unwrap().clone()
     }
 }
 
@@ -220,7 +229,14 @@ impl toolloop::run::journal::Journal for IssuedJournal {
         execute: toolloop::model::BoxFuture<'a, Result<toolloop::tool::ToolExecution, toolloop::Cancelled>>,
     ) -> toolloop::model::BoxFuture<'a, Result<toolloop::tool::ToolExecution, toolloop::Cancelled>> {
         self.issue(&step);
-        self.inner.tool_execution(step, execute)
+        let execution = self.inner.tool_execution(step, execute);
+        Box::pin(async move {
+            let execution = execution.await;
+            if let Ok(done) = &execution {
+                self.executions.lock().unwrap().push(serde_json::to_value(done).unwrap());
+            }
+            execution
+        })
     }
 
     fn approval<'a>(

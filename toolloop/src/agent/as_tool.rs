@@ -16,6 +16,7 @@ use super::output::AgentOutput;
 use super::sub_run::{Nested, Setup, Watch};
 use crate::cancel::BoxFuture;
 use crate::conversation::Conversation;
+use crate::message::Message;
 use crate::run::{RunLink, abandon_pending};
 use crate::tool::arguments::{normalize, parse_arguments};
 use crate::tool::{DynTool, ToolContext, ToolDefinition, ToolError, ToolOutput};
@@ -264,6 +265,8 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
                 fresh = Conversation::new();
                 &mut fresh
             };
+            // Where this call takes the conversation up, for a journal's record.
+            let taken = (conversation.len(), conversation.last().and_then(Message::stamp));
             // A kept conversation recorded paused (by a version before sub-runs
             // gave their waiting calls up) is given up the same way first.
             abandon_pending(conversation, GIVEN_UP);
@@ -274,7 +277,7 @@ impl<I: DeserializeOwned + Send + Sync + 'static> DynTool for AgentTool<I> {
             let Nested { result, metadata } = nested;
             if let (Some(run), Some(context)) = (run.filter(|run| run.journaled), &context) {
                 // Copied while the conversation is still this call's.
-                run.sub_runs.leave(context.call_id(), &self.definition.name, conversation.clone());
+                run.sub_runs.leave(context.call_id(), &self.definition.name, conversation, taken);
             }
             watch.finished(metadata);
             result.map(ToolOutput::new).map_err(ToolError::Failed)

@@ -354,7 +354,7 @@ pub struct ToolExecution {
 /// What a journaled call of an agent used as a tool leaves in the run
 /// beside its result, recorded with it so that a replayed call (whose
 /// sub-run does not run again) restores it: the sub-runs it started, and
-/// the conversation the tool keeps, as the call left it. As JSON: the run
+/// what it added to the conversation the tool keeps. As JSON: the run
 /// layer's types are not the tool layer's.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Nested {

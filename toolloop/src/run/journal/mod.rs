@@ -290,8 +290,8 @@ impl<'j> Steps<'j> {
     }
 
     /// [`Journal::tool_execution`] of `call`. Through a journal, what the
-    /// call left in `nested` (the sub-runs it started, the copy of the
-    /// conversation its agent tool keeps) is recorded with its execution
+    /// call left in `nested` (the sub-runs it started, the messages it added
+    /// to the conversation its agent tool keeps) is recorded with its execution
     /// and applied again from it, so that a replayed call, which starts no
     /// sub-run, still counts them and leaves the kept conversation as the
     /// call did.
@@ -330,7 +330,7 @@ impl<'j> Steps<'j> {
                 }
             }
             // A call that ran left its kept conversation as it is; a
-            // replayed one sets it as the call left it.
+            // replayed one adds to it what the call added.
             if let Some(kept) = kept.filter(|_| !started.load(Ordering::SeqCst)) {
                 match serde_json::from_value(kept) {
                     Ok(kept) => nested.keep(kept),
