@@ -588,6 +588,94 @@ async fn replay_chat(url: &str, cassette: &Cassette, question: &str, calls: Opti
     Some(message)
 }
 
+/// A recording that fails (its test panics: a wrong key, an API error)
+/// leaves the cassette that was there as it was, and so does one that
+/// recorded nothing; a good recording replaces it whole, with no partial
+/// file left beside it.
+#[test]
+fn a_failed_recording_keeps_the_cassette_it_would_replace() {
+    let (path, _) = record_chat("kept_on_failure", None);
+    let good = std::fs::read_to_string(&path).unwrap();
+    assert!(good.contains("\"interactions\""), "{good}");
+
+    let failed = std::thread::spawn({
+        let path = path.clone();
+        move || {
+            runtime().block_on(async {
+                let server = TestServer::start_with(chat_fake()).await;
+                let cassette = Cassette::record(&path).unwrap();
+                let mut conversation = Conversation::new();
+                conversation.push_user("Something else entirely");
+                let _ =
+                    cities::agent(gpt(&server.url(), Some(CANARY_KEY), &cassette), None).run(&mut conversation).await;
+                assert!(cassette.played() > 0, "the run recorded its exchanges");
+                panic!("the test failed after recording");
+            });
+        }
+    })
+    .join();
+    assert!(failed.is_err());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), good, "the failed recording was not written");
+
+    Cassette::record(&path).unwrap().finish().unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), good, "an empty recording leaves the file");
+
+    let (path, _) = record_chat("kept_on_failure", Some(1));
+    assert_ne!(std::fs::read_to_string(&path).unwrap(), good, "a finished recording replaces it");
+    let partial = path.with_extension("json.partial");
+    assert!(!partial.exists(), "no partial file is left: {}", partial.display());
+}
+
+/// An extra header that is not a credential (a gateway's `HTTP-Referer`,
+/// `openai-beta`) is not a secret to a cassette: the text it also appears
+/// in is recorded as it is, and a kept header with a changed value fails
+/// the replay.
+#[test]
+fn headers_that_are_not_credentials_are_recorded_as_they_are() {
+    const REFERER: &str = "https://myapp.example";
+    let path = cassette_path("plain_headers");
+    let model = |url: &str, key: Option<&str>, cassette: &Cassette, beta: &str| {
+        let builder = OpenAi::builder().base_url(url).model("gpt-4.1").cassette(cassette);
+        let builder = builder.header("HTTP-Referer", REFERER).header("openai-beta", beta);
+        key.map_or(builder.clone(), |key| builder.api_key(key)).build().unwrap()
+    };
+    let question = format!("{QUESTION} Answer for {REFERER}.");
+    let url = runtime().block_on(async {
+        let server = TestServer::start_with(chat_fake()).await;
+        let cassette = Cassette::record(&path).unwrap();
+        let mut conversation = Conversation::new();
+        conversation.push_user(question.as_str());
+        let _ = cities::agent(model(&server.url(), Some(CANARY_KEY), &cassette, "tools=v1"), None)
+            .run(&mut conversation)
+            .await;
+        cassette.finish().unwrap();
+        server.url()
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(&format!("Answer for {REFERER}.")), "{text}");
+    assert!(text.contains("\"openai-beta\": \"tools=v1\""), "{text}");
+    assert!(!text.contains(CANARY_KEY) && !text.contains("<redacted>"), "{text}");
+
+    runtime().block_on(async {
+        let replay = |beta: &'static str| {
+            let (url, path, question) = (url.clone(), path.clone(), question.clone());
+            async move {
+                let cassette = Cassette::replay(&path).unwrap().allow_unplayed();
+                let mut conversation = Conversation::new();
+                conversation.push_user(question.as_str());
+                let run = cities::agent(model(&url, None, &cassette, beta), None).run(&mut conversation).await;
+                (run.is_ok(), cassette.finish())
+            }
+        };
+        let (ok, finished) = replay("tools=v1").await;
+        assert!(ok && finished.is_ok(), "{finished:?}");
+        let (ok, finished) = replay("tools=v2").await;
+        assert!(!ok);
+        let error = finished.unwrap_err().to_string();
+        assert!(error.contains("/headers/openai-beta: recorded \"tools=v1\", sent \"tools=v2\""), "{error}");
+    });
+}
+
 #[test]
 fn secrets_never_reach_the_cassette() {
     const HEADER_CANARY: &str = "goog-canary-8c1d2e3f4a5b";

@@ -485,14 +485,25 @@ fn redirect_error(provider: &'static str, status: u16, headers: &HeaderMap) -> M
 }
 
 /// The secrets a cassette must never write: the API key, the values of the
-/// user's extra headers, and the password of the base URL. (Headers and
-/// the URL's userinfo are left out of cassettes anyway; these are searched
-/// for wherever else they might turn up.)
+/// user's extra headers whose names mark credentials, and the password of
+/// the base URL. (Headers and the URL's userinfo are left out of cassettes
+/// anyway; these are searched for wherever else they might turn up.) The
+/// values of other headers (`HTTP-Referer`, `X-Title`, `anthropic-beta`)
+/// are recorded as they are, so that the text they also appear in is not
+/// changed and a changed value fails a replay.
 fn secrets(settings: &HttpSettings, url: &reqwest::Url) -> Vec<Secret> {
     let mut secrets: Vec<Secret> = settings.api_key.iter().cloned().collect();
-    secrets.extend(settings.headers.iter().map(|(_, value)| value.clone()));
+    secrets.extend(settings.headers.iter().filter(|(name, _)| is_credential(name)).map(|(_, value)| value.clone()));
     secrets.extend(url.password().map(Secret::new));
     secrets
+}
+
+/// Whether a header of this name carries a credential.
+fn is_credential(name: &str) -> bool {
+    const MARKS: &[&str] =
+        &["auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature"];
+    let name = name.to_ascii_lowercase();
+    MARKS.iter().any(|mark| name.contains(mark))
 }
 
 fn endpoint_url(base_url: &str, path: &str) -> Result<String, BuildError> {

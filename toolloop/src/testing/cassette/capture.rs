@@ -4,8 +4,9 @@
 //! is read or how a client should retry; everything else (`authorization`,
 //! `x-api-key`, `x-goog-api-key`, cookies, the user's own gateway headers)
 //! never reaches the file. The URL loses its userinfo and any key
-//! parameter. The known secrets (the API key, extra header values, the
-//! URL's password) are then searched for in every string that is kept and
+//! parameter. The known secrets (the API key, the values of extra headers
+//! named as credentials, the URL's password) are then searched for in
+//! every string that is kept and
 //! replaced by [`REDACTED`]. Request ids are volatile: they are written as
 //! [`NORMALISED`]. Bodies are otherwise kept byte for byte in meaning:
 //! signatures, encrypted reasoning, tool-call ids and timestamps the client

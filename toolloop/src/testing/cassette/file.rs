@@ -187,7 +187,8 @@ impl File {
     }
 
     /// Writes the cassette to `path` (creating its folder), pretty-printed
-    /// with a final newline.
+    /// with a final newline: into a file beside it, then renamed over it,
+    /// so that a process stopped while writing leaves the old file whole.
     pub(crate) fn save(&self, path: &Path) -> std::io::Result<()> {
         let io = |cause| error::io(path, cause);
         if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
@@ -195,7 +196,14 @@ impl File {
         }
         let mut text = serde_json::to_string_pretty(self).expect("a cassette serialises");
         text.push('\n');
-        std::fs::write(path, text).map_err(io)
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = std::path::PathBuf::from(partial);
+        std::fs::write(&partial, text).map_err(io)?;
+        std::fs::rename(&partial, path).map_err(|cause| {
+            let _ = std::fs::remove_file(&partial);
+            io(cause)
+        })
     }
 }
 

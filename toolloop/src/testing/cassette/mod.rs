@@ -181,9 +181,12 @@ impl Cassette {
         self.tape.counts().0
     }
 
-    /// Ends the test's use of it: in record mode, writes the file; in
-    /// replay, fails when a request did not match (the first such) or, unless
-    /// allowed, when interactions were left unplayed.
+    /// Ends the test's use of it: in record mode, writes the file (in place
+    /// of the old one, whole; a recording with no interaction leaves an
+    /// old file as it is); in replay, fails when a request did not match
+    /// (the first such) or, unless allowed, when interactions were left
+    /// unplayed. Dropped without it, a cassette does the same, unless the
+    /// test is panicking: then a recording is not written.
     pub fn finish(mut self) -> std::io::Result<()> {
         self.finished = true;
         self.check()
@@ -203,13 +206,13 @@ impl Cassette {
 
 impl Drop for Cassette {
     fn drop(&mut self) {
-        if self.finished {
+        // A test that panics keeps the file it had: a failed recording
+        // (a missing key, an API error) never replaces a good one.
+        if self.finished || std::thread::panicking() {
             return;
         }
         let verdict = self.check();
-        if let Err(error) = verdict
-            && !std::thread::panicking()
-        {
+        if let Err(error) = verdict {
             panic!("{error}");
         }
     }

@@ -128,10 +128,12 @@ impl Tape {
         Ok(())
     }
 
-    /// Record: writes the interactions that are complete, in order.
+    /// Record: writes the interactions that are complete, in order, in
+    /// place of the file's (whole, or not at all: see [`File::save`]). A
+    /// recording with none leaves a file that is there as it is.
     pub(super) fn save(&self) {
         let mut state = self.state();
-        let interactions = state
+        let interactions: Vec<_> = state
             .slots
             .iter()
             .filter_map(|slot| match slot {
@@ -139,6 +141,9 @@ impl Tape {
                 Slot::Pending | Slot::Failed => None,
             })
             .collect();
+        if interactions.is_empty() && self.path.exists() {
+            return;
+        }
         if let Err(error) = File::new(interactions).save(&self.path)
             && state.write_error.is_none()
         {
@@ -154,7 +159,6 @@ impl Tape {
 
     fn fill(&self, slot: usize, filled: Slot) {
         self.state().slots[slot] = filled;
-        self.save();
     }
 
     /// Replay: the response recorded for `sent`, the next request.
