@@ -72,7 +72,7 @@ pub use fallback::Fallback;
 pub(crate) use http::client_builder;
 /// What a cassette (`testing`) needs of the HTTP core's seam.
 #[cfg(feature = "http")]
-pub(crate) use http::{BodyStream, Framing, Incoming, Network, Outgoing, Recorder, Secret, Transport};
+pub(crate) use http::{BodyStream, Framing, Incoming, Network, Outgoing, Recorder, Secret, Transport, is_credential};
 #[cfg(feature = "http")]
 pub use http::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT, HttpModel, HttpModelBuilder, RetryPolicy,

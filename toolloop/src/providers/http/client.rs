@@ -46,7 +46,7 @@ impl fmt::Debug for HttpSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpSettings")
             .field("api_key", &self.api_key)
-            .field("base_url", &self.base_url.as_deref().map(redact_userinfo))
+            .field("base_url", &self.base_url.as_deref().map(redact_url))
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
             .field("idle_timeout", &self.idle_timeout)
@@ -57,17 +57,65 @@ impl fmt::Debug for HttpSettings {
     }
 }
 
-/// `url` with the password of its userinfo (if any) replaced by `***`.
-/// Works on text, so that even a URL that does not parse is redacted.
-pub(crate) fn redact_userinfo(url: &str) -> String {
+/// `url` as it may be shown (in `Debug`, errors, logs): the password of
+/// its userinfo replaced by `***`, and the value of every query parameter
+/// but those known to be plain ([`PLAIN_PARAMETERS`]), since gateways take
+/// keys there (`?subscription-key=`, `?sig=`, `?code=`). Works on text, so
+/// that even a URL that does not parse is redacted: when its userinfo
+/// cannot be told apart (a password with a `/`, `?` or `#` in it),
+/// everything up to its last `@` is.
+pub(crate) fn redact_url(url: &str) -> String {
     let Some(start) = url.find("://").map(|index| index + 3) else { return url.to_owned() };
     let rest = &url[start..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let Some(at) = authority.rfind('@') else { return url.to_owned() };
-    match authority[..at].find(':') {
-        Some(colon) => format!("{}:***{}", &url[..start + colon], &url[start + at..]),
-        None => url.to_owned(),
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (userinfo_end, redacted_userinfo) = match rest[..authority_end].rfind('@') {
+        Some(at) => (at, rest[..at].find(':').map(|colon| format!("{}:***", &rest[..colon]))),
+        // An `@` past the authority after a `:` may end a password holding `/`, `?` or `#`.
+        None => match rest.rfind('@') {
+            Some(at) if rest[..at].contains(':') => (at, Some("***".to_owned())),
+            _ => (0, None),
+        },
+    };
+    let mut shown = url[..start].to_owned();
+    let after = match redacted_userinfo {
+        Some(userinfo) => {
+            shown.push_str(&userinfo);
+            &rest[userinfo_end..]
+        }
+        None => rest,
+    };
+    let (before_fragment, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
+    match before_fragment.split_once('?') {
+        Some((path, query)) => {
+            shown.push_str(path);
+            shown.push('?');
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, _)) if !PLAIN_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()) => {
+                        format!("{name}=***")
+                    }
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            shown.push_str(&pairs.join("&"));
+        }
+        None => shown.push_str(before_fragment),
     }
+    shown.push_str(fragment);
+    shown
+}
+
+/// Query parameters whose values are shown: how a response is framed
+/// (Gemini's `alt=sse`) and which API version is asked for (Azure's).
+const PLAIN_PARAMETERS: &[&str] = &["alt", "api-version", "beta"];
+
+/// Whether a header or query parameter of this name carries a credential.
+pub(crate) fn is_credential(name: &str) -> bool {
+    const MARKS: &[&str] =
+        &["auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature", "sig", "code"];
+    let name = name.to_ascii_lowercase();
+    MARKS.iter().any(|mark| name.contains(mark))
 }
 
 /// A configured endpoint of one provider: where to POST, with which headers,
@@ -151,10 +199,8 @@ impl HttpClient {
         parse_error: ErrorBodyParser,
     ) -> Result<Self, BuildError> {
         let url = endpoint_url(base_url, path)?;
-        let parsed_url = reqwest::Url::parse(&url).map_err(|error| BuildError::InvalidBaseUrl {
-            url: redact_userinfo(base_url),
-            reason: error.to_string(),
-        })?;
+        let parsed_url = reqwest::Url::parse(&url)
+            .map_err(|error| BuildError::InvalidBaseUrl { url: redact_url(base_url), reason: error.to_string() })?;
         let mut map = HeaderMap::new();
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         map.insert(ACCEPT, HeaderValue::from_static("application/json"));
@@ -173,10 +219,10 @@ impl HttpClient {
         // A password in the URL is sent as basic auth (reqwest's `post`
         // takes it out of the URL), unless the headers authorize otherwise:
         // worked out once here, not for every request.
-        let template = client.post(parsed_url.clone()).build().map_err(|error| BuildError::InvalidBaseUrl {
-            url: redact_userinfo(base_url),
-            reason: error.to_string(),
-        })?;
+        let template = client
+            .post(parsed_url.clone())
+            .build()
+            .map_err(|error| BuildError::InvalidBaseUrl { url: redact_url(base_url), reason: error.to_string() })?;
         if let Some(basic) = template.headers().get(AUTHORIZATION)
             && !map.contains_key(AUTHORIZATION)
         {
@@ -192,7 +238,7 @@ impl HttpClient {
             provider,
             transport,
             framing,
-            url: redact_userinfo(&url),
+            url: redact_url(&url),
             parsed_url,
             headers: map,
             timeout: settings.timeout,
@@ -227,7 +273,7 @@ impl HttpClient {
         }
         let joined = format!("{}{suffix}", self.parsed_url.as_str().trim_end_matches('/'));
         let url = reqwest::Url::parse(&joined).map_err(|error| {
-            let message = format!("invalid request URL `{}`: {error}", redact_userinfo(&joined));
+            let message = format!("invalid request URL `{}`: {error}", redact_url(&joined));
             ModelError::new(ModelErrorKind::InvalidRequest, self.provider, message)
         })?;
         *last = Some((suffix.to_owned(), url.clone()));
@@ -479,7 +525,7 @@ fn redirect_error(provider: &'static str, status: u16, headers: &HeaderMap) -> M
     let message = format!(
         "HTTP {status} redirect to {} not followed: the request and its credentials go only to the configured \
          base URL; set it to the final address",
-        redact_userinfo(location)
+        redact_url(location)
     );
     ModelError::new(ModelErrorKind::Redirect, provider, message).with_status(status)
 }
@@ -495,20 +541,13 @@ fn secrets(settings: &HttpSettings, url: &reqwest::Url) -> Vec<Secret> {
     let mut secrets: Vec<Secret> = settings.api_key.iter().cloned().collect();
     secrets.extend(settings.headers.iter().filter(|(name, _)| is_credential(name)).map(|(_, value)| value.clone()));
     secrets.extend(url.password().map(Secret::new));
+    let keys = url.query_pairs().filter(|(name, _)| is_credential(name));
+    secrets.extend(keys.map(|(_, value)| Secret::new(value.into_owned())));
     secrets
 }
 
-/// Whether a header of this name carries a credential.
-fn is_credential(name: &str) -> bool {
-    const MARKS: &[&str] =
-        &["auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature"];
-    let name = name.to_ascii_lowercase();
-    MARKS.iter().any(|mark| name.contains(mark))
-}
-
 fn endpoint_url(base_url: &str, path: &str) -> Result<String, BuildError> {
-    let invalid =
-        |reason: &str| BuildError::InvalidBaseUrl { url: redact_userinfo(base_url), reason: reason.to_owned() };
+    let invalid = |reason: &str| BuildError::InvalidBaseUrl { url: redact_url(base_url), reason: reason.to_owned() };
     let parsed = reqwest::Url::parse(base_url).map_err(|error| invalid(&error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(invalid("the scheme must be http or https"));
@@ -551,7 +590,7 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::{BuildError, InFlight, endpoint_url, new_client, redact_userinfo};
+    use super::{BuildError, InFlight, endpoint_url, new_client, redact_url};
 
     #[test]
     fn calls_in_flight_are_counted_until_they_leave_or_drop() {
@@ -570,11 +609,20 @@ mod tests {
     }
 
     #[test]
-    fn passwords_in_urls_are_redacted() {
-        assert_eq!(redact_userinfo("http://u:p%40ss@h:1/v1?a=b@c"), "http://u:***@h:1/v1?a=b@c");
-        assert_eq!(redact_userinfo("http://user@h/"), "http://user@h/");
-        assert_eq!(redact_userinfo("http://h/a:b@c"), "http://h/a:b@c");
-        assert_eq!(redact_userinfo("not a url"), "not a url");
+    fn passwords_and_query_values_in_urls_are_redacted() {
+        assert_eq!(redact_url("http://u:p%40ss@h:1/v1?a=b@c"), "http://u:***@h:1/v1?a=***");
+        assert_eq!(redact_url("http://user@h/"), "http://user@h/");
+        assert_eq!(redact_url("http://h/a/b@c"), "http://h/a/b@c");
+        assert_eq!(redact_url("not a url"), "not a url");
+        // A password with a `#`, `?` or `/` (the URL does not parse): all up to the last `@` goes.
+        assert_eq!(redact_url("http://u:pa#ss@h/v1"), "http://***@h/v1");
+        assert_eq!(redact_url("http://u:p/a?s@h/v1"), "http://***@h/v1");
+        // Gateways' keys in the query; the framing and the version stay.
+        assert_eq!(
+            redact_url("https://gw.example/v1?subscription-key=k1&alt=sse&api-version=2024-10-21&sig=s2#top"),
+            "https://gw.example/v1?subscription-key=***&alt=sse&api-version=2024-10-21&sig=***#top"
+        );
+        assert_eq!(redact_url("https://h/v1?flag&x="), "https://h/v1?flag&x=***");
     }
 
     #[test]

@@ -101,8 +101,12 @@ pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) ->
     } else {
         ModelErrorKind::Connection
     };
-    // reqwest's Display names the URL but never headers, so the key cannot leak here.
+    // reqwest's Display names the URL (shown redacted: a gateway's key may
+    // be in its query) but never headers.
     let mut message = error.to_string();
+    if let Some(url) = error.url() {
+        message = message.replace(url.as_str(), &super::client::redact_url(url.as_str()));
+    }
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
         message.push_str(": ");
@@ -120,8 +124,23 @@ pub(crate) fn malformed(provider: &'static str, error: &serde_json::Error, body:
 
 #[cfg(test)]
 mod tests {
-    use super::{ApiError, kind_for_status, status_error};
+    use super::{ApiError, kind_for_status, status_error, transport_error};
     use crate::model::ModelErrorKind;
+
+    /// reqwest names the URL in its errors: a password and query values in
+    /// it (a gateway's key) are redacted in the error the caller sees.
+    #[tokio::test]
+    async fn a_transport_error_names_its_url_redacted() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("http://user:hunter2-pass@127.0.0.1:{closed}/v1/x?subscription-key=k3y-canary&alt=sse");
+        let client = crate::providers::http::client_builder().unwrap().build().unwrap();
+        let error = client.post(&url).send().await.unwrap_err();
+        assert!(error.to_string().contains("k3y-canary"), "reqwest's own text names it: {error}");
+        let error = transport_error("test", &error);
+        let text = format!("{error} {error:?}");
+        assert!(!text.contains("hunter2-pass") && !text.contains("k3y-canary"), "{text}");
+        assert!(text.contains("subscription-key=***&alt=sse"), "{text}");
+    }
 
     #[test]
     fn statuses_map_to_kinds() {

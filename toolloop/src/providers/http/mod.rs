@@ -33,8 +33,9 @@ use std::time::Duration;
 pub(crate) use body::{Body, write_element};
 pub use builder::HttpModelBuilder;
 pub use client::DEFAULT_MAX_RESPONSE_BYTES;
-#[cfg(feature = "mcp")]
+#[cfg_attr(not(feature = "mcp"), allow(unused_imports))] // MCP's clients, and tests
 pub(crate) use client::client_builder;
+pub(crate) use client::is_credential;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
 pub(crate) use error::{ApiError, kind_for_status, stream_error};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]

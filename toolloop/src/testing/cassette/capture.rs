@@ -3,8 +3,8 @@
 //! Headers are kept by name from a short list of those that say how a body
 //! is read or how a client should retry; everything else (`authorization`,
 //! `x-api-key`, `x-goog-api-key`, cookies, the user's own gateway headers)
-//! never reaches the file. The URL loses its userinfo and any key
-//! parameter. The known secrets (the API key, the values of extra headers
+//! never reaches the file. The URL loses its userinfo and every parameter
+//! whose name marks a credential. The known secrets (the API key, the values of extra headers
 //! named as credentials, the URL's password) are then searched for in
 //! every string that is kept and
 //! replaced by [`REDACTED`]. Request ids are volatile: they are written as
@@ -18,7 +18,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::file::{Data, Event, Line, Payload, Request, Response, ResponseBody};
-use crate::providers::{Framing, Outgoing, Secret};
+use crate::providers::{Framing, Outgoing, Secret, is_credential};
 
 /// What a secret found in a kept string is replaced with.
 pub(crate) const REDACTED: &str = "<redacted>";
@@ -34,9 +34,6 @@ const REQUEST_HEADERS: &[&str] = &["accept", "anthropic-beta", "anthropic-versio
 /// acts on; request ids are normalised.
 const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after", "retry-after-ms", "x-should-retry"];
 const REQUEST_ID_HEADERS: &[&str] = &["request-id", "x-request-id"];
-
-/// URL query parameters that carry keys (Gemini's `?key=`).
-const KEY_PARAMETERS: &[&str] = &["key", "api_key", "api-key", "apikey", "access_token", "token"];
 
 /// Secrets shorter than this are not searched for in bodies: a test key of
 /// one letter would otherwise blank that letter everywhere. Real keys are
@@ -188,7 +185,8 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
     (!values.is_empty()).then(|| values.join(", "))
 }
 
-/// `url` without its userinfo, and with key parameters taken out.
+/// `url` without its userinfo, and with the parameters whose names mark
+/// credentials taken out.
 pub(crate) fn safe_url(url: &reqwest::Url) -> String {
     let mut url = url.clone();
     let _ = url.set_username("");
@@ -196,7 +194,7 @@ pub(crate) fn safe_url(url: &reqwest::Url) -> String {
     if url.query().is_some() {
         let kept: Vec<(String, String)> = url
             .query_pairs()
-            .filter(|(name, _)| !KEY_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()))
+            .filter(|(name, _)| !is_credential(name))
             .map(|(name, value)| (name.into_owned(), value.into_owned()))
             .collect();
         if kept.is_empty() {
