@@ -519,6 +519,41 @@ async fn one_conversation_switches_anthropic_gemini_responses_and_back() {
     assert!(conversation.unanswered_tool_calls().is_empty());
 }
 
+/// A tool loop on Vertex AI, through the fake's Vertex rules: its
+/// `functionCall` and `functionResponse` have no `id` field (the API
+/// rejects one as unknown), so no request sends one and every one passes.
+#[tokio::test]
+async fn a_vertex_tool_loop_sends_no_call_ids() {
+    let server = fake(GeminiRules::new().without_call_ids(), loop_turns()).await;
+    let model = Gemini::builder()
+        .vertex("my-project", "us-central1")
+        .vertex_token("ya29.token")
+        .base_url(server.url())
+        .model(MODEL)
+        .reasoning(ReasoningConfig::new(ReasoningEffort::High).with_summary(ReasoningSummary::Auto))
+        .build()
+        .unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let done = agent(model, None).run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.largest, "Berlin");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "every request passed the fake's rules");
+    let last = requests[3].json();
+    let mut answered = 0;
+    for content in last["contents"].as_array().unwrap() {
+        for part in content["parts"].as_array().unwrap() {
+            for field in ["functionCall", "functionResponse"] {
+                if let Some(value) = part.get(field) {
+                    assert!(value.get("id").is_none(), "{value}");
+                    answered += usize::from(field == "functionResponse");
+                }
+            }
+        }
+    }
+    assert_eq!(answered, 4, "{last}");
+}
+
 /// Vertex AI: the project and location in the path, the bearer token from
 /// the token source asked before each request, and a failing source as an
 /// authentication error that sends nothing.

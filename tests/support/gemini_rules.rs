@@ -74,6 +74,8 @@ pub struct Call {
     pub model: String,
     /// Whether the stream method was called.
     pub stream: bool,
+    /// Whether it is Vertex AI's path (`/v1/projects/{p}/locations/{l}/publishers/google/models/...`).
+    pub vertex: bool,
 }
 
 impl GeminiRules {
@@ -98,11 +100,18 @@ impl GeminiRules {
 
     /// The model and method a request path names, if it is one of the API's.
     pub fn call(path: &str) -> Option<Call> {
-        let rest = path.strip_prefix("/v1beta/models/")?;
+        let (rest, vertex) = match path.strip_prefix("/v1beta/models/") {
+            Some(rest) => (rest, false),
+            None => {
+                let rest = path.strip_prefix("/v1/projects/")?;
+                let (_, rest) = rest.split_once("/locations/")?;
+                (rest.split_once("/publishers/google/models/")?.1, true)
+            }
+        };
         let (model, method) = rest.split_once(':')?;
         match method {
-            "generateContent" => Some(Call { model: model.to_owned(), stream: false }),
-            "streamGenerateContent?alt=sse" => Some(Call { model: model.to_owned(), stream: true }),
+            "generateContent" => Some(Call { model: model.to_owned(), stream: false, vertex }),
+            "streamGenerateContent?alt=sse" => Some(Call { model: model.to_owned(), stream: true, vertex }),
             _ => None,
         }
     }
@@ -128,17 +137,26 @@ impl GeminiRules {
         if request.path.contains("key=") {
             return Err(error(400, "INVALID_ARGUMENT", "API keys are not accepted in the URL by this fake."));
         }
-        if request.header("x-goog-api-key").is_none() {
+        let Some(call) = Self::call(&request.path) else {
+            return Err(error(404, "NOT_FOUND", &format!("{} is not found for API version v1beta", request.path)));
+        };
+        let identified = if call.vertex {
+            request.header("authorization").is_some_and(|value| value.starts_with("Bearer "))
+        } else {
+            request.header("x-goog-api-key").is_some()
+        };
+        if !identified {
             return Err(error(
                 403,
                 "PERMISSION_DENIED",
                 "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
             ));
         }
-        let Some(call) = Self::call(&request.path) else {
-            return Err(error(404, "NOT_FOUND", &format!("{} is not found for API version v1beta", request.path)));
-        };
-        self.check(&call.model, &request.json())?;
+        let body = request.json();
+        if call.vertex {
+            check_vertex_fields(&body)?;
+        }
+        self.check(&call.model, &body)?;
         Ok(call)
     }
 
@@ -256,6 +274,23 @@ fn has(content: &Value, field: &str) -> bool {
 }
 
 /// Function call and function response turns, in order and paired.
+/// Vertex AI's `FunctionCall` and `FunctionResponse` have no `id` (only the
+/// Gemini Developer API's do): it rejects one as an unknown field.
+fn check_vertex_fields(request: &Value) -> Result<(), Rejection> {
+    for (c, content) in request["contents"].as_array().into_iter().flatten().enumerate() {
+        for (p, part) in parts(content).iter().enumerate() {
+            for (field, name) in [("functionCall", "function_call"), ("functionResponse", "function_response")] {
+                if part.get(field).is_some_and(|value| value.get("id").is_some()) {
+                    return Err(invalid(&format!(
+                        "Invalid JSON payload received. Unknown name \"id\" at 'contents[{c}].parts[{p}].{name}': Cannot find field."
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_function_turns(contents: &[Value]) -> Result<(), Rejection> {
     for (index, content) in contents.iter().enumerate() {
         let previous = index.checked_sub(1).map(|i| &contents[i]);

@@ -156,7 +156,8 @@ impl Format for GeminiGenerateContent {
     }
 
     fn render_run(&self, run: &[Message], through: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
-        match run_content(run, through) {
+        // Vertex AI pairs calls and responses by name and order: its parts have no ids.
+        match run_content(run, through, self.vertex.is_none()) {
             Some(content) => write_element(out, &content),
             None => Ok(()),
         }
@@ -254,7 +255,7 @@ pub(super) fn contents(messages: &[Message]) -> Vec<serde_json::Value> {
     for run in messages.chunk_by(|a, b| a.role == b.role) {
         let through = &messages[..start + run.len()];
         start += run.len();
-        if let Some(content) = run_content(run, through) {
+        if let Some(content) = run_content(run, through, true) {
             contents.push(serde_json::to_value(content).expect("contents serialise"));
         }
     }
@@ -264,12 +265,13 @@ pub(super) fn contents(messages: &[Message]) -> Vec<serde_json::Value> {
 /// One run of same-role messages as one content: a `user` turn (function
 /// responses first, as the API pairs them with the calls before), or a
 /// `model` turn with every part in order and each thought signature on the
-/// part that carried it. Empty text is left out, and an empty turn.
-fn run_content<'a>(run: &'a [Message], through: &'a [Message]) -> Option<Content<'a>> {
+/// part that carried it. Empty text is left out, and an empty turn. Calls
+/// and responses carry their ids when `ids` (the Gemini API; not Vertex AI).
+fn run_content<'a>(run: &'a [Message], through: &'a [Message], ids: bool) -> Option<Content<'a>> {
     let blocks = run.iter().flat_map(|message| &message.content);
     let (role, parts) = match run[0].role {
-        Role::User => (WireRole::User, user_parts(blocks, through)),
-        Role::Assistant => (WireRole::Model, model_parts(blocks)),
+        Role::User => (WireRole::User, user_parts(blocks, through, ids)),
+        Role::Assistant => (WireRole::Model, model_parts(blocks, ids)),
     };
     (!parts.is_empty()).then_some(Content { role, parts })
 }
@@ -278,7 +280,7 @@ fn text_part<'a>(text: Cow<'a, str>, thought_signature: Option<&'a str>) -> Part
     Part { data: PartData::Text { text, thought: false }, thought_signature }
 }
 
-fn user_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>, through: &'a [Message]) -> Vec<Part<'a>> {
+fn user_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>, through: &'a [Message], ids: bool) -> Vec<Part<'a>> {
     let mut responses = Vec::new();
     let mut rest = Vec::new();
     for block in blocks {
@@ -286,7 +288,7 @@ fn user_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>, through: &'a [
             ContentBlock::Text { text } if !text.trim().is_empty() => rest.push(text_part(Cow::Borrowed(text), None)),
             ContentBlock::ToolResult(result) => match call_of(result, through) {
                 Some(call) => responses.push(Part {
-                    data: PartData::FunctionResponse { function_response: function_response(result, &call.name) },
+                    data: PartData::FunctionResponse { function_response: function_response(result, &call.name, ids) },
                     thought_signature: None,
                 }),
                 None => rest.push(text_part(Cow::Owned(misplaced_result(result)), None)),
@@ -309,17 +311,17 @@ fn call_of<'a>(result: &ToolResult, through: &'a [Message]) -> Option<&'a ToolCa
         .find_map(|message| message.tool_calls().find(|call| call.id == result.call_id))
 }
 
-fn function_response<'a>(result: &'a ToolResult, name: &'a str) -> FunctionResponse<'a> {
+fn function_response<'a>(result: &'a ToolResult, name: &'a str, ids: bool) -> FunctionResponse<'a> {
     let response =
         if result.is_error() { ResponseValue::Error(&result.content) } else { ResponseValue::Output(&result.content) };
-    FunctionResponse { id: &result.call_id, name, response }
+    FunctionResponse { id: ids.then_some(result.call_id.as_str()), name, response }
 }
 
 /// The parts of a model turn. A signature block goes on the part of the
 /// block right after it, or stands alone (an empty text part) when none
 /// can take it; the first function call of a turn that has no signature
 /// gets the placeholder the API documents, since Gemini 3 requires one.
-fn model_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<Part<'a>> {
+fn model_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>, ids: bool) -> Vec<Part<'a>> {
     let mut parts: Vec<Part<'a>> = Vec::new();
     let mut pending: Option<&'a str> = None;
     let mut first_call = true;
@@ -350,7 +352,11 @@ fn model_parts<'a>(blocks: impl Iterator<Item = &'a ContentBlock>) -> Vec<Part<'
                 first_call = false;
                 parts.push(Part {
                     data: PartData::FunctionCall {
-                        function_call: FunctionCall { id: &call.id, name: &call.name, args: object_input(&call.input) },
+                        function_call: FunctionCall {
+                            id: ids.then_some(call.id.as_str()),
+                            name: &call.name,
+                            args: object_input(&call.input),
+                        },
                     },
                     thought_signature: signature,
                 });

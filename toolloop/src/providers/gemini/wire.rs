@@ -144,18 +144,22 @@ pub(super) enum PartData<'a> {
     },
 }
 
+/// A call as the model made it; `id` only on the Gemini API (Vertex AI's
+/// `FunctionCall` has no such field and rejects it).
 #[derive(Debug, Serialize)]
 pub(super) struct FunctionCall<'a> {
-    pub(super) id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) id: Option<&'a str>,
     pub(super) name: &'a str,
     pub(super) args: Cow<'a, Value>,
 }
 
 /// The answer to a call: the result under `output`, or the failure under
-/// `error`, as the API documents for `response`.
+/// `error`, as the API documents for `response`; `id` as on [`FunctionCall`].
 #[derive(Debug, Serialize)]
 pub(super) struct FunctionResponse<'a> {
-    pub(super) id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) id: Option<&'a str>,
     pub(super) name: &'a str,
     pub(super) response: ResponseValue<'a>,
 }
