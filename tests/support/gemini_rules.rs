@@ -100,13 +100,12 @@ impl GeminiRules {
 
     /// The model and method a request path names, if it is one of the API's.
     pub fn call(path: &str) -> Option<Call> {
-        let (rest, vertex) = match path.strip_prefix("/v1beta/models/") {
-            Some(rest) => (rest, false),
-            None => {
-                let rest = path.strip_prefix("/v1/projects/")?;
-                let (_, rest) = rest.split_once("/locations/")?;
-                (rest.split_once("/publishers/google/models/")?.1, true)
-            }
+        let (rest, vertex) = if let Some(rest) = path.strip_prefix("/v1beta/models/") {
+            (rest, false)
+        } else {
+            let rest = path.strip_prefix("/v1/projects/")?;
+            let (_, rest) = rest.split_once("/locations/")?;
+            (rest.split_once("/publishers/google/models/")?.1, true)
         };
         let (model, method) = rest.split_once(':')?;
         match method {
