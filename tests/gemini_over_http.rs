@@ -519,6 +519,46 @@ async fn one_conversation_switches_anthropic_gemini_responses_and_back() {
     assert!(conversation.unanswered_tool_calls().is_empty());
 }
 
+/// A reply with no content (`MALFORMED_FUNCTION_CALL`: the model's call
+/// did not parse) leaves a blank model turn in the conversation. The next
+/// request leaves it out, so the user turns around it go as one turn:
+/// the API refuses two user turns side by side ("Please ensure that
+/// multiturn requests alternate between user and model").
+#[tokio::test]
+async fn a_reply_with_no_content_leaves_no_blank_turn_in_the_next_request() {
+    let rules = GeminiRules::new();
+    let answered = Mutex::new(0);
+    let server = TestServer::start_with(move |request: &RecordedRequest| {
+        if let Err(rejection) = rules.admit(request) {
+            return rejection.reply();
+        }
+        let mut answered = answered.lock().unwrap();
+        *answered += 1;
+        if *answered == 1 {
+            let empty = json!({
+                "candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 100, "totalTokenCount": 100},
+                "modelVersion": MODEL,
+                "responseId": "resp-empty"
+            });
+            return Reply::json(200, &empty);
+        }
+        rules.reply(request, &[Part::Call("final_output", json!({"largest": "Berlin"}))])
+    })
+    .await;
+    let model = Gemini::builder().api_key(KEY).base_url(server.url()).model(MODEL).build().unwrap();
+    let mut conversation = Conversation::new();
+    conversation.push_user("Which is larger, Paris or Berlin?");
+    let done = agent(model, None).run(&mut conversation).await.unwrap();
+    assert_eq!(done.output.largest, "Berlin");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the second request passed the fake's rules");
+    let second = requests[1].json();
+    let roles: Vec<&str> = second["contents"].as_array().unwrap().iter().map(|c| c["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user"], "{second}");
+    assert!(conversation.iter().any(|message| message.content.is_empty()), "the conversation keeps the blank reply");
+}
+
 /// A tool loop on Vertex AI, through the fake's Vertex rules: its
 /// `functionCall` and `functionResponse` have no `id` field (the API
 /// rejects one as unknown), so no request sends one and every one passes.

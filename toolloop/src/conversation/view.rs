@@ -20,12 +20,14 @@ pub(crate) struct RequestView<'m> {
     /// Reasoning blocks left out because their opaque state belongs to
     /// another provider.
     pub(crate) dropped_reasoning: usize,
+    /// Messages left out because nothing in them is sent (see [`is_blank`]).
+    pub(crate) blank_messages: usize,
 }
 
 impl<'m> RequestView<'m> {
     /// Whether the view is the history unchanged.
     pub(crate) fn is_unchanged(&self) -> bool {
-        self.flattened_tool_calls == 0 && self.dropped_reasoning == 0
+        self.flattened_tool_calls == 0 && self.dropped_reasoning == 0 && self.blank_messages == 0
     }
 
     /// The view of `messages` for `provider`, by the rules of
@@ -44,7 +46,10 @@ impl Conversation {
     /// to take calls other models made, gets them as tool calls. Reasoning whose opaque state
     /// (a signature, encrypted reasoning) another provider issued is left
     /// out, because only that provider can read it; reasoning issued by
-    /// `provider` stays byte for byte, in place and in order. Messages with
+    /// `provider` stays byte for byte, in place and in order. A message
+    /// nothing of which is sent (no blocks, or only blank text: a model that
+    /// answered nothing) is left out, so that the messages around it, of
+    /// one role, go as one turn. Messages with
     /// no such artifacts, or whose artifacts came from `provider` or from no
     /// provider at all (written by hand or by a test model), pass through
     /// untouched. The raw history is never changed: when nothing needs
@@ -69,7 +74,8 @@ pub(crate) fn view_for<'m>(messages: &'m [Message], provider: &str) -> Cow<'m, [
             provider,
             flattened_tool_calls = view.flattened_tool_calls,
             dropped_reasoning = view.dropped_reasoning,
-            "request view rewrote the history for another provider"
+            blank_messages = view.blank_messages,
+            "request view rewrote the history"
         );
     }
     view.messages
@@ -89,7 +95,16 @@ pub(crate) fn view_without_tools<'m>(messages: &'m [Message], provider: &str) ->
 pub(crate) fn needs_view(message: &Message, provider: &str, tools_offered: bool) -> bool {
     let calls =
         if tools_offered { has_foreign_calls(message, provider) } else { message.tool_calls().next().is_some() };
-    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider))
+    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider)) || is_blank(message)
+}
+
+/// Whether nothing in `message` is sent: no blocks, or only blank text (a
+/// model that answered nothing, say). Providers reject such a turn, or
+/// (Gemini) drop it and then refuse the two turns of one role it leaves
+/// side by side; the view leaves it out, so that its neighbours, of one
+/// role, go as one turn.
+pub(crate) fn is_blank(message: &Message) -> bool {
+    message.content.iter().all(|block| matches!(block, ContentBlock::Text { text } if text.trim().is_empty()))
 }
 
 /// `messages` with the tool calls of the messages `flatten` picks (and their
@@ -100,8 +115,9 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         (ContentBlock::Reasoning(reasoning), Some(provider)) => reasoning.is_opaque_to(provider),
         _ => false,
     };
-    if !messages.iter().any(|message| flatten(message) || message.content.iter().any(unreadable)) {
-        return RequestView { messages: Cow::Borrowed(messages), flattened_tool_calls: 0, dropped_reasoning: 0 };
+    if !messages.iter().any(|message| flatten(message) || is_blank(message) || message.content.iter().any(unreadable)) {
+        let messages = Cow::Borrowed(messages);
+        return RequestView { messages, flattened_tool_calls: 0, dropped_reasoning: 0, blank_messages: 0 };
     }
 
     // Names of the calls being flattened, so their results can say which tool answered.
@@ -117,9 +133,13 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         _ => false,
     };
 
-    let (mut flattened_tool_calls, mut dropped_reasoning) = (0, 0);
+    let (mut flattened_tool_calls, mut dropped_reasoning, mut blank_messages) = (0, 0, 0);
     let mut view = Vec::with_capacity(messages.len());
     for message in messages {
+        if is_blank(message) {
+            blank_messages += 1;
+            continue;
+        }
         if !message.content.iter().any(|block| is_flattened(block) || unreadable(block)) {
             view.push(message.clone());
             continue;
@@ -147,9 +167,14 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         let provider = if flattened_here { None } else { message.provider.clone() };
         let mut rewritten = Message::new(message.role, content);
         rewritten.provider = provider;
+        // A message that held only reasoning its provider alone reads is blank now.
+        if is_blank(&rewritten) {
+            blank_messages += 1;
+            continue;
+        }
         view.push(rewritten);
     }
-    RequestView { messages: Cow::Owned(view), flattened_tool_calls, dropped_reasoning }
+    RequestView { messages: Cow::Owned(view), flattened_tool_calls, dropped_reasoning, blank_messages }
 }
 
 /// How many of `messages` the view for `provider` rewrites (tool calls
@@ -270,6 +295,24 @@ mod tests {
             "offline",
         )]));
         conversation
+    }
+
+    #[test]
+    fn blank_messages_are_left_out_so_their_neighbours_go_as_one_turn() {
+        use crate::message::Role;
+        let messages = [
+            Message::user("a"),
+            Message::new(Role::Assistant, Vec::new()),
+            Message::user("b"),
+            Message::assistant("  "),
+            Message::assistant("c"),
+        ];
+        let view = super::view_for(&messages, "anthropic");
+        let texts: Vec<String> = view.iter().map(Message::text).collect();
+        assert_eq!(texts, ["a", "b", "c"]);
+        assert!(
+            super::needs_view(&messages[1], "anthropic", true) && !super::needs_view(&messages[0], "anthropic", true)
+        );
     }
 
     #[test]

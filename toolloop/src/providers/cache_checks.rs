@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::http::{HttpModel, WireFormat};
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, is_blank};
 use crate::message::{ContentBlock, FailureKind, Message, Role, ToolCall, ToolResult};
 use crate::model::{BodyCache, ModelRequest};
 use crate::tool::ToolDefinition;
@@ -251,6 +251,10 @@ pub(crate) fn check_bodies<W: WireFormat>(models: &[HttpModel<W>], reference: Re
             let request = Variant { index: 0 }.request(conversation.messages(), &tools).with_body_cache(&cache);
             assert_eq!(model.body(&request, false).unwrap().to_vec(), reference(model, &request));
             let stats = model.cache_stats(&cache, &conversation.messages()[0]);
+            if conversation.messages().iter().any(is_blank) {
+                // Sent through a view that leaves it out, so rendered afresh.
+                continue;
+            }
             if runs.len() == 1 {
                 assert_eq!(stats, None, "{name}: nothing settled, nothing kept");
             } else {
