@@ -554,8 +554,8 @@ async fn a_reply_with_no_content_leaves_no_blank_turn_in_the_next_request() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "the second request passed the fake's rules");
     let second = requests[1].json();
-    let roles: Vec<&str> = second["contents"].as_array().unwrap().iter().map(|c| c["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user"], "{second}");
+    let turns: Vec<&str> = second["contents"].as_array().unwrap().iter().map(|c| c["role"].as_str().unwrap()).collect();
+    assert_eq!(turns, ["user"], "{second}");
     assert!(conversation.iter().any(|message| message.content.is_empty()), "the conversation keeps the blank reply");
 }
 

@@ -12,11 +12,11 @@ use crate::message::{ContentBlock, Message, Role, ToolResult};
 pub(crate) use compaction::{Compaction, elide_results, old_range, omitted_note, replace_range};
 pub use compaction::{CompactionReason, ELIDED_RESULT, estimate_tokens};
 use pending::{DeferredCall, PendingBatch};
-pub(crate) use view::{RewriteScan, view_for, view_without_tools};
 #[cfg(all(test, feature = "http"))]
 pub(crate) use view::is_blank;
 #[cfg(feature = "http")]
 pub(crate) use view::needs_view;
+pub(crate) use view::{RewriteScan, view_for, view_without_tools};
 
 /// The raw history of a run, owned by the caller.
 ///
