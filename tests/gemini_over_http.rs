@@ -641,17 +641,23 @@ async fn vertex_names_the_project_and_sends_the_bearer_token() {
 /// `parametersJsonSchema`: a derived tool's schema, converted.
 #[tokio::test]
 async fn tools_can_be_declared_in_the_openapi_subset() {
-    let ok = GeminiRules::new().respond(&json!({"contents": [{}]}), MODEL, &[Part::Text("Hi.")]);
-    let server = TestServer::start([Reply::json(200, &ok)]).await;
-    let model = Gemini::builder().api_key(KEY).base_url(server.url()).openapi_parameters().build().unwrap();
-    let tools = [ToolDefinition::from_schema(
-        "population",
-        "Population.",
-        json!({"type": "object", "properties": {"city": {"type": "string"}, "year": {"type": ["integer", "null"]}}, "required": ["city"], "additionalProperties": false}),
-    )];
+    let server = fake(GeminiRules::new(), vec![vec![Part::Text("Hi.")]]).await;
+    let model =
+        Gemini::builder().api_key(KEY).base_url(server.url()).model(MODEL).openapi_parameters().build().unwrap();
+    let tools = [
+        ToolDefinition::from_schema(
+            "population",
+            "Population.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}, "year": {"type": ["integer", "null"]}}, "required": ["city"], "additionalProperties": false}),
+        ),
+        // No arguments: declared without parameters (the API refuses an OBJECT with no properties).
+        ToolDefinition::from_schema("now", "The time.", json!({"type": "object", "properties": {}})),
+    ];
     let history = [Message::user("hi")];
     model.complete(ModelRequest::new(&history).with_tools(&tools)).await.unwrap();
-    let declaration = &server.requests()[0].json()["tools"][0]["functionDeclarations"][0];
+    let declarations = &server.requests()[0].json()["tools"][0]["functionDeclarations"];
+    assert_eq!(declarations[1], json!({"name": "now", "description": "The time."}));
+    let declaration = &declarations[0];
     assert!(declaration.get("parametersJsonSchema").is_none());
     assert_eq!(
         declaration["parameters"],

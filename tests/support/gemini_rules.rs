@@ -203,6 +203,7 @@ impl GeminiRules {
     /// Checks a request body for `model` as the API would.
     pub fn check(&self, model: &str, request: &Value) -> Result<(), Rejection> {
         check_thinking(model, &request["generationConfig"]["thinkingConfig"])?;
+        check_declarations(request)?;
         check_output(model, request)?;
         let Some(contents) = request["contents"].as_array().filter(|contents| !contents.is_empty()) else {
             return Err(invalid("* GenerateContentRequest.contents: contents is not specified\n"));
@@ -273,6 +274,44 @@ fn has(content: &Value, field: &str) -> bool {
 }
 
 /// Function call and function response turns, in order and paired.
+/// Function declarations: parameters in one form (`parameters`, the
+/// `OpenAPI` subset, or `parametersJsonSchema`), and in the subset no
+/// OBJECT without properties and no empty `enum` or `anyOf`.
+fn check_declarations(request: &Value) -> Result<(), Rejection> {
+    fn check_subset(schema: &Value, at: &str) -> Result<(), Rejection> {
+        if schema["type"] == "OBJECT" && schema["properties"].as_object().is_none_or(|p| p.is_empty()) {
+            return Err(invalid(&format!("* {at}.properties: should be non-empty for OBJECT type\n")));
+        }
+        for keyword in ["enum", "anyOf"] {
+            if schema[keyword].as_array().is_some_and(Vec::is_empty) {
+                return Err(invalid(&format!("* {at}.{keyword}: must not be empty\n")));
+            }
+        }
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            check_subset(property, &format!("{at}.properties[{name}]"))?;
+        }
+        for (index, branch) in schema["anyOf"].as_array().into_iter().flatten().enumerate() {
+            check_subset(branch, &format!("{at}.any_of[{index}]"))?;
+        }
+        if schema.get("items").is_some() {
+            check_subset(&schema["items"], &format!("{at}.items"))?;
+        }
+        Ok(())
+    }
+    for tool in request["tools"].as_array().into_iter().flatten() {
+        for (index, declaration) in tool["functionDeclarations"].as_array().into_iter().flatten().enumerate() {
+            let at = format!("GenerateContentRequest.tools[0].function_declarations[{index}]");
+            if declaration.get("parameters").is_some() && declaration.get("parametersJsonSchema").is_some() {
+                return Err(invalid(&format!("* {at}: parameters and parameters_json_schema cannot both be set\n")));
+            }
+            if let Some(parameters) = declaration.get("parameters") {
+                check_subset(parameters, &format!("{at}.parameters"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Vertex AI's `FunctionCall` and `FunctionResponse` have no `id` (only the
 /// Gemini Developer API's do): it rejects one as an unknown field.
 fn check_vertex_fields(request: &Value) -> Result<(), Rejection> {

@@ -177,10 +177,16 @@ impl Format for GeminiGenerateContent {
 
     /// Parses `{"error":{"code","message","status","details"}}`: the status
     /// (`RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`, ...) is the error type,
-    /// and a `RetryInfo` detail's `retryDelay` the wait before a retry.
+    /// or an `ErrorInfo` detail's reason when it says the key is bad
+    /// (`API_KEY_INVALID`, sent with 400 `INVALID_ARGUMENT`), and a
+    /// `RetryInfo` detail's `retryDelay` the wait before a retry.
     fn error_body(body: &[u8]) -> Option<ApiError> {
         let parsed: ErrorResponse = serde_json::from_slice(body).ok()?;
-        let mut error = ApiError::new(parsed.error.message, parsed.error.status);
+        let bad_key = parsed.error.details.iter().find_map(|detail| {
+            let info = detail["@type"].as_str().is_some_and(|kind| kind.ends_with("google.rpc.ErrorInfo"));
+            detail["reason"].as_str().filter(|reason| info && *reason == "API_KEY_INVALID").map(str::to_owned)
+        });
+        let mut error = ApiError::new(parsed.error.message, bad_key.or(parsed.error.status));
         error.retry_after = retry_delay(&parsed.error.details);
         Some(error)
     }
@@ -211,7 +217,11 @@ fn tools<'a>(request: &ModelRequest<'a>, openapi: bool) -> Vec<Tools<'a>> {
             name: &tool.name,
             description: &tool.description,
             parameters_json_schema: (!openapi).then_some(&tool.input_schema),
-            parameters: openapi.then(|| openapi_schema(&tool.input_schema)),
+            // A tool of no arguments declares no parameters: the API refuses
+            // an OBJECT without properties.
+            parameters: openapi
+                .then(|| openapi_schema(&tool.input_schema))
+                .filter(|schema| schema.get("properties").is_some()),
         })
         .collect();
     vec![Tools { function_declarations }]
@@ -475,6 +485,19 @@ mod tests {
             Some(Duration::from_millis(1500))
         );
         assert!(GeminiGenerateContent::error_body(b"<html>").is_none());
+    }
+
+    /// A bad key comes as 400 `INVALID_ARGUMENT`; its `ErrorInfo` reason
+    /// makes it an authentication error, not an invalid request.
+    #[test]
+    fn an_invalid_key_is_an_authentication_error() {
+        let body = br#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}"#;
+        let error = crate::providers::http::status_error("gemini", 400, body, GeminiGenerateContent::error_body);
+        assert_eq!(error.kind(), crate::model::ModelErrorKind::Authentication, "{error}");
+        assert_eq!(error.error_type(), Some("API_KEY_INVALID"));
+        let other = br#"{"error":{"code":400,"message":"Invalid value","status":"INVALID_ARGUMENT"}}"#;
+        let error = crate::providers::http::status_error("gemini", 400, other, GeminiGenerateContent::error_body);
+        assert_eq!(error.kind(), crate::model::ModelErrorKind::InvalidRequest);
     }
 }
 

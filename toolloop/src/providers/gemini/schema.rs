@@ -78,17 +78,23 @@ fn convert(schema: &Value, root: &Value, depth: usize) -> Value {
         .cloned()
         .or_else(|| object.get("const").map(|one| vec![one.clone()]));
     if let Some(values) = values {
-        let values: Vec<Value> = values.iter().filter(|v| v.is_string()).cloned().collect();
+        let strings: Vec<Value> = values.iter().filter(|v| v.is_string()).cloned().collect();
         // The subset's enums are of strings; another type keeps its type, not its values.
-        if object.get("type").is_none_or(|kind| kind == "string") {
-            out.insert("enum".into(), Value::Array(values));
+        if object.get("type").is_none_or(|kind| kind == "string") && !strings.is_empty() {
+            out.insert("enum".into(), Value::Array(strings));
             out.insert("type".into(), json!("STRING"));
+        } else if object.get("type").is_none() && !values.is_empty() && values.iter().all(Value::is_number) {
+            let integers = values.iter().all(|value| value.is_i64() || value.is_u64());
+            out.insert("type".into(), json!(if integers { "INTEGER" } else { "NUMBER" }));
         }
     }
     if let Some(properties) = object.get("properties").and_then(Value::as_object) {
         let converted: Map<String, Value> =
             properties.iter().map(|(name, schema)| (name.clone(), convert(schema, root, depth))).collect();
-        out.insert("properties".into(), Value::Object(converted));
+        // The API refuses `properties: {}` ("should be non-empty for OBJECT type").
+        if !converted.is_empty() {
+            out.insert("properties".into(), Value::Object(converted));
+        }
         out.entry("type").or_insert(json!("OBJECT"));
     }
     if let Some(required) = object.get("required") {
@@ -106,6 +112,7 @@ fn convert(schema: &Value, root: &Value, depth: usize) -> Value {
             out.insert("nullable".into(), Value::Bool(true));
         }
         match others.as_slice() {
+            [] => {}
             [one] => merge(&mut out, convert(one, root, depth)),
             many => {
                 out.insert("anyOf".into(), many.iter().map(|schema| convert(schema, root, depth)).collect());
@@ -222,6 +229,18 @@ mod tests {
                 "required": ["city"]
             })
         );
+    }
+
+    /// What the API refuses is never written: `properties: {}`, an empty
+    /// `anyOf`, an `enum` of no strings.
+    #[test]
+    fn nothing_the_api_refuses_is_written() {
+        assert_eq!(openapi_schema(&json!({"type": "object", "properties": {}})), json!({"type": "OBJECT"}));
+        assert_eq!(openapi_schema(&json!({"anyOf": [{"type": "null"}]})), json!({"nullable": true}));
+        assert_eq!(openapi_schema(&json!({"enum": [1, 2]})), json!({"type": "INTEGER"}));
+        assert_eq!(openapi_schema(&json!({"enum": [1.5, 2]})), json!({"type": "NUMBER"}));
+        assert_eq!(openapi_schema(&json!({"enum": ["a", 1]})), json!({"type": "STRING", "enum": ["a"]}));
+        assert_eq!(openapi_schema(&json!({"type": "integer", "enum": [1, 2]})), json!({"type": "INTEGER"}));
     }
 
     #[test]

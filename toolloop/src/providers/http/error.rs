@@ -28,8 +28,11 @@ pub(crate) type ErrorBodyParser = fn(&[u8]) -> Option<ApiError>;
 
 /// The neutral kind of an HTTP error status, refined by the provider's error type.
 pub(crate) fn kind_for_status(status: u16, error_type: Option<&str>) -> ModelErrorKind {
-    if error_type == Some("overloaded_error") {
-        return ModelErrorKind::Overloaded;
+    match error_type {
+        Some("overloaded_error") => return ModelErrorKind::Overloaded,
+        // Google's reason for a bad key, which comes with 400.
+        Some("API_KEY_INVALID") => return ModelErrorKind::Authentication,
+        _ => {}
     }
     match status {
         400 | 413 | 422 => ModelErrorKind::InvalidRequest,

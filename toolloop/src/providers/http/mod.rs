@@ -37,6 +37,8 @@ pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 pub(crate) use client::client_builder;
 pub(crate) use client::is_credential;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
+#[cfg(test)]
+pub(crate) use error::status_error;
 pub(crate) use error::{ApiError, kind_for_status, stream_error};
 #[cfg_attr(not(feature = "anthropic"), allow(unused_imports))]
 pub(crate) use format::RequestHeaders;
