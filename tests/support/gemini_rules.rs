@@ -279,7 +279,7 @@ fn has(content: &Value, field: &str) -> bool {
 /// OBJECT without properties and no empty `enum` or `anyOf`.
 fn check_declarations(request: &Value) -> Result<(), Rejection> {
     fn check_subset(schema: &Value, at: &str) -> Result<(), Rejection> {
-        if schema["type"] == "OBJECT" && schema["properties"].as_object().is_none_or(|p| p.is_empty()) {
+        if schema["type"] == "OBJECT" && schema["properties"].as_object().is_none_or(serde_json::Map::is_empty) {
             return Err(invalid(&format!("* {at}.properties: should be non-empty for OBJECT type\n")));
         }
         for keyword in ["enum", "anyOf"] {
