@@ -676,6 +676,37 @@ fn headers_that_are_not_credentials_are_recorded_as_they_are() {
     });
 }
 
+/// Runs sharing one cassette may replay in another order than they were
+/// recorded in (concurrent runs do): each request finds the first
+/// exchange not played yet that matches it.
+#[test]
+fn runs_sharing_a_cassette_replay_in_any_order() {
+    let path = cassette_path("shared");
+    let questions = ["Which is larger, Paris or Berlin?", "Which is larger, Rome or Berlin?"];
+    let url = runtime().block_on(async {
+        let cassette = Cassette::record(&path).unwrap();
+        let mut url = String::new();
+        for question in questions {
+            // A fake of its own per run (it answers one script); origins are not matched.
+            let server = TestServer::start_with(chat_fake()).await;
+            let mut conversation = Conversation::new();
+            conversation.push_user(question);
+            let run = cities::agent(gpt(&server.url(), Some(CANARY_KEY), &cassette), None).run(&mut conversation).await;
+            assert!(run.is_ok(), "{question}");
+            url = server.url();
+        }
+        cassette.finish().unwrap();
+        url
+    });
+    runtime().block_on(async {
+        let cassette = Cassette::replay(&path).unwrap();
+        for question in questions.iter().rev() {
+            assert_eq!(replay_chat(&url, &cassette, question, None).await, None, "{question}");
+        }
+        cassette.finish().unwrap();
+    });
+}
+
 #[test]
 fn secrets_never_reach_the_cassette() {
     const HEADER_CANARY: &str = "goog-canary-8c1d2e3f4a5b";

@@ -20,7 +20,7 @@ use super::file::Request;
 /// Fields left out of matching.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Ignored {
-    /// Object keys, at any depth.
+    /// Object keys of the body, at any depth.
     pub(crate) fields: Vec<String>,
     /// JSON pointers; a `*` segment matches any key or index.
     pub(crate) pointers: Vec<String>,
@@ -62,8 +62,12 @@ pub(crate) fn differences(recorded: &Request, sent: &Request, ignored: &Ignored)
     sent.headers.retain(|name, _| recorded.headers.contains_key(name));
     let (mut recorded, mut sent) = (document(recorded), document(&sent));
     for document in [&mut recorded, &mut sent] {
-        for field in &ignored.fields {
-            remove_field(document, field);
+        // Fields of the body only: a field named `path` or `method` in a
+        // tool's arguments must not switch the URL's matching off.
+        if let Some(body) = document.get_mut("body") {
+            for field in &ignored.fields {
+                remove_field(body, field);
+            }
         }
         for pointer in &ignored.pointers {
             let segments: Vec<String> = pointer.split('/').skip(1).map(unescape).collect();
@@ -265,5 +269,17 @@ mod tests {
         let ignored =
             Ignored { fields: vec!["user".into()], pointers: vec!["/body/items/1".into(), "/body/items/0/t".into()] };
         assert!(differences(&recorded, &sent, &ignored).is_empty());
+    }
+
+    /// An ignored field is a field of the body: one named `path` (a file
+    /// tool's argument) leaves the URL matched.
+    #[test]
+    fn an_ignored_field_leaves_the_path_method_and_headers_matched() {
+        let recorded = request("http://h/v1/models/a:generateContent", json!({"path": "/tmp/a"}));
+        let sent = request("http://h/v1/models/b:generateContent", json!({"path": "/tmp/b"}));
+        let ignored = Ignored { fields: vec!["path".into(), "method".into()], pointers: Vec::new() };
+        let found = differences(&recorded, &sent, &ignored);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].pointer, "/path");
     }
 }

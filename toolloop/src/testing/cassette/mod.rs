@@ -142,9 +142,12 @@ impl Cassette {
         Ok(Self { tape: Arc::new(tape), allow_unplayed: false, finished: false })
     }
 
-    /// Leaves the object key `name` out of matching, wherever it appears
-    /// (a request field whose value changes from run to run: a timestamp
-    /// or a random id in a prompt). The recorded response is still served.
+    /// Leaves the object key `name` out of matching, wherever it appears in
+    /// the request's body (a field whose value changes from run to run: a
+    /// timestamp or a random id in a prompt); the method, the path and the
+    /// headers are still matched (leave them out with
+    /// [`ignore_pointer`](Self::ignore_pointer)). The recorded response is
+    /// still served.
     pub fn ignore_field(self, name: impl Into<String>) -> Self {
         self.tape.ignore(|ignored| ignored.fields.push(name.into()));
         self
@@ -225,8 +228,10 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// them from it without sending anything, as the cassette says
     /// ([`Cassette::open`], [`Cassette::record`], [`Cassette::replay`]): for testing agents
     /// against a real API once and offline ever after. A replaying model
-    /// needs no API key. Any number of models may share one cassette; their
-    /// exchanges are played in the order they were recorded.
+    /// needs no API key. Any number of models may share one cassette: a
+    /// request replays the first recorded exchange not played yet that
+    /// matches it, so runs sharing it at once may send in another order
+    /// than they were recorded in.
     pub fn cassette(self, cassette: &Cassette) -> Self {
         self.recorder(cassette.tape())
     }

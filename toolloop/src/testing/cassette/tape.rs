@@ -31,8 +31,10 @@ pub(crate) struct Tape {
 
 #[derive(Default)]
 struct State {
-    /// Replay: the recorded interactions, and the next one to play.
+    /// Replay: the recorded interactions, which of them were played, and
+    /// how many.
     recorded: Vec<Interaction>,
+    played: Vec<bool>,
     next: usize,
     /// Replay: requests that did not match, or found nothing left to play.
     failures: Vec<std::io::Error>,
@@ -161,24 +163,33 @@ impl Tape {
         self.state().slots[slot] = filled;
     }
 
-    /// Replay: the response recorded for `sent`, the next request.
+    /// Replay: the response recorded for `sent`: the first interaction not
+    /// played yet whose request matches it (requests of models sharing the
+    /// cassette may come in another order than they were recorded in); a
+    /// mismatch names the differences from the first one not played.
     fn play(&self, sent: &Request, provider: &'static str) -> Result<Response, ModelError> {
         let mut state = self.state();
-        let index = state.next;
-        let failure = match state.recorded.get(index) {
+        let state = &mut *state;
+        state.played.resize(state.recorded.len(), false);
+        let ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let unplayed = |index: &usize| !state.played[*index];
+        let matching = (0..state.recorded.len())
+            .filter(unplayed)
+            .find(|index| matching::differences(&state.recorded[*index].request, sent, &ignored).is_empty());
+        if let Some(index) = matching {
+            state.played[index] = true;
+            state.next += 1;
+            return Ok(state.recorded[index].response.clone());
+        }
+        let failure = match (0..state.recorded.len()).find(unplayed) {
             None => error::exhausted(&self.path, state.recorded.len()),
-            Some(recorded) => {
-                let ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let differences = matching::differences(&recorded.request, sent, &ignored);
-                if differences.is_empty() {
-                    let response = recorded.response.clone();
-                    state.next += 1;
-                    return Ok(response);
-                }
+            Some(index) => {
+                let differences = matching::differences(&state.recorded[index].request, sent, &ignored);
                 let differences: Vec<String> = differences.iter().map(ToString::to_string).collect();
                 error::mismatch(&self.path, index + 1, &differences)
             }
         };
+        drop(ignored);
         let error = ModelError::new(ModelErrorKind::Other, provider, failure.to_string());
         state.failures.push(failure);
         Err(error)
