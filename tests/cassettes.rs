@@ -676,6 +676,37 @@ fn headers_that_are_not_credentials_are_recorded_as_they_are() {
     });
 }
 
+/// A response whose body the call gave up on (larger than the model's
+/// limit) is not recorded: replaying the part read as a whole response
+/// would answer what the recorded run never got.
+#[test]
+fn a_response_the_call_gave_up_on_is_not_recorded() {
+    let path = cassette_path("given_up");
+    runtime().block_on(async {
+        let server = TestServer::start_with(chat_fake()).await;
+        let cassette = Cassette::record(&path).unwrap();
+        let model = OpenAi::builder()
+            .base_url(server.url())
+            .model("gpt-4.1")
+            .api_key(CANARY_KEY)
+            .max_response_bytes(64)
+            .cassette(&cassette)
+            .build()
+            .unwrap();
+        let mut conversation = Conversation::new();
+        conversation.push_user(QUESTION);
+        let error = cities::agent(model, None).run(&mut conversation).await.unwrap_err();
+        assert!(
+            error.to_string().contains("response_too_large") || format!("{error:?}").contains("ResponseTooLarge"),
+            "{error:?}"
+        );
+        assert_eq!(cassette.played(), 0, "nothing recorded");
+        cassette.finish().unwrap();
+    });
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(file["interactions"], json!([]), "{file}");
+}
+
 /// Runs sharing one cassette may replay in another order than they were
 /// recorded in (concurrent runs do): each request finds the first
 /// exchange not played yet that matches it.

@@ -284,19 +284,31 @@ struct Recording {
 }
 
 impl Recording {
-    /// Writes the interaction with the body read so far (all of it, unless
-    /// the reader stopped early or the connection was cut).
+    /// Writes the interaction with the body read so far: all of it, or the
+    /// events a stream's reader took before it stopped.
     fn finish(&mut self) {
         let Some(request) = self.request.take() else { return };
         let headers = std::mem::take(&mut self.headers);
         let response = capture::response(self.status, headers, &self.body, self.streamed, &self.secrets);
         self.tape.fill(self.slot, Slot::Done(Box::new(Interaction { request, response })));
     }
+
+    /// Records nothing for a response whose body failed (the connection
+    /// was cut, the call gave up on it): replaying a part of it as a whole
+    /// response would answer what the recorded run never got.
+    fn fail(&mut self) {
+        if self.request.take().is_some() {
+            self.tape.fill(self.slot, Slot::Failed);
+        }
+    }
 }
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        self.finish();
+        // A whole body left unread to its end was given up on (too large,
+        // too slow, the call cancelled); a stream's reader may stop after
+        // its last event.
+        if self.streamed.is_none() { self.fail() } else { self.finish() }
     }
 }
 
@@ -314,7 +326,8 @@ impl Stream for Tee {
         match &polled {
             Poll::Ready(Some(Ok(chunk))) => self.recording.body.extend_from_slice(chunk),
             Poll::Ready(None) => self.recording.finish(),
-            Poll::Ready(Some(Err(_))) | Poll::Pending => {}
+            Poll::Ready(Some(Err(_))) => self.recording.fail(),
+            Poll::Pending => {}
         }
         polled
     }
