@@ -15,7 +15,7 @@ use super::body::WireBody;
 use super::error::{self, ErrorBodyParser};
 use super::format::Framing;
 use super::retry::{self, RetryPolicy};
-use super::secret::Secret;
+use super::secret::{Secret, is_credential, redact_url};
 use super::transport::{Incoming, Network, Outgoing, Recorder, Transport};
 use crate::build_error::BuildError;
 use crate::model::{ModelError, ModelErrorKind};
@@ -55,67 +55,6 @@ impl fmt::Debug for HttpSettings {
             .field("cassette", &self.cassette)
             .finish()
     }
-}
-
-/// `url` as it may be shown (in `Debug`, errors, logs): the password of
-/// its userinfo replaced by `***`, and the value of every query parameter
-/// but those known to be plain ([`PLAIN_PARAMETERS`]), since gateways take
-/// keys there (`?subscription-key=`, `?sig=`, `?code=`). Works on text, so
-/// that even a URL that does not parse is redacted: when its userinfo
-/// cannot be told apart (a password with a `/`, `?` or `#` in it),
-/// everything up to its last `@` is.
-pub(crate) fn redact_url(url: &str) -> String {
-    let Some(start) = url.find("://").map(|index| index + 3) else { return url.to_owned() };
-    let rest = &url[start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (userinfo_end, redacted_userinfo) = match rest[..authority_end].rfind('@') {
-        Some(at) => (at, rest[..at].find(':').map(|colon| format!("{}:***", &rest[..colon]))),
-        // An `@` past the authority after a `:` may end a password holding `/`, `?` or `#`.
-        None => match rest.rfind('@') {
-            Some(at) if rest[..at].contains(':') => (at, Some("***".to_owned())),
-            _ => (0, None),
-        },
-    };
-    let mut shown = url[..start].to_owned();
-    let after = match redacted_userinfo {
-        Some(userinfo) => {
-            shown.push_str(&userinfo);
-            &rest[userinfo_end..]
-        }
-        None => rest,
-    };
-    let (before_fragment, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
-    match before_fragment.split_once('?') {
-        Some((path, query)) => {
-            shown.push_str(path);
-            shown.push('?');
-            let pairs: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((name, _)) if !PLAIN_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()) => {
-                        format!("{name}=***")
-                    }
-                    _ => pair.to_owned(),
-                })
-                .collect();
-            shown.push_str(&pairs.join("&"));
-        }
-        None => shown.push_str(before_fragment),
-    }
-    shown.push_str(fragment);
-    shown
-}
-
-/// Query parameters whose values are shown: how a response is framed
-/// (Gemini's `alt=sse`) and which API version is asked for (Azure's).
-const PLAIN_PARAMETERS: &[&str] = &["alt", "api-version", "beta"];
-
-/// Whether a header or query parameter of this name carries a credential.
-pub(crate) fn is_credential(name: &str) -> bool {
-    const MARKS: &[&str] =
-        &["auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature", "sig", "code"];
-    let name = name.to_ascii_lowercase();
-    MARKS.iter().any(|mark| name.contains(mark))
 }
 
 /// A configured endpoint of one provider: where to POST, with which headers,
@@ -590,7 +529,7 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::{BuildError, InFlight, endpoint_url, new_client, redact_url};
+    use super::{BuildError, InFlight, endpoint_url, new_client};
 
     #[test]
     fn calls_in_flight_are_counted_until_they_leave_or_drop() {
@@ -606,23 +545,6 @@ mod tests {
         assert_eq!(second.leave(), 1, "one other in flight");
         assert_eq!(first.leave(), 0);
         assert_eq!(count.load(Ordering::Relaxed), 0);
-    }
-
-    #[test]
-    fn passwords_and_query_values_in_urls_are_redacted() {
-        assert_eq!(redact_url("http://u:p%40ss@h:1/v1?a=b@c"), "http://u:***@h:1/v1?a=***");
-        assert_eq!(redact_url("http://user@h/"), "http://user@h/");
-        assert_eq!(redact_url("http://h/a/b@c"), "http://h/a/b@c");
-        assert_eq!(redact_url("not a url"), "not a url");
-        // A password with a `#`, `?` or `/` (the URL does not parse): all up to the last `@` goes.
-        assert_eq!(redact_url("http://u:pa#ss@h/v1"), "http://***@h/v1");
-        assert_eq!(redact_url("http://u:p/a?s@h/v1"), "http://***@h/v1");
-        // Gateways' keys in the query; the framing and the version stay.
-        assert_eq!(
-            redact_url("https://gw.example/v1?subscription-key=k1&alt=sse&api-version=2024-10-21&sig=s2#top"),
-            "https://gw.example/v1?subscription-key=***&alt=sse&api-version=2024-10-21&sig=***#top"
-        );
-        assert_eq!(redact_url("https://h/v1?flag&x="), "https://h/v1?flag&x=***");
     }
 
     #[test]

@@ -108,7 +108,7 @@ pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) ->
     // be in its query) but never headers.
     let mut message = error.to_string();
     if let Some(url) = error.url() {
-        message = message.replace(url.as_str(), &super::client::redact_url(url.as_str()));
+        message = message.replace(url.as_str(), &super::secret::redact_url(url.as_str()));
     }
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

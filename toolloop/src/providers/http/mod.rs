@@ -35,7 +35,7 @@ pub use builder::HttpModelBuilder;
 pub use client::DEFAULT_MAX_RESPONSE_BYTES;
 #[cfg_attr(not(feature = "mcp"), allow(unused_imports))] // MCP's clients, and tests
 pub(crate) use client::client_builder;
-pub(crate) use client::is_credential;
+pub(crate) use secret::is_credential;
 // Only formats with per-request headers (Anthropic's beta flags) name it.
 #[cfg(test)]
 pub(crate) use error::status_error;

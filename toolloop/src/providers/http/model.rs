@@ -252,7 +252,7 @@ pub(crate) const DUMP_TARGET: &str = "toolloop::dump";
 /// not dumped, and the endpoint's password is redacted.
 fn dump_request(provider: &str, url: &reqwest::Url, body: &WireBody) {
     if tracing::enabled!(target: DUMP_TARGET, tracing::Level::TRACE) {
-        let endpoint = super::client::redact_url(url.as_str());
+        let endpoint = super::secret::redact_url(url.as_str());
         let endpoint = endpoint.as_str();
         let bytes = body.to_vec();
         let body = String::from_utf8_lossy(&bytes);
