@@ -676,6 +676,30 @@ fn headers_that_are_not_credentials_are_recorded_as_they_are() {
     });
 }
 
+/// A header the recording kept but did not see (a beta flag added since)
+/// fails the replay: it may change what the API answers.
+#[test]
+fn a_kept_header_sent_only_now_fails_the_replay() {
+    let (path, url) = record_chat("new_header", None);
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(file.contains("\"request_headers\""), "the file says which headers it kept");
+    runtime().block_on(async {
+        let cassette = Cassette::replay(&path).unwrap();
+        let model = OpenAi::builder()
+            .base_url(&url)
+            .model("gpt-4.1")
+            .header("openai-beta", "x")
+            .cassette(&cassette)
+            .build()
+            .unwrap();
+        let mut conversation = Conversation::new();
+        conversation.push_user(QUESTION);
+        assert!(cities::agent(model, None).run(&mut conversation).await.is_err());
+        let error = cassette.finish().unwrap_err().to_string();
+        assert!(error.contains("/headers/openai-beta: recorded nothing, sent \"x\""), "{error}");
+    });
+}
+
 /// A response whose body the call gave up on (larger than the model's
 /// limit) is not recorded: replaying the part read as a whole response
 /// would answer what the recorded run never got.

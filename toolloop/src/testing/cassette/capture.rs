@@ -28,7 +28,8 @@ pub(crate) const NORMALISED: &str = "<normalised>";
 
 /// Request headers kept: how the body is read and which API version and
 /// features it asks for.
-const REQUEST_HEADERS: &[&str] = &["accept", "anthropic-beta", "anthropic-version", "content-type", "openai-beta"];
+pub(crate) const REQUEST_HEADERS: &[&str] =
+    &["accept", "anthropic-beta", "anthropic-version", "content-type", "openai-beta"];
 
 /// Response headers kept: how the body is read and what the retry logic
 /// acts on; request ids are normalised.

@@ -48,6 +48,12 @@ pub(crate) const VERSION: u32 = 1;
 pub(crate) struct File {
     pub(crate) format: String,
     pub(crate) version: u32,
+    /// The request headers the recording kept when they were sent: a
+    /// replay matches these both ways (one sent now but not then is a
+    /// difference). Files without it (written by earlier versions, or by
+    /// hand) match only the headers their requests hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) request_headers: Option<Vec<String>>,
     pub(crate) interactions: Vec<Interaction>,
 }
 
@@ -163,7 +169,8 @@ impl Data {
 
 impl File {
     pub(crate) fn new(interactions: Vec<Interaction>) -> Self {
-        Self { format: FORMAT.to_owned(), version: VERSION, interactions }
+        let request_headers = Some(super::capture::REQUEST_HEADERS.iter().map(|name| (*name).to_owned()).collect());
+        Self { format: FORMAT.to_owned(), version: VERSION, request_headers, interactions }
     }
 
     /// Reads the cassette at `path`.

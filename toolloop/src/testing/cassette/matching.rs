@@ -3,8 +3,10 @@
 //! Both sides become one JSON document, `{"method", "path", "headers",
 //! "body"}`: the URL's origin is left out, so a cassette recorded through
 //! a proxy or a local server replays against the provider's default URL;
-//! of the headers, those the cassette recorded are matched (a cassette
-//! written by hand, or by a toolloop that kept fewer headers, still plays).
+//! of the headers, those the recording kept are matched both ways (a
+//! header sent now that was not sent then is a difference); a cassette
+//! that does not say which it kept (written by hand, or by an earlier
+//! toolloop) has the headers its requests hold matched.
 //! Ignored fields are removed from both, then the two are compared value
 //! by value. Each difference is named by its JSON pointer into that
 //! document (`/body/messages/2/content/0/text`), the same pointer
@@ -56,10 +58,20 @@ fn excerpt(value: &Value) -> String {
     }
 }
 
-/// The differences between `recorded` and `sent`, in document order.
-pub(crate) fn differences(recorded: &Request, sent: &Request, ignored: &Ignored) -> Vec<Difference> {
+/// The differences between `recorded` and `sent`, in document order. With
+/// `kept` (the headers the recording kept), those headers are matched both
+/// ways; without, only those `recorded` holds.
+pub(crate) fn differences(
+    recorded: &Request,
+    sent: &Request,
+    ignored: &Ignored,
+    kept: Option<&[String]>,
+) -> Vec<Difference> {
     let mut sent = sent.clone();
-    sent.headers.retain(|name, _| recorded.headers.contains_key(name));
+    match kept {
+        Some(kept) => sent.headers.retain(|name, _| kept.contains(name)),
+        None => sent.headers.retain(|name, _| recorded.headers.contains_key(name)),
+    }
     let (mut recorded, mut sent) = (document(recorded), document(&sent));
     for document in [&mut recorded, &mut sent] {
         // Fields of the body only: a field named `path` or `method` in a
@@ -218,7 +230,7 @@ mod tests {
             "https://api.example.com/v1/messages",
             json!({"model": "m", "messages": [{"content": "Rome"}], "a/b": 2, "new": null}),
         );
-        let found = differences(&recorded, &sent, &Ignored::default());
+        let found = differences(&recorded, &sent, &Ignored::default(), None);
         let shown: Vec<String> = found.iter().map(Difference::to_string).collect();
         assert_eq!(
             shown,
@@ -236,11 +248,11 @@ mod tests {
     fn paths_are_matched_and_origins_are_not() {
         let recorded = request("http://127.0.0.1:9/v1/messages", json!({}));
         let sent = request("https://api.example.com/v1/chat", json!({}));
-        let found = differences(&recorded, &sent, &Ignored::default());
+        let found = differences(&recorded, &sent, &Ignored::default(), None);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].pointer, "/path");
         assert!(
-            differences(&recorded, &request("https://a.example/v1/messages", json!({})), &Ignored::default())
+            differences(&recorded, &request("https://a.example/v1/messages", json!({})), &Ignored::default(), None)
                 .is_empty()
         );
     }
@@ -250,12 +262,21 @@ mod tests {
         let mut recorded = request("http://h/p", json!({}));
         let mut sent = request("http://h/p", json!({}));
         sent.headers.insert("anthropic-version".into(), "2023-06-01".into());
-        assert!(differences(&recorded, &sent, &Ignored::default()).is_empty(), "not recorded: not matched");
+        assert!(differences(&recorded, &sent, &Ignored::default(), None).is_empty(), "not recorded: not matched");
         recorded.headers.insert("anthropic-version".into(), "2023-01-01".into());
-        let found = differences(&recorded, &sent, &Ignored::default());
+        let found = differences(&recorded, &sent, &Ignored::default(), None);
         assert_eq!(found[0].to_string(), "/headers/anthropic-version: recorded \"2023-01-01\", sent \"2023-06-01\"");
         sent.headers.clear();
-        assert_eq!(differences(&recorded, &sent, &Ignored::default())[0].sent, None);
+        assert_eq!(differences(&recorded, &sent, &Ignored::default(), None)[0].sent, None);
+
+        // A recording that kept `anthropic-beta` and saw none: one sent now differs.
+        let kept = ["anthropic-beta".to_owned(), "anthropic-version".to_owned()];
+        sent.headers.insert("anthropic-version".into(), "2023-01-01".into());
+        sent.headers.insert("anthropic-beta".into(), "tools-2024".into());
+        sent.headers.insert("x-other".into(), "not kept".into());
+        let found = differences(&recorded, &sent, &Ignored::default(), Some(&kept));
+        let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["/headers/anthropic-beta: recorded nothing, sent \"tools-2024\""]);
     }
 
     #[test]
@@ -263,12 +284,12 @@ mod tests {
         let recorded = request("http://h/p", json!({"user": "a", "items": [{"id": 1, "t": 1}, {"id": 2, "t": 2}]}));
         let sent = request("http://h/p", json!({"user": "b", "items": [{"id": 1, "t": 9}, {"id": 3, "t": 8}]}));
         let ignored = Ignored { fields: vec!["user".into()], pointers: vec!["/body/items/*/t".into()] };
-        let found = differences(&recorded, &sent, &ignored);
+        let found = differences(&recorded, &sent, &ignored, None);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].pointer, "/body/items/1/id");
         let ignored =
             Ignored { fields: vec!["user".into()], pointers: vec!["/body/items/1".into(), "/body/items/0/t".into()] };
-        assert!(differences(&recorded, &sent, &ignored).is_empty());
+        assert!(differences(&recorded, &sent, &ignored, None).is_empty());
     }
 
     /// An ignored field is a field of the body: one named `path` (a file
@@ -278,7 +299,7 @@ mod tests {
         let recorded = request("http://h/v1/models/a:generateContent", json!({"path": "/tmp/a"}));
         let sent = request("http://h/v1/models/b:generateContent", json!({"path": "/tmp/b"}));
         let ignored = Ignored { fields: vec!["path".into(), "method".into()], pointers: Vec::new() };
-        let found = differences(&recorded, &sent, &ignored);
+        let found = differences(&recorded, &sent, &ignored, None);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].pointer, "/path");
     }

@@ -32,8 +32,9 @@ pub(crate) struct Tape {
 #[derive(Default)]
 struct State {
     /// Replay: the recorded interactions, which of them were played, and
-    /// how many.
+    /// how many; the request headers the recording kept, when it says.
     recorded: Vec<Interaction>,
+    kept_headers: Option<Vec<String>>,
     played: Vec<bool>,
     next: usize,
     /// Replay: requests that did not match, or found nothing left to play.
@@ -72,11 +73,14 @@ impl Tape {
     /// A tape for `path`: in replay, the file's interactions; in record,
     /// none yet.
     pub(super) fn new(path: PathBuf, mode: Mode) -> std::io::Result<Self> {
-        let recorded = match mode {
-            Mode::Replay => File::load(&path)?.interactions,
-            Mode::Record => Vec::new(),
+        let (recorded, kept_headers) = match mode {
+            Mode::Replay => {
+                let file = File::load(&path)?;
+                (file.interactions, file.request_headers)
+            }
+            Mode::Record => (Vec::new(), None),
         };
-        let state = Mutex::new(State { recorded, ..State::default() });
+        let state = Mutex::new(State { recorded, kept_headers, ..State::default() });
         Ok(Self { path, mode, ignored: Mutex::default(), state })
     }
 
@@ -172,10 +176,11 @@ impl Tape {
         let state = &mut *state;
         state.played.resize(state.recorded.len(), false);
         let ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept = state.kept_headers.as_deref();
         let unplayed = |index: &usize| !state.played[*index];
         let matching = (0..state.recorded.len())
             .filter(unplayed)
-            .find(|index| matching::differences(&state.recorded[*index].request, sent, &ignored).is_empty());
+            .find(|index| matching::differences(&state.recorded[*index].request, sent, &ignored, kept).is_empty());
         if let Some(index) = matching {
             state.played[index] = true;
             state.next += 1;
@@ -184,7 +189,7 @@ impl Tape {
         let failure = match (0..state.recorded.len()).find(unplayed) {
             None => error::exhausted(&self.path, state.recorded.len()),
             Some(index) => {
-                let differences = matching::differences(&state.recorded[index].request, sent, &ignored);
+                let differences = matching::differences(&state.recorded[index].request, sent, &ignored, kept);
                 let differences: Vec<String> = differences.iter().map(ToString::to_string).collect();
                 error::mismatch(&self.path, index + 1, &differences)
             }
