@@ -935,10 +935,20 @@ fn a_recorded_retry_replays() {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(file["interactions"][0]["response"]["status"], 429);
     assert_eq!(file["interactions"][0]["response"]["headers"]["retry-after-ms"], "1");
-    runtime().block_on(async {
+    // Replayed on a paused clock with a policy that would wait a minute:
+    // the retry waits for nothing (no server is there), so no time passes.
+    let paused = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
+    paused.block_on(async {
         let cassette = Cassette::replay(&path).unwrap();
         let messages = [toolloop::Message::user("hello")];
-        let reply = model(&url, None, &cassette).complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
+        let slow = RetryPolicy::default()
+            .with_max_retries(2)
+            .with_initial_backoff(std::time::Duration::from_secs(60))
+            .with_max_backoff(std::time::Duration::from_secs(60));
+        let replaying = OpenAi::builder().base_url(&url).retry_policy(slow).cassette(&cassette).build().unwrap();
+        let started = tokio::time::Instant::now();
+        let reply = replaying.complete(toolloop::ModelRequest::new(&messages)).await.unwrap();
+        assert_eq!(started.elapsed(), std::time::Duration::ZERO, "a replayed retry waited");
         assert_eq!(reply.text(), "hi");
         assert_eq!(cassette.played(), 2, "the 429 and the retry that succeeded");
         cassette.finish().unwrap();

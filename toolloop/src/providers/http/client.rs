@@ -73,6 +73,8 @@ pub(crate) struct HttpClient {
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
+    /// Whether a cassette replays the exchanges: retries then wait for nothing.
+    replaying: bool,
     idle_timeout: Duration,
     max_response_bytes: u64,
     parse_error: ErrorBodyParser,
@@ -182,6 +184,7 @@ impl HttpClient {
             headers: map,
             timeout: settings.timeout,
             retry: settings.retry,
+            replaying: settings.cassette.as_ref().is_some_and(|recorder| recorder.is_replaying()),
             idle_timeout: settings.idle_timeout,
             max_response_bytes: settings.max_response_bytes,
             parse_error,
@@ -193,6 +196,13 @@ impl HttpClient {
     /// How failed calls are retried.
     pub(crate) fn retry_policy(&self) -> RetryPolicy {
         self.retry
+    }
+
+    /// How long to wait before retry number `retry + 1`, as the policy
+    /// and the server (`server_wait`) say; nothing when a cassette replays
+    /// the exchanges (no server is there to wait for).
+    pub(crate) fn retry_delay(&self, retry: u32, server_wait: Option<Duration>) -> Duration {
+        if self.replaying { Duration::ZERO } else { self.retry.delay(retry, server_wait) }
     }
 
     /// The full URL requests go to, its password (if any) redacted.
@@ -316,7 +326,7 @@ impl HttpClient {
         if !failure.retryable || retry >= self.retry.max_retries() {
             return Err(failure.error.with_attempts(retry + 1));
         }
-        let delay = self.retry.delay(retry, failure.server_wait);
+        let delay = self.retry_delay(retry, failure.server_wait);
         tracing::warn!(
             provider = self.provider,
             attempt = retry + 1,

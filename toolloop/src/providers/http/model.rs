@@ -204,7 +204,7 @@ impl<W: WireFormat> HttpModel<W> {
                 return Err(error.with_attempts(retry + 1));
             }
             stalled |= stall;
-            let delay = policy.delay(retry, error.retry_after());
+            let delay = self.shared.http.retry_delay(retry, error.retry_after());
             tracing::warn!(
                 provider = W::PROVIDER,
                 attempt = retry + 1,
