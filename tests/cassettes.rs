@@ -676,6 +676,33 @@ fn headers_that_are_not_credentials_are_recorded_as_they_are() {
     });
 }
 
+/// A redirect is recorded (its body is never read) and replays as the
+/// same typed error.
+#[test]
+fn a_recorded_redirect_replays_as_a_redirect() {
+    let path = cassette_path("redirect");
+    let url = runtime().block_on(async {
+        let server =
+            TestServer::start([Reply::json(307, &json!({})).header("location", "https://elsewhere.example/v1")]).await;
+        let cassette = Cassette::record(&path).unwrap();
+        let messages = [toolloop::Message::user("hello")];
+        let model = gpt(&server.url(), Some(CANARY_KEY), &cassette);
+        let error = model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap_err();
+        assert_eq!(error.kind(), toolloop::model::ModelErrorKind::Redirect, "{error}");
+        cassette.finish().unwrap();
+        server.url()
+    });
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(file["interactions"][0]["response"]["status"], 307, "{file}");
+    runtime().block_on(async {
+        let cassette = Cassette::replay(&path).unwrap();
+        let messages = [toolloop::Message::user("hello")];
+        let error = gpt(&url, None, &cassette).complete(toolloop::ModelRequest::new(&messages)).await.unwrap_err();
+        assert_eq!(error.kind(), toolloop::model::ModelErrorKind::Redirect, "{error}");
+        cassette.finish().unwrap();
+    });
+}
+
 /// A header the recording kept but did not see (a beta flag added since)
 /// fails the replay: it may change what the API answers.
 #[test]

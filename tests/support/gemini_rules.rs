@@ -273,7 +273,6 @@ fn has(content: &Value, field: &str) -> bool {
     parts(content).iter().any(|part| part.get(field).is_some())
 }
 
-/// Function call and function response turns, in order and paired.
 /// Function declarations: parameters in one form (`parameters`, the
 /// `OpenAPI` subset, or `parametersJsonSchema`), and in the subset no
 /// OBJECT without properties and no empty `enum` or `anyOf`.
@@ -329,6 +328,7 @@ fn check_vertex_fields(request: &Value) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// Function call and function response turns, in order and paired.
 fn check_function_turns(contents: &[Value]) -> Result<(), Rejection> {
     for (index, content) in contents.iter().enumerate() {
         let previous = index.checked_sub(1).map(|i| &contents[i]);

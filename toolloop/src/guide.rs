@@ -344,14 +344,16 @@
 //! [`Cassette`](crate::testing::Cassette): record once, replay forever.
 //!
 //! - `TOOLLOOP_RECORD=1 ANTHROPIC_API_KEY=... cargo test my_test` calls the
-//!   real API and writes each exchange to the cassette file (one file per
-//!   test): the request body, the response status, a safe subset of
-//!   headers, the response body (or a stream as its list of events). API
-//!   keys, `authorization`, `x-api-key`, `x-goog-api-key`, your own extra
-//!   headers and URL passwords never reach the file; request ids are
-//!   normalised. Commit the file.
-//! - `cargo test` (and CI) replays it: each request must equal the
-//!   recorded one, and gets the recorded response. Nothing is sent, no key
+//!   real API and writes its exchanges to the cassette file when the test
+//!   ends (one file per test; a test that fails keeps the old file): the
+//!   request body, the response status, a safe subset of headers, the
+//!   response body (or a stream as its list of events). API keys,
+//!   `authorization`, `x-api-key`, `x-goog-api-key`, the values of your own
+//!   extra headers named as credentials (`x-gateway-token`, say), key
+//!   parameters in URLs and URL passwords never reach the file; request
+//!   ids are normalised. Commit the file.
+//! - `cargo test` (and CI) replays it: each request must equal a recorded
+//!   one (the first not played yet that it equals), and gets its response. Nothing is sent, no key
 //!   is needed, streamed calls stream the recorded events. Signatures,
 //!   encrypted reasoning and tool-call ids go back exactly as recorded.
 //! - A request that differs (its path, body or recorded headers) fails

@@ -112,10 +112,12 @@ impl SubRuns {
     /// a live call holds is left to it.
     pub(crate) fn keep(&self, kept: Kept) {
         let tool = kept.tool.clone();
+        let mut early = self.early.lock().unwrap_or_else(PoisonError::into_inner);
+        // Parked first: what a live call's conversation holds back now
+        // applies with the tool's next replayed record.
+        early.push(kept);
         let current = self.conversation(&tool);
         let Ok(mut current) = current.try_lock() else { return };
-        let mut early = self.early.lock().unwrap_or_else(PoisonError::into_inner);
-        early.push(kept);
         loop {
             let len = current.messages().len();
             // Additions the conversation is already past are dropped.
@@ -217,6 +219,25 @@ mod tests {
         replayed.keep(first);
         assert_eq!(texts(&replayed, "research").len(), 6, "an addition the conversation is past is dropped");
         assert!(replayed.early.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_record_met_while_a_live_call_holds_the_conversation_applies_later() {
+        let live = SubRuns::default();
+        let mut conversation = Conversation::new();
+        for (call, ask) in [("c1", "one"), ("c2", "two")] {
+            let taken = (conversation.len(), conversation.last().and_then(Message::stamp));
+            conversation.push_user(ask);
+            live.leave(call, "research", &conversation, taken);
+        }
+        let (first, second) = (left(&live, "c1"), left(&live, "c2"));
+        let replayed = SubRuns::default();
+        let held = replayed.conversation("research");
+        let guard = held.try_lock().unwrap();
+        replayed.keep(first);
+        drop(guard);
+        replayed.keep(second);
+        assert_eq!(texts(&replayed, "research"), ["one", "two"]);
     }
 
     #[test]

@@ -219,12 +219,16 @@ fn tools<'a>(request: &ModelRequest<'a>, openapi: bool) -> Vec<Tools<'a>> {
             parameters_json_schema: (!openapi).then_some(&tool.input_schema),
             // A tool of no arguments declares no parameters: the API refuses
             // an OBJECT without properties.
-            parameters: openapi
-                .then(|| openapi_schema(&tool.input_schema))
-                .filter(|schema| schema.get("properties").is_some()),
+            parameters: openapi.then(|| openapi_schema(&tool.input_schema)).filter(takes_arguments),
         })
         .collect();
     vec![Tools { function_declarations }]
+}
+
+/// Whether a declaration's parameters say anything: not an OBJECT with
+/// neither properties nor alternatives (a tool of no arguments).
+fn takes_arguments(parameters: &serde_json::Value) -> bool {
+    parameters["type"] != "OBJECT" || parameters.get("properties").is_some() || parameters.get("anyOf").is_some()
 }
 
 /// Every generation setting of a call, in the one `generationConfig`: a
@@ -548,6 +552,25 @@ mod body_tests {
             None => text,
         }
         .into_bytes()
+    }
+
+    /// In the `OpenAPI` subset, only a tool of no arguments is declared
+    /// without parameters: one whose input is a choice of shapes keeps them.
+    #[test]
+    fn the_openapi_subset_leaves_out_only_empty_parameters() {
+        use crate::tool::ToolDefinition;
+        let choice =
+            json!({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "string"}]});
+        let defined = [
+            ToolDefinition::from_schema("pick", "Pick.", choice),
+            ToolDefinition::from_schema("now", "Now.", json!({"type": "object"})),
+        ];
+        let history = [crate::message::Message::user("hi")];
+        let request = ModelRequest::new(&history).with_tools(&defined);
+        let declared = serde_json::to_value(tools(&request, true)).unwrap();
+        let declarations = &declared[0]["functionDeclarations"];
+        assert!(declarations[0]["parameters"]["anyOf"].is_array(), "{declared}");
+        assert!(declarations[1].get("parameters").is_none(), "{declared}");
     }
 
     crate::providers::cache_checks::body_cache_tests!(models, reference);

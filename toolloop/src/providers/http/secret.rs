@@ -38,9 +38,10 @@ pub(crate) fn redact_url(url: &str) -> String {
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (userinfo_end, redacted_userinfo) = match rest[..authority_end].rfind('@') {
         Some(at) => (at, rest[..at].find(':').map(|colon| format!("{}:***", &rest[..colon]))),
-        // An `@` past the authority after a `:` may end a password holding `/`, `?` or `#`.
+        // In a URL that does not parse, an `@` past the authority after a
+        // `:` may end a password holding `/`, `?` or `#`.
         None => match rest.rfind('@') {
-            Some(at) if rest[..at].contains(':') => (at, Some("***".to_owned())),
+            Some(at) if rest[..at].contains(':') && reqwest::Url::parse(url).is_err() => (at, Some("***".to_owned())),
             _ => (0, None),
         },
     };
@@ -78,12 +79,31 @@ pub(crate) fn redact_url(url: &str) -> String {
 /// (Gemini's `alt=sse`) and which API version is asked for (Azure's).
 const PLAIN_PARAMETERS: &[&str] = &["alt", "api-version", "beta"];
 
-/// Whether a header or query parameter of this name carries a credential.
+/// Whether a header or query parameter of this name carries a credential:
+/// one of its words (split at `-` and `_`) marks one (`x-api-key`,
+/// `authorization`, `x-gateway-token`, `subscription-key`, `access_token`),
+/// or the whole name is a query key's (`sig`, `code`, `key`). Not
+/// `HTTP-Referer`, `openai-beta`, `author` or `country_code`.
 pub(crate) fn is_credential(name: &str) -> bool {
-    const MARKS: &[&str] =
-        &["auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature", "sig", "code"];
+    const WORDS: &[&str] = &[
+        "auth",
+        "authorization",
+        "oauth",
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "cookie",
+        "session",
+        "credential",
+        "credentials",
+        "signature",
+    ];
+    const NAMES: &[&str] = &["sig", "code"];
     let name = name.to_ascii_lowercase();
-    MARKS.iter().any(|mark| name.contains(mark))
+    NAMES.contains(&name.as_str()) || name.split(['-', '_']).any(|word| WORDS.contains(&word))
 }
 
 #[cfg(test)]
@@ -99,10 +119,30 @@ mod tests {
     }
 
     #[test]
+    fn credentials_are_named_by_words() {
+        use super::is_credential;
+        for name in
+            ["Authorization", "x-api-key", "x-goog-api-key", "x-gateway-token", "subscription-key", "sig", "code"]
+        {
+            assert!(is_credential(name), "{name}");
+        }
+        for name in ["HTTP-Referer", "X-Title", "openai-beta", "author", "keyword", "country_code", "alt"] {
+            assert!(!is_credential(name), "{name}");
+        }
+    }
+
+    #[test]
     fn passwords_and_query_values_in_urls_are_redacted() {
         assert_eq!(redact_url("http://u:p%40ss@h:1/v1?a=b@c"), "http://u:***@h:1/v1?a=***");
         assert_eq!(redact_url("http://user@h/"), "http://user@h/");
         assert_eq!(redact_url("http://h/a/b@c"), "http://h/a/b@c");
+        // A URL that parses keeps its host, whatever `@` and `:` it holds past it.
+        assert_eq!(redact_url("http://h/a:b@c"), "http://h/a:b@c");
+        assert_eq!(redact_url("http://h:8080/v1/m@x"), "http://h:8080/v1/m@x");
+        assert_eq!(
+            redact_url("https://gw:8443/v1?user=a@b.com&subscription-key=SECRET"),
+            "https://gw:8443/v1?user=***&subscription-key=***"
+        );
         assert_eq!(redact_url("not a url"), "not a url");
         // A password with a `#`, `?` or `/` (the URL does not parse): all up to the last `@` goes.
         assert_eq!(redact_url("http://u:pa#ss@h/v1"), "http://***@h/v1");

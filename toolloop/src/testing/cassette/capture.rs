@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use super::file::{Data, Event, Line, Payload, Request, Response, ResponseBody};
+use super::file::{Data, Event, Line, Payload, REQUEST_HEADERS, Request, Response, ResponseBody};
 use crate::providers::{Framing, Outgoing, Secret, is_credential};
 
 /// What a secret found in a kept string is replaced with.
@@ -25,11 +25,6 @@ pub(crate) const REDACTED: &str = "<redacted>";
 
 /// What a volatile value (a request id) is written as.
 pub(crate) const NORMALISED: &str = "<normalised>";
-
-/// Request headers kept: how the body is read and which API version and
-/// features it asks for.
-pub(crate) const REQUEST_HEADERS: &[&str] =
-    &["accept", "anthropic-beta", "anthropic-version", "content-type", "openai-beta"];
 
 /// Response headers kept: how the body is read and what the retry logic
 /// acts on; request ids are normalised.

@@ -43,6 +43,11 @@ const FORMAT: &str = "toolloop-cassette";
 /// The version this toolloop writes, and the newest it reads.
 pub(crate) const VERSION: u32 = 1;
 
+/// Request headers kept: how the body is read and which API version and
+/// features it asks for.
+pub(crate) const REQUEST_HEADERS: &[&str] =
+    &["accept", "anthropic-beta", "anthropic-version", "content-type", "openai-beta"];
+
 /// A whole cassette file.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct File {
@@ -169,7 +174,7 @@ impl Data {
 
 impl File {
     pub(crate) fn new(interactions: Vec<Interaction>) -> Self {
-        let request_headers = Some(super::capture::REQUEST_HEADERS.iter().map(|name| (*name).to_owned()).collect());
+        let request_headers = Some(REQUEST_HEADERS.iter().map(|name| (*name).to_owned()).collect());
         Self { format: FORMAT.to_owned(), version: VERSION, request_headers, interactions }
     }
 
@@ -194,8 +199,10 @@ impl File {
     }
 
     /// Writes the cassette to `path` (creating its folder), pretty-printed
-    /// with a final newline: into a file beside it, then renamed over it,
-    /// so that a process stopped while writing leaves the old file whole.
+    /// with a final newline: into a file beside it (beside the file a link
+    /// points to), then renamed over it, so that a process stopped while
+    /// writing leaves the old file whole. Where no file can be made beside
+    /// it (a folder that is not writable), the file is written in place.
     pub(crate) fn save(&self, path: &Path) -> std::io::Result<()> {
         let io = |cause| error::io(path, cause);
         if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
@@ -203,14 +210,16 @@ impl File {
         }
         let mut text = serde_json::to_string_pretty(self).expect("a cassette serialises");
         text.push('\n');
-        let mut partial = path.as_os_str().to_owned();
+        let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let mut partial = target.as_os_str().to_owned();
         partial.push(".partial");
         let partial = std::path::PathBuf::from(partial);
-        std::fs::write(&partial, text).map_err(io)?;
-        std::fs::rename(&partial, path).map_err(|cause| {
+        let replaced = std::fs::write(&partial, &text).and_then(|()| std::fs::rename(&partial, &target));
+        if replaced.is_err() {
             let _ = std::fs::remove_file(&partial);
-            io(cause)
-        })
+            return std::fs::write(&target, text).map_err(io);
+        }
+        Ok(())
     }
 }
 
@@ -232,6 +241,25 @@ mod tests {
             },
             response: Response { status: 200, headers: std::collections::BTreeMap::new(), body },
         }
+    }
+
+    /// A cassette behind a link is written where the link points, and the
+    /// link stays; no partial file is left.
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_cassette_is_written_through_its_link() {
+        let folder = std::env::temp_dir().join(format!("toolloop-cassette-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder).unwrap();
+        let (target, link) = (folder.join("target.json"), folder.join("link.json"));
+        std::fs::write(&target, "old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        super::File::new(Vec::new()).save(&link).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::read_to_string(&target).unwrap().contains("toolloop-cassette"));
+        let left: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        std::fs::remove_dir_all(&folder).unwrap();
     }
 
     #[test]

@@ -296,11 +296,15 @@ mod tests {
     /// tool's argument) leaves the URL matched.
     #[test]
     fn an_ignored_field_leaves_the_path_method_and_headers_matched() {
-        let recorded = request("http://h/v1/models/a:generateContent", json!({"path": "/tmp/a"}));
-        let sent = request("http://h/v1/models/b:generateContent", json!({"path": "/tmp/b"}));
-        let ignored = Ignored { fields: vec!["path".into(), "method".into()], pointers: Vec::new() };
-        let found = differences(&recorded, &sent, &ignored, None);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].pointer, "/path");
+        let mut recorded = request("http://h/v1/models/a:generateContent", json!({"path": "/tmp/a"}));
+        let mut sent = request("http://h/v1/models/b:generateContent", json!({"path": "/tmp/b"}));
+        sent.method = "PUT".into();
+        recorded.headers.insert("anthropic-version".into(), "1".into());
+        sent.headers.insert("anthropic-version".into(), "2".into());
+        let ignored =
+            Ignored { fields: vec!["path".into(), "method".into(), "anthropic-version".into()], pointers: Vec::new() };
+        let found: Vec<String> =
+            differences(&recorded, &sent, &ignored, None).iter().map(|d| d.pointer.clone()).collect();
+        assert_eq!(found, ["/method", "/path", "/headers/anthropic-version"]);
     }
 }

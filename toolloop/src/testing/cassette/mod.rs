@@ -9,14 +9,18 @@
 //! the replayed bytes exactly as on the network's.
 //!
 //! - **Record** (`TOOLLOOP_RECORD=1`, or [`Cassette::record`]): calls
-//!   go to the API and each exchange is written to the file: the request
-//!   body as JSON, the response status, a safe subset of headers, and the
-//!   response body as JSON or a stream as its list of events.
-//! - **Replay** (the default, or [`Cassette::replay`]): each request must equal the next recorded
-//!   one, and gets its recorded response; nothing is sent, no key is
-//!   needed. A request that differs fails the call, and the test, with the
-//!   differences by JSON pointer. Interactions left unplayed fail the test
-//!   when the cassette is dropped or [finished](Cassette::finish).
+//!   go to the API and each exchange is kept: the request body as JSON,
+//!   the response status, a safe subset of headers, and the response body
+//!   as JSON or a stream as its list of events. The file is written, whole,
+//!   when the test [finishes](Cassette::finish) the cassette or drops it
+//!   without panicking; a test that panics keeps the file it had.
+//! - **Replay** (the default, or [`Cassette::replay`]): each request gets
+//!   the response of the first recorded exchange not played yet that it
+//!   equals; nothing is sent, no key is needed, and a retry waits for
+//!   nothing. A request that equals none fails the call, and the test,
+//!   with its differences from the first one not played, by JSON pointer.
+//!   Interactions left unplayed fail the test when the cassette is dropped
+//!   or finished.
 //!
 //! See the guide's [Test your agents](crate::guide#test-your-agents) section.
 
