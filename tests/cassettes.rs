@@ -752,6 +752,20 @@ fn a_response_the_call_gave_up_on_is_not_recorded() {
             "{error:?}"
         );
         assert_eq!(cassette.played(), 0, "nothing recorded");
+        // The same streamed: the events read before the limit are not a whole stream either.
+        let streaming = OpenAi::builder()
+            .base_url(server.url())
+            .model("gpt-4.1")
+            .api_key(CANARY_KEY)
+            .max_response_bytes(64)
+            .cassette(&cassette)
+            .build()
+            .unwrap();
+        let messages = [toolloop::Message::user(QUESTION)];
+        let streamed =
+            toolloop::ModelResponse::from_stream(streaming.stream(toolloop::ModelRequest::new(&messages))).await;
+        assert!(streamed.is_err(), "{streamed:?}");
+        assert_eq!(cassette.played(), 0, "nothing recorded");
         cassette.finish().unwrap();
     });
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -962,8 +976,9 @@ fn a_recorded_retry_replays() {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(file["interactions"][0]["response"]["status"], 429);
     assert_eq!(file["interactions"][0]["response"]["headers"]["retry-after-ms"], "1");
-    // Replayed on a paused clock with a policy that would wait a minute:
-    // the retry waits for nothing (no server is there), so no time passes.
+    // Replayed on a paused clock with a slow policy: the retry waits for
+    // nothing (no server is there; the recorded `retry-after-ms` would
+    // otherwise be waited), so no time passes.
     let paused = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
     paused.block_on(async {
         let cassette = Cassette::replay(&path).unwrap();

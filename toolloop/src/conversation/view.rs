@@ -95,26 +95,16 @@ pub(crate) fn view_without_tools<'m>(messages: &'m [Message], provider: &str) ->
 pub(crate) fn needs_view(message: &Message, provider: &str, tools_offered: bool) -> bool {
     let calls =
         if tools_offered { has_foreign_calls(message, provider) } else { message.tool_calls().next().is_some() };
-    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider)) || is_blank(message, Some(provider))
+    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider)) || is_blank(message)
 }
 
-/// Whether nothing in `message` is sent to `provider`: no blocks, only
-/// blank text (a model that answered nothing), or beside it only reasoning
-/// `provider` does not take (reasoning is sent back only to the provider
-/// that issued it: its opaque state is for it, and plain reasoning from
-/// another model goes nowhere). Providers reject such a turn, or (Gemini)
-/// drop it and then refuse the two turns of one role it leaves side by
-/// side; the view leaves it out, so that its neighbours, of one role, go as
-/// one turn.
-pub(crate) fn is_blank(message: &Message, provider: Option<&str>) -> bool {
-    let issued_here = provider.is_some_and(|provider| message.provider.as_deref() == Some(provider));
-    message.content.iter().all(|block| match block {
-        ContentBlock::Text { text } => text.trim().is_empty(),
-        ContentBlock::Reasoning(reasoning) => {
-            !issued_here && provider.is_none_or(|provider| reasoning.state_for(provider).is_none())
-        }
-        _ => false,
-    })
+/// Whether nothing in `message` is sent: no blocks, or only blank text (a
+/// model that answered nothing, say). Providers reject such a turn, or
+/// (Gemini) drop it and then refuse the two turns of one role it leaves
+/// side by side; the view leaves it out, so that its neighbours, of one
+/// role, go as one turn.
+pub(crate) fn is_blank(message: &Message) -> bool {
+    message.content.iter().all(|block| matches!(block, ContentBlock::Text { text } if text.trim().is_empty()))
 }
 
 /// `messages` with the tool calls of the messages `flatten` picks (and their
@@ -125,7 +115,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         (ContentBlock::Reasoning(reasoning), Some(provider)) => reasoning.is_opaque_to(provider),
         _ => false,
     };
-    let blank = |message: &Message| is_blank(message, provider);
+    let blank = is_blank;
     if !messages.iter().any(|message| flatten(message) || blank(message) || message.content.iter().any(unreadable)) {
         let messages = Cow::Borrowed(messages);
         return RequestView { messages, flattened_tool_calls: 0, dropped_reasoning: 0, blank_messages: 0 };

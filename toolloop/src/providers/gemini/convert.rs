@@ -225,10 +225,15 @@ fn tools<'a>(request: &ModelRequest<'a>, openapi: bool) -> Vec<Tools<'a>> {
     vec![Tools { function_declarations }]
 }
 
-/// Whether a declaration's parameters say anything: not an OBJECT with
-/// neither properties nor alternatives (a tool of no arguments).
+/// Whether a declaration's parameters say anything: not an empty schema,
+/// nor an OBJECT with neither properties nor alternatives (a tool of no
+/// arguments).
 fn takes_arguments(parameters: &serde_json::Value) -> bool {
-    parameters["type"] != "OBJECT" || parameters.get("properties").is_some() || parameters.get("anyOf").is_some()
+    let says_nothing = parameters.as_object().is_none_or(serde_json::Map::is_empty);
+    !says_nothing
+        && (parameters["type"] != "OBJECT"
+            || parameters.get("properties").is_some()
+            || parameters.get("anyOf").is_some())
 }
 
 /// Every generation setting of a call, in the one `generationConfig`: a

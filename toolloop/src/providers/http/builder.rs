@@ -198,9 +198,10 @@ impl<W: WireFormat> HttpModelBuilder<W> {
     /// example the `HTTP-Referer` some gateways ask for). Its value is never
     /// printed. A cassette also keeps the value out of the file wherever it
     /// turns up when the header's name marks a credential (one of its words,
-    /// split at `-` and `_`, is `auth`, `authorization`, `key`, `apikey`,
-    /// `token`, `secret`, `password`, `cookie`, `session`, `credential` or
-    /// `signature`); other values are recorded as they are.
+    /// split at `-`, `_` and camel case, is `auth`, `authorization`,
+    /// `authentication`, `key`, `apikey`, `token`, `secret`, `password`,
+    /// `cookie`, `session`, `credential` or `signature`); other values are
+    /// recorded as they are.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.http.headers.push((name.into(), Secret::new(value)));
         self

@@ -80,14 +80,16 @@ pub(crate) fn redact_url(url: &str) -> String {
 const PLAIN_PARAMETERS: &[&str] = &["alt", "api-version", "beta"];
 
 /// Whether a header or query parameter of this name carries a credential:
-/// one of its words (split at `-` and `_`) marks one (`x-api-key`,
-/// `authorization`, `x-gateway-token`, `subscription-key`, `access_token`),
-/// or the whole name is a query key's (`sig`, `code`, `key`). Not
-/// `HTTP-Referer`, `openai-beta`, `author` or `country_code`.
+/// one of its words (split at `-`, `_` and where a lower-case letter meets
+/// an upper-case one) marks one (`x-api-key`, `Authorization`,
+/// `x-gateway-token`, `subscription-key`, `access_token`, `accessToken`),
+/// or the whole name is a query key's (`sig`, `code`). Not `HTTP-Referer`,
+/// `openai-beta`, `author` or `country_code`.
 pub(crate) fn is_credential(name: &str) -> bool {
     const WORDS: &[&str] = &[
         "auth",
         "authorization",
+        "authentication",
         "oauth",
         "key",
         "apikey",
@@ -102,8 +104,24 @@ pub(crate) fn is_credential(name: &str) -> bool {
         "signature",
     ];
     const NAMES: &[&str] = &["sig", "code"];
-    let name = name.to_ascii_lowercase();
-    NAMES.contains(&name.as_str()) || name.split(['-', '_']).any(|word| WORDS.contains(&word))
+    if NAMES.contains(&name.to_ascii_lowercase().as_str()) {
+        return true;
+    }
+    let mut words: Vec<String> = vec![String::new()];
+    let mut previous_lower = false;
+    for character in name.chars() {
+        if !character.is_ascii_alphanumeric() {
+            words.push(String::new());
+            previous_lower = false;
+            continue;
+        }
+        if character.is_ascii_uppercase() && previous_lower {
+            words.push(String::new());
+        }
+        previous_lower = character.is_ascii_lowercase();
+        words.last_mut().expect("one word at least").push(character.to_ascii_lowercase());
+    }
+    words.iter().any(|word| WORDS.contains(&word.as_str()))
 }
 
 #[cfg(test)]

@@ -214,12 +214,19 @@ impl File {
         let mut partial = target.as_os_str().to_owned();
         partial.push(".partial");
         let partial = std::path::PathBuf::from(partial);
-        let replaced = std::fs::write(&partial, &text).and_then(|()| std::fs::rename(&partial, &target));
-        if replaced.is_err() {
-            let _ = std::fs::remove_file(&partial);
-            return std::fs::write(&target, text).map_err(io);
+        match std::fs::write(&partial, &text).and_then(|()| std::fs::rename(&partial, &target)) {
+            Ok(()) => Ok(()),
+            // No file can be made beside it: written in place.
+            Err(cause) if cause.kind() == std::io::ErrorKind::PermissionDenied => {
+                let _ = std::fs::remove_file(&partial);
+                std::fs::write(&target, text).map_err(io)
+            }
+            // Anything else (a full disk) leaves the old file as it was.
+            Err(cause) => {
+                let _ = std::fs::remove_file(&partial);
+                Err(io(cause))
+            }
         }
-        Ok(())
     }
 }
 

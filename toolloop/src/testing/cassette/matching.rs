@@ -69,7 +69,8 @@ pub(crate) fn differences(
 ) -> Vec<Difference> {
     let mut sent = sent.clone();
     match kept {
-        Some(kept) => sent.headers.retain(|name, _| kept.contains(name)),
+        // A header written into a recorded request by hand is matched too.
+        Some(kept) => sent.headers.retain(|name, _| kept.contains(name) || recorded.headers.contains_key(name)),
         None => sent.headers.retain(|name, _| recorded.headers.contains_key(name)),
     }
     let (mut recorded, mut sent) = (document(recorded), document(&sent));
@@ -277,6 +278,11 @@ mod tests {
         let found = differences(&recorded, &sent, &Ignored::default(), Some(&kept));
         let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
         assert_eq!(shown, ["/headers/anthropic-beta: recorded nothing, sent \"tools-2024\""]);
+
+        // A header written into the recorded request by hand is matched too.
+        recorded.headers.insert("anthropic-beta".into(), "tools-2024".into());
+        recorded.headers.insert("x-other".into(), "not kept".into());
+        assert!(differences(&recorded, &sent, &Ignored::default(), Some(&kept)).is_empty());
     }
 
     #[test]

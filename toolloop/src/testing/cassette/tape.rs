@@ -310,10 +310,10 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        // A success's whole body left unread to its end was given up on
-        // (too large, too slow, the call cancelled); a stream's reader may
-        // stop after its last event, and a redirect's body is never read.
-        if self.streamed.is_none() && (200..300).contains(&self.status) { self.fail() } else { self.finish() }
+        // A body left unread to its end was given up on (too large, too
+        // slow, the call cancelled), a stream's as a whole one's; only a
+        // redirect's body is never read.
+        if (300..400).contains(&self.status) { self.finish() } else { self.fail() }
     }
 }
 
