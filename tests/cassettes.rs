@@ -387,6 +387,41 @@ fn gemini_thinking(streamed: bool) {
     assert!(kept >= 3, "thoughts and signatures are kept in the replayed conversation: {kept}");
 }
 
+/// A Vertex AI model replays with no credentials: a token source that
+/// cannot give one (no `gcloud` where CI replays) does not fail a call that
+/// sends nothing.
+#[test]
+fn a_vertex_model_replays_without_a_token() {
+    let path = cassette_path("vertex_no_token");
+    let answer = GeminiRules::new().respond(&json!({"contents": [{}]}), "gemini-3-pro-preview", &[Part::Text("Hi.")]);
+    let vertex = |url: &str, source: fn() -> Result<String, String>, cassette: &Cassette| {
+        Gemini::builder()
+            .vertex("my-project", "us-central1")
+            .vertex_token_source(source)
+            .base_url(url)
+            .model("gemini-3-pro-preview")
+            .cassette(cassette)
+            .build()
+            .unwrap()
+    };
+    let messages = [toolloop::Message::user("hello")];
+    let url = runtime().block_on(async {
+        let server = TestServer::start([Reply::json(200, &answer)]).await;
+        let cassette = Cassette::record(&path).unwrap();
+        let model = vertex(&server.url(), || Ok("ya29.recording".into()), &cassette);
+        assert_eq!(model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap().text(), "Hi.");
+        cassette.finish().unwrap();
+        server.url()
+    });
+    assert!(!std::fs::read_to_string(&path).unwrap().contains("ya29.recording"));
+    runtime().block_on(async {
+        let cassette = Cassette::replay(&path).unwrap();
+        let model = vertex(&url, || Err("no credentials here".into()), &cassette);
+        assert_eq!(model.complete(toolloop::ModelRequest::new(&messages)).await.unwrap().text(), "Hi.");
+        cassette.finish().unwrap();
+    });
+}
+
 #[test]
 fn gemini_thinking_loop_records_and_replays() {
     gemini_thinking(false);

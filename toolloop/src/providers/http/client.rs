@@ -193,6 +193,11 @@ impl HttpClient {
         })
     }
 
+    /// Whether a cassette replays the exchanges (nothing is sent).
+    pub(crate) fn replaying(&self) -> bool {
+        self.replaying
+    }
+
     /// How failed calls are retried.
     pub(crate) fn retry_policy(&self) -> RetryPolicy {
         self.retry
