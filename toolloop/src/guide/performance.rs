@@ -14,7 +14,7 @@
 //! - **Whole-process CPU time per model call** (`cargo bench -p toolloop
 //!   --bench whole_process -- --calls 10000`, on an idle 2-core VM,
 //!   medians of runs and of paired `farm-bench` rounds): 0.98–1.00x at 1
-//!   call, 1.01–1.07x (Anthropic) and 1.02–1.08x (OpenAI) at 10 calls one
+//!   call, 1.01–1.07x (Anthropic) and 1.02–1.09x (OpenAI) at 10 calls one
 //!   at a time, 0.93–0.97x at 50, 0.68–0.73x at 200, 0.93–1.05x with 50
 //!   conversations in flight and 0.77–0.80x with 1,000. No fixed CPU per
 //!   run beyond the bare loop's. An idle machine doubles either loop's CPU
