@@ -46,10 +46,12 @@ impl Conversation {
     /// to take calls other models made, gets them as tool calls. Reasoning whose opaque state
     /// (a signature, encrypted reasoning) another provider issued is left
     /// out, because only that provider can read it; reasoning issued by
-    /// `provider` stays byte for byte, in place and in order. A message
-    /// nothing of which is sent (no blocks, or only blank text: a model that
-    /// answered nothing) is left out, so that the messages around it, of
-    /// one role, go as one turn. Messages with
+    /// `provider` stays byte for byte, in place and in order; plain
+    /// reasoning (no opaque state) goes only to Ollama. A message nothing of
+    /// which is sent (no blocks, only blank text, as from a model that
+    /// answered nothing, or only reasoning `provider` does not take) is left
+    /// out, so that the messages around it, of one role, go as one turn.
+    /// Messages with
     /// no such artifacts, or whose artifacts came from `provider` or from no
     /// provider at all (written by hand or by a test model), pass through
     /// untouched. The raw history is never changed: when nothing needs
@@ -95,16 +97,32 @@ pub(crate) fn view_without_tools<'m>(messages: &'m [Message], provider: &str) ->
 pub(crate) fn needs_view(message: &Message, provider: &str, tools_offered: bool) -> bool {
     let calls =
         if tools_offered { has_foreign_calls(message, provider) } else { message.tool_calls().next().is_some() };
-    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider)) || is_blank(message)
+    calls || message.reasoning().any(|reasoning| reasoning.is_opaque_to(provider)) || is_blank(message, provider)
 }
 
-/// Whether nothing in `message` is sent: no blocks, or only blank text (a
-/// model that answered nothing, say). Providers reject such a turn, or
-/// (Gemini) drop it and then refuse the two turns of one role it leaves
-/// side by side; the view leaves it out, so that its neighbours, of one
-/// role, go as one turn.
-pub(crate) fn is_blank(message: &Message) -> bool {
-    message.content.iter().all(|block| matches!(block, ContentBlock::Text { text } if text.trim().is_empty()))
+/// Whether nothing in `message` is sent to `provider`: no blocks, or only
+/// blank text (a model that answered nothing, say) and reasoning `provider`
+/// does not take back (see [`takes_reasoning`]). Providers reject such a
+/// turn, or (Gemini) drop it and then refuse the two turns of one role it
+/// leaves side by side; the view leaves it out, so that its neighbours, of
+/// one role, go as one turn.
+pub(crate) fn is_blank(message: &Message, provider: &str) -> bool {
+    message.content.iter().all(|block| match block {
+        ContentBlock::Text { text } => text.trim().is_empty(),
+        ContentBlock::Reasoning(reasoning) => !takes_reasoning(provider, reasoning),
+        _ => false,
+    })
+}
+
+/// Whether `provider` is sent `reasoning` back: the reasoning whose opaque
+/// state it issued (a signature, encrypted reasoning), and on Ollama, whose
+/// `thinking` field takes any text, plain reasoning too. The other APIs
+/// take no reasoning without their own state.
+fn takes_reasoning(provider: &str, reasoning: &crate::reasoning::Reasoning) -> bool {
+    match reasoning.opaque_provider() {
+        Some(issuer) => issuer == provider,
+        None => provider == OLLAMA,
+    }
 }
 
 /// `messages` with the tool calls of the messages `flatten` picks (and their
@@ -115,7 +133,7 @@ fn rewrite<'m>(messages: &'m [Message], provider: Option<&str>, flatten: impl Fn
         (ContentBlock::Reasoning(reasoning), Some(provider)) => reasoning.is_opaque_to(provider),
         _ => false,
     };
-    let blank = is_blank;
+    let blank = |message: &Message| provider.is_some_and(|provider| is_blank(message, provider));
     if !messages.iter().any(|message| flatten(message) || blank(message) || message.content.iter().any(unreadable)) {
         let messages = Cow::Borrowed(messages);
         return RequestView { messages, flattened_tool_calls: 0, dropped_reasoning: 0, blank_messages: 0 };
@@ -265,6 +283,9 @@ fn takes_foreign_calls(provider: &str) -> bool {
 /// The Gemini provider's name (see `crate::providers::gemini::PROVIDER`).
 const GEMINI: &str = "gemini";
 
+/// The Ollama provider's name (see `crate::providers::ollama::PROVIDER`).
+const OLLAMA: &str = "ollama";
+
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
@@ -314,6 +335,17 @@ mod tests {
         assert!(
             super::needs_view(&messages[1], "anthropic", true) && !super::needs_view(&messages[0], "anthropic", true)
         );
+
+        // An Ollama model's thinking (plain reasoning) goes back to Ollama
+        // only: a turn of nothing else is blank for the other providers.
+        let thinking =
+            Message::new(Role::Assistant, vec![ContentBlock::Reasoning(crate::reasoning::Reasoning::from_text("hmm"))])
+                .with_provider("ollama");
+        let messages = [Message::user("a"), thinking, Message::user("b")];
+        for provider in ["gemini", "anthropic", "openai"] {
+            assert_eq!(super::view_for(&messages, provider).len(), 2, "{provider}");
+        }
+        assert_eq!(super::view_for(&messages, "ollama").len(), 3);
     }
 
     #[test]
