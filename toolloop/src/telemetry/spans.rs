@@ -22,7 +22,9 @@ pub(crate) fn invoke_agent(name: Option<&str>, model: &dyn Model) -> Span {
         otel.status_code = field::Empty,
         gen_ai.operation.name = "invoke_agent",
         gen_ai.agent.name = name,
-        gen_ai.provider.name = model.provider(),
+        // A run behind a model that picks its provider per call (a
+        // `Fallback` over several) may use several: its chat spans name them.
+        gen_ai.provider.name = model.provider_is_fixed().then(|| model.provider()),
         gen_ai.request.model = model.name(),
         gen_ai.usage.input_tokens = field::Empty,
         gen_ai.usage.output_tokens = field::Empty,
