@@ -244,6 +244,10 @@ pub fn ollama(response: &Value) -> Vec<Vec<u8>> {
 /// an empty text part after its last piece, and the usage and
 /// `finishReason` on the last event. Events end with `\r\n\r\n`.
 pub fn gemini(response: &Value) -> Vec<Vec<u8>> {
+    // As the API streams it: every chunk carries the usage so far (the
+    // prompt's whole, the output's growing), the last one the final usage.
+    let usage = &response["usageMetadata"];
+    let so_far = std::cell::Cell::new(0_u64);
     let chunk = |parts: Value, last: bool| {
         let mut chunk = json!({
             "candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}],
@@ -252,7 +256,17 @@ pub fn gemini(response: &Value) -> Vec<Vec<u8>> {
         });
         if last {
             chunk["candidates"][0]["finishReason"] = response["candidates"][0]["finishReason"].clone();
-            chunk["usageMetadata"] = response["usageMetadata"].clone();
+            chunk["usageMetadata"] = usage.clone();
+        } else if usage.is_object() {
+            let output = usage["candidatesTokenCount"].as_u64().unwrap_or(0);
+            so_far.set((so_far.get() + 1).min(output));
+            let mut partial = usage.clone();
+            partial["candidatesTokenCount"] = json!(so_far.get());
+            partial["totalTokenCount"] = json!(usage["promptTokenCount"].as_u64().unwrap_or(0) + so_far.get());
+            if let Some(object) = partial.as_object_mut() {
+                object.remove("thoughtsTokenCount");
+            }
+            chunk["usageMetadata"] = partial;
         }
         chunk
     };
