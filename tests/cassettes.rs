@@ -771,34 +771,22 @@ fn a_response_the_call_gave_up_on_is_not_recorded() {
     runtime().block_on(async {
         let server = TestServer::start_with(chat_fake()).await;
         let cassette = Cassette::record(&path).unwrap();
-        let model = OpenAi::builder()
-            .base_url(server.url())
-            .model("gpt-4.1")
-            .api_key(CANARY_KEY)
-            .max_response_bytes(64)
-            .cassette(&cassette)
-            .build()
-            .unwrap();
+        let model = || {
+            let builder = OpenAi::builder().base_url(server.url()).model("gpt-4.1").api_key(CANARY_KEY);
+            builder.max_response_bytes(64).cassette(&cassette).build().unwrap()
+        };
         let mut conversation = Conversation::new();
         conversation.push_user(QUESTION);
-        let error = cities::agent(model, None).run(&mut conversation).await.unwrap_err();
+        let error = cities::agent(model(), None).run(&mut conversation).await.unwrap_err();
         assert!(
             error.to_string().contains("response_too_large") || format!("{error:?}").contains("ResponseTooLarge"),
             "{error:?}"
         );
         assert_eq!(cassette.played(), 0, "nothing recorded");
         // The same streamed: the events read before the limit are not a whole stream either.
-        let streaming = OpenAi::builder()
-            .base_url(server.url())
-            .model("gpt-4.1")
-            .api_key(CANARY_KEY)
-            .max_response_bytes(64)
-            .cassette(&cassette)
-            .build()
-            .unwrap();
         let messages = [toolloop::Message::user(QUESTION)];
         let streamed =
-            toolloop::ModelResponse::from_stream(streaming.stream(toolloop::ModelRequest::new(&messages))).await;
+            toolloop::ModelResponse::from_stream(model().stream(toolloop::ModelRequest::new(&messages))).await;
         assert!(streamed.is_err(), "{streamed:?}");
         assert_eq!(cassette.played(), 0, "nothing recorded");
         cassette.finish().unwrap();
