@@ -31,18 +31,24 @@ pub(crate) struct Tape {
 
 #[derive(Default)]
 struct State {
-    /// Replay: the recorded interactions, which of them were played, and
-    /// how many; the request headers the recording kept, when it says.
+    /// Replay: the recorded interactions, which of them were played; the
+    /// request headers the recording kept, when it says.
     recorded: Vec<Interaction>,
     kept_headers: Option<Vec<String>>,
     played: Vec<bool>,
-    next: usize,
     /// Replay: requests that did not match, or found nothing left to play.
     failures: Vec<std::io::Error>,
     /// Record: one slot per request sent, in order.
     slots: Vec<Slot>,
     /// Record: the first write that failed.
     write_error: Option<std::io::Error>,
+}
+
+impl State {
+    /// Replay: how many interactions were played.
+    fn played_count(&self) -> usize {
+        self.played.iter().filter(|played| **played).count()
+    }
 }
 
 enum Slot {
@@ -108,7 +114,7 @@ impl Tape {
     pub(super) fn counts(&self) -> (usize, usize) {
         let state = self.state();
         match self.mode {
-            Mode::Replay => (state.next, state.recorded.len()),
+            Mode::Replay => (state.played_count(), state.recorded.len()),
             Mode::Record => {
                 let done = state.slots.iter().filter(|slot| matches!(slot, Slot::Done(_))).count();
                 (done, done)
@@ -127,7 +133,7 @@ impl Tape {
         if !state.failures.is_empty() {
             return Err(state.failures.remove(0));
         }
-        let (played, recorded) = (state.next, state.recorded.len());
+        let (played, recorded) = (state.played_count(), state.recorded.len());
         if self.mode == Mode::Replay && played < recorded && !allow_unplayed {
             return Err(error::unplayed(&self.path, played, recorded));
         }
@@ -183,7 +189,6 @@ impl Tape {
             .find(|index| matching::differences(&state.recorded[*index].request, sent, &ignored, kept).is_empty());
         if let Some(index) = matching {
             state.played[index] = true;
-            state.next += 1;
             return Ok(state.recorded[index].response.clone());
         }
         let failure = match (0..state.recorded.len()).find(unplayed) {
